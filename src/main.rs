@@ -1,4 +1,5 @@
-fn main() {
-    let mut parser = tree_sitter::Parser::new();
-    parser.set_language(&bankwise::parse::language::cuda()).unwrap();
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::run()
 }

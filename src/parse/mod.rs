@@ -1,1 +1,128 @@
+//! The front end: CUDA source → functions, `__shared__` arrays, their accesses and escapes,
+//! and launch sites. Nothing outside this module sees tree-sitter types.
+mod ast;
+mod consts;
+mod extract;
 pub mod language;
+mod model;
+mod source;
+mod types;
+
+pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};
+pub use consts::Bindings;
+pub use model::*;
+pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
+
+use std::cell::RefCell;
+use tree_sitter::{Parser, Tree};
+
+thread_local! {
+    static PARSER: RefCell<Parser> = RefCell::new({
+        let mut parser = Parser::new();
+        parser
+            .set_language(&language::cuda())
+            .expect("the bundled grammar matches the tree-sitter runtime");
+        parser
+    });
+}
+
+/// Parses CUDA text into a tree-sitter tree (for this module and the grammar tests).
+pub(crate) fn parse_text(text: &str) -> Option<Tree> {
+    PARSER.with(|parser| parser.borrow_mut().parse(text, None))
+}
+
+/// Analyses one translation unit. `defines` are `-D` arguments (`NAME=VALUE` or `NAME`).
+pub fn analyse_source(text: &str, defines: &[String]) -> ParsedFile {
+    match parse_text(text) {
+        Some(tree) => extract::extract(&tree, text, defines),
+        None => ParsedFile {
+            functions: Vec::new(),
+            launches: Vec::new(),
+            diagnostics: vec![Diagnostic {
+                severity: Severity::Error,
+                at: Location { line: 1, col: 1 },
+                message: "the parser gave up on this file".into(),
+            }],
+            syntax_errors: vec![Location { line: 1, col: 1 }],
+        },
+    }
+}
+
+/// Parses a C expression on its own (a macro body, a `-D` value, a template argument).
+pub fn parse_expression_text(text: &str) -> Option<Expr> {
+    const PREFIX: &str = "int bankwise_probe = (";
+    let wrapped = format!("{PREFIX}{text}\n);");
+    let tree = parse_text(&wrapped)?;
+    if tree.root_node().has_error() {
+        return None;
+    }
+    let mut value = None;
+    extract::walk(tree.root_node(), |node| {
+        if value.is_none() && node.kind() == "init_declarator" {
+            value = node.child_by_field_name("value");
+        }
+        value.is_none()
+    });
+    let expr = ast::lower(value?, &wrapped);
+    Some(shift_spans(expr, PREFIX.len()))
+}
+
+/// Re-bases an expression parsed from wrapped text: spans become offsets into `text` itself.
+/// The wrapper's parentheses are dropped by lowering, so only the offsets need adjusting.
+fn shift_spans(mut expr: Expr, by: usize) -> Expr {
+    expr.span = Span {
+        start: expr.span.start.saturating_sub(by),
+        end: expr.span.end.saturating_sub(by),
+    };
+    expr
+}
+
+/// Parses a block shape `32`, `32x8` or `32x8x2` (also with `,` or `*` separators).
+pub fn parse_block_shape(text: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = text
+        .split(|c| c == 'x' || c == 'X' || c == ',' || c == '*')
+        .map(str::trim)
+        .collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!(
+            "block shape `{text}` must be X, XxY or XxYxZ (e.g. 32x8)"
+        ));
+    }
+    let mut shape = [1u32; 3];
+    for (slot, part) in shape.iter_mut().zip(&parts) {
+        *slot =
+            part.parse().ok().filter(|&v| v > 0).ok_or_else(|| {
+                format!("block shape `{text}`: `{part}` is not a positive integer")
+            })?;
+    }
+    let threads: u64 = shape.iter().map(|&v| u64::from(v)).product();
+    if threads > 1024 || shape[2] > 64 {
+        return Err(format!(
+            "block shape `{text}` has {threads} threads; CUDA allows at most 1024 (and z ≤ 64)"
+        ));
+    }
+    Ok(shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_shapes_parse_and_validate() {
+        assert_eq!(parse_block_shape("32x8"), Ok([32, 8, 1]));
+        assert_eq!(parse_block_shape("256"), Ok([256, 1, 1]));
+        assert_eq!(parse_block_shape("8x8x4"), Ok([8, 8, 4]));
+        assert!(parse_block_shape("64x32").is_err());
+        assert!(parse_block_shape("0x8").is_err());
+        assert!(parse_block_shape("a").is_err());
+        assert!(parse_block_shape("1x1x1x1").is_err());
+    }
+
+    #[test]
+    fn expressions_parse_on_their_own() {
+        let expr = parse_expression_text("TILE * 2 + 1").unwrap();
+        assert_eq!(expr.to_string(), "((TILE * 2) + 1)");
+        assert!(parse_expression_text("__shared__ float x[4]").is_none());
+    }
+}

@@ -1,0 +1,307 @@
+//! Block shapes (DESIGN.md §2): which `blockDim` each kernel runs with.
+//!
+//! Sources, strongest first: `--block K=XxY` then `--block XxY` on the command line, a
+//! `bankwise.toml` beside the file, a `// bankwise: block=XxY` comment above the kernel, the
+//! launch sites in the same file, `__launch_bounds__(N)` (an upper bound, taken as 1-D).
+//! A device function inherits the shape its calling kernels agree on.
+use crate::parse::{parse_block_shape, Function, FunctionKind, LaunchSite, Location};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_FILE: &str = "bankwise.toml";
+
+/// Block shapes given with `--block`.
+#[derive(Debug, Default, Clone)]
+pub struct CommandLineBlocks {
+    pub all: Option<[u32; 3]>,
+    pub per_kernel: HashMap<String, [u32; 3]>,
+}
+
+impl CommandLineBlocks {
+    /// Parses `--block` values: `32x8` (every kernel) or `name=32x8` (one kernel).
+    pub fn parse(values: &[String]) -> Result<Self, String> {
+        let mut blocks = CommandLineBlocks::default();
+        for value in values {
+            match value.split_once('=') {
+                Some((kernel, shape)) => {
+                    let shape =
+                        parse_block_shape(shape).map_err(|e| format!("--block {value}: {e}"))?;
+                    blocks.per_kernel.insert(kernel.trim().to_string(), shape);
+                }
+                None => {
+                    blocks.all = Some(
+                        parse_block_shape(value).map_err(|e| format!("--block {value}: {e}"))?,
+                    )
+                }
+            }
+        }
+        Ok(blocks)
+    }
+}
+
+/// Block shapes from a `bankwise.toml`: `[block]` maps kernel names (or `"*"`) to `[x, y, z]`
+/// or `"XxYxZ"`.
+#[derive(Debug, Default, Clone)]
+pub struct ConfigBlocks {
+    pub path: Option<PathBuf>,
+    pub all: Option<[u32; 3]>,
+    pub per_kernel: HashMap<String, [u32; 3]>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum ShapeValue {
+    List(Vec<u32>),
+    Text(String),
+}
+
+#[derive(serde::Deserialize)]
+struct ConfigFile {
+    #[serde(default)]
+    block: HashMap<String, ShapeValue>,
+}
+
+impl ConfigBlocks {
+    /// Reads `bankwise.toml` from `dir`, if there is one.
+    pub fn load(dir: &Path) -> Result<Self, String> {
+        let path = dir.join(CONFIG_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
+            Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
+        };
+        Self::parse(&text, &path)
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self, String> {
+        let file: ConfigFile =
+            toml::from_str(text).map_err(|err| format!("{}: {}", path.display(), err.message()))?;
+        let mut config = ConfigBlocks {
+            path: Some(path.to_path_buf()),
+            ..Self::default()
+        };
+        for (kernel, value) in file.block {
+            let text = match value {
+                ShapeValue::List(dims) => dims
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join("x"),
+                ShapeValue::Text(text) => text,
+            };
+            let shape = parse_block_shape(&text)
+                .map_err(|e| format!("{}: [block] {kernel}: {e}", path.display()))?;
+            if kernel == "*" {
+                config.all = Some(shape);
+            } else {
+                config.per_kernel.insert(kernel, shape);
+            }
+        }
+        Ok(config)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockSource {
+    CommandLine,
+    Config(PathBuf),
+    Annotation,
+    LaunchSite(Location),
+    LaunchBounds,
+    Callers(Vec<String>),
+}
+
+impl fmt::Display for BlockSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BlockSource::CommandLine => write!(f, "--block"),
+            BlockSource::Config(path) => write!(f, "{}", path.display()),
+            BlockSource::Annotation => write!(f, "bankwise annotation"),
+            BlockSource::LaunchSite(at) => write!(f, "launch at line {}", at.line),
+            BlockSource::LaunchBounds => write!(f, "__launch_bounds__ (upper bound)"),
+            BlockSource::Callers(names) => write!(f, "called from {}", names.join(", ")),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Block {
+    pub shape: [u32; 3],
+    pub source: BlockSource,
+}
+
+/// The outcome for one function: a shape, or the reason there is none.
+pub type Resolution = Result<Block, String>;
+
+/// Resolves the block shape of every function of a file (same order as `functions`).
+/// Also returns warnings about launch sites that disagree.
+pub fn resolve_all(
+    functions: &[Function],
+    launches: &[LaunchSite],
+    cli: &CommandLineBlocks,
+    config: &ConfigBlocks,
+) -> (Vec<Resolution>, Vec<(Location, String)>) {
+    let mut warnings = Vec::new();
+    let mut resolved: Vec<Resolution> = functions
+        .iter()
+        .map(|f| resolve_direct(f, launches, cli, config, &mut warnings))
+        .collect();
+    for (i, function) in functions.iter().enumerate() {
+        if function.kind != FunctionKind::Device || resolved[i].is_ok() {
+            continue;
+        }
+        let callers: Vec<(String, [u32; 3])> = functions
+            .iter()
+            .zip(&resolved)
+            .filter(|(caller, _)| caller.callees.contains(&function.name))
+            .filter_map(|(caller, block)| {
+                block
+                    .as_ref()
+                    .ok()
+                    .map(|b| (caller.display_name(), b.shape))
+            })
+            .collect();
+        if let Some((_, shape)) = callers.first() {
+            if callers.iter().all(|(_, s)| s == shape) {
+                resolved[i] = Ok(Block {
+                    shape: *shape,
+                    source: BlockSource::Callers(callers.iter().map(|(n, _)| n.clone()).collect()),
+                });
+            } else {
+                resolved[i] = Err(format!(
+                    "callers of `{}` run with different block shapes; pass --block {}=XxYxZ",
+                    function.name, function.name
+                ));
+            }
+        }
+    }
+    (resolved, warnings)
+}
+
+fn resolve_direct(
+    function: &Function,
+    launches: &[LaunchSite],
+    cli: &CommandLineBlocks,
+    config: &ConfigBlocks,
+    warnings: &mut Vec<(Location, String)>,
+) -> Resolution {
+    let name = &function.name;
+    let display = function.display_name();
+    let explicit = [
+        (cli.per_kernel.get(&display), BlockSource::CommandLine),
+        (cli.per_kernel.get(name), BlockSource::CommandLine),
+        (cli.all.as_ref(), BlockSource::CommandLine),
+    ];
+    let configured = config.path.clone().map(BlockSource::Config);
+    let from_config = [
+        config.per_kernel.get(&display),
+        config.per_kernel.get(name),
+        config.all.as_ref(),
+    ];
+    for (shape, source) in explicit {
+        if let Some(shape) = shape {
+            return Ok(Block {
+                shape: *shape,
+                source,
+            });
+        }
+    }
+    if let (Some(shape), Some(source)) = (from_config.into_iter().flatten().next(), configured) {
+        return Ok(Block {
+            shape: *shape,
+            source,
+        });
+    }
+    if let Some(shape) = function.annotated_block {
+        return Ok(Block {
+            shape,
+            source: BlockSource::Annotation,
+        });
+    }
+    let args: Vec<&str> = function
+        .template_args
+        .iter()
+        .map(|(_, v)| v.as_str())
+        .collect();
+    let sites: Vec<&LaunchSite> = launches
+        .iter()
+        .filter(|l| &l.kernel == name && (l.template_args.is_empty() || l.template_args == args))
+        .collect();
+    let known: Vec<(&LaunchSite, [u32; 3])> = sites
+        .iter()
+        .filter_map(|l| l.block.as_ref().ok().map(|b| (*l, *b)))
+        .collect();
+    if let Some((first, shape)) = known.first() {
+        if let Some((other, other_shape)) = known.iter().find(|(_, s)| s != shape) {
+            warnings.push((
+                other.at,
+                format!(
+                    "`{display}` is launched with block {} here and {} at line {}; analysing {}; pass --block {name}=XxYxZ to choose",
+                    format_shape(*other_shape),
+                    format_shape(*shape),
+                    first.at.line,
+                    format_shape(*shape),
+                ),
+            ));
+        }
+        return Ok(Block {
+            shape: *shape,
+            source: BlockSource::LaunchSite(first.at),
+        });
+    }
+    if let Some(threads) = function.launch_bounds {
+        if let Ok(shape) = parse_block_shape(&threads.to_string()) {
+            return Ok(Block {
+                shape,
+                source: BlockSource::LaunchBounds,
+            });
+        }
+    }
+    if function.kind == FunctionKind::Device {
+        return Err(format!(
+            "block shape unknown for device function `{display}`; pass --block {name}=XxYxZ"
+        ));
+    }
+    let why = sites
+        .iter()
+        .find_map(|l| l.block.as_ref().err())
+        .map(|e| format!(" ({e})"))
+        .unwrap_or_default();
+    Err(format!(
+        "block shape unknown for kernel `{display}`{why}; pass --block {name}=XxYxZ"
+    ))
+}
+
+pub fn format_shape(shape: [u32; 3]) -> String {
+    format!("{}x{}x{}", shape[0], shape[1], shape[2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_line_values() {
+        let blocks = CommandLineBlocks::parse(&["32x8".into(), "transpose=16x16".into()]).unwrap();
+        assert_eq!(blocks.all, Some([32, 8, 1]));
+        assert_eq!(blocks.per_kernel["transpose"], [16, 16, 1]);
+        assert!(CommandLineBlocks::parse(&["k=2000".into()]).is_err());
+    }
+
+    #[test]
+    fn config_file_shapes() {
+        let config = ConfigBlocks::parse(
+            "[block]\ntiled = [32, 8, 1]\nother = \"16x16\"\n\"*\" = [128]\n",
+            Path::new("bankwise.toml"),
+        )
+        .unwrap();
+        assert_eq!(config.per_kernel["tiled"], [32, 8, 1]);
+        assert_eq!(config.per_kernel["other"], [16, 16, 1]);
+        assert_eq!(config.all, Some([128, 1, 1]));
+        let err =
+            ConfigBlocks::parse("[block]\nk = [0]\n", Path::new("x/bankwise.toml")).unwrap_err();
+        assert!(err.contains("x/bankwise.toml"), "{err}");
+        assert!(ConfigBlocks::parse("[block\n", Path::new("b.toml")).is_err());
+    }
+}

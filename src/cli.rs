@@ -1,0 +1,154 @@
+//! The command line: parses arguments and wires the stages together.
+use bankwise::analysis::{analyse_file, AnalysedFile, Options};
+use bankwise::block::CommandLineBlocks;
+use bankwise::report;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status for usage and input errors (DESIGN.md §8).
+const EXIT_INPUT_ERROR: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "bankwise",
+    version,
+    about = "Finds shared-memory bank conflicts in CUDA source"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Analyse CUDA files and report every shared array and every access to it.
+    Check(CheckArgs),
+}
+
+#[derive(clap::Args)]
+struct CheckArgs {
+    /// `.cu`/`.cuh` files, or directories to search for them.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Block shape: `32x8` for every kernel, `NAME=32x8` for one (repeatable).
+    #[arg(long = "block", value_name = "[KERNEL=]XxYxZ")]
+    blocks: Vec<String>,
+    /// Define a macro or template parameter, as for nvcc (`-D TILE=32`).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    defines: Vec<String>,
+    /// Refuse files larger than this many bytes.
+    #[arg(long, default_value_t = bankwise::parse::MAX_FILE_BYTES)]
+    max_file_size: u64,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => check(args),
+    }
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let blocks = match CommandLineBlocks::parse(&args.blocks) {
+        Ok(blocks) => blocks,
+        Err(message) => {
+            eprintln!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+    };
+    let options = Options {
+        defines: args.defines,
+        blocks,
+        max_file_bytes: args.max_file_size,
+    };
+    let mut failed = false;
+    let mut analysed: Vec<AnalysedFile> = Vec::new();
+    for path in collect_sources(&args.files, &mut failed) {
+        match analyse_file(&path, &options) {
+            Ok(file) => {
+                failed |= file.failed();
+                analysed.push(file);
+            }
+            Err(err) => {
+                eprintln!("bankwise: error: {err}");
+                failed = true;
+            }
+        }
+    }
+    match args.format {
+        Format::Text => print!("{}", report::text(&analysed)),
+        Format::Json => match serde_json::to_string_pretty(&report::json(&analysed)) {
+            Ok(json) => println!("{json}"),
+            Err(err) => {
+                eprintln!("bankwise: error: cannot write JSON: {err}");
+                failed = true;
+            }
+        },
+    }
+    if failed {
+        ExitCode::from(EXIT_INPUT_ERROR)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Expands directories into the `.cu`/`.cuh` files under them, sorted; reports paths that
+/// do not exist and directories without CUDA files.
+fn collect_sources(paths: &[PathBuf], failed: &mut bool) -> Vec<PathBuf> {
+    let mut sources = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let before = sources.len();
+            walk_dir(path, &mut sources);
+            if sources.len() == before {
+                eprintln!(
+                    "bankwise: error: {}: no .cu or .cuh files in this directory",
+                    path.display()
+                );
+                *failed = true;
+            }
+        } else if path.exists() {
+            sources.push(path.clone());
+        } else {
+            eprintln!("bankwise: error: {}: no such file", path.display());
+            *failed = true;
+        }
+    }
+    sources
+}
+
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut pending = vec![dir.to_path_buf()];
+    let mut found = Vec::new();
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            eprintln!(
+                "bankwise: warning: {}: cannot read directory",
+                dir.display()
+            );
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|ext| ext == "cu" || ext == "cuh")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    out.extend(found);
+}

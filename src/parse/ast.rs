@@ -1,0 +1,477 @@
+//! A small owned expression tree, so that no stage after parsing sees tree-sitter types.
+//!
+//! Lowering is bounded in depth: a subtree nested deeper than [`MAX_DEPTH`] becomes
+//! [`ExprKind::Opaque`], so adversarial input (10,000 nested parentheses) cannot overflow the stack.
+use std::fmt;
+use tree_sitter::Node;
+
+/// Nesting depth beyond which an expression is kept as opaque text.
+pub const MAX_DEPTH: usize = 200;
+
+/// A byte range in the source file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Span {
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn of(node: Node) -> Self {
+        Span {
+            start: node.start_byte(),
+            end: node.end_byte(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+    BitNot,
+    AddressOf,
+    Deref,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    BitAnd,
+    BitOr,
+    BitXor,
+    LogAnd,
+    LogOr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExprKind {
+    Int(i64),
+    Float(String),
+    /// An identifier or a qualified name (`ns::N`).
+    Name(String),
+    Member {
+        base: Box<Expr>,
+        field: String,
+        arrow: bool,
+    },
+    Index {
+        base: Box<Expr>,
+        index: Box<Expr>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
+    Binary {
+        op: BinaryOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Conditional {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
+    /// `x = e`, `x += e`: `op` is `None` for plain assignment.
+    Assign {
+        op: Option<BinaryOp>,
+        target: Box<Expr>,
+        value: Box<Expr>,
+    },
+    /// `++x`, `x--`.
+    Step {
+        increment: bool,
+        prefix: bool,
+        operand: Box<Expr>,
+    },
+    Call {
+        callee: Box<Expr>,
+        template_args: Vec<String>,
+        args: Vec<Expr>,
+    },
+    Cast {
+        ty: String,
+        operand: Box<Expr>,
+    },
+    SizeofType(String),
+    SizeofExpr(Box<Expr>),
+    Comma {
+        first: Box<Expr>,
+        second: Box<Expr>,
+    },
+    /// Anything the analysis does not model, with the reason (usually the node kind).
+    Opaque(String),
+}
+
+impl BinaryOp {
+    pub fn from_token(token: &str) -> Option<Self> {
+        Some(match token {
+            "+" => Self::Add,
+            "-" => Self::Sub,
+            "*" => Self::Mul,
+            "/" => Self::Div,
+            "%" => Self::Rem,
+            "<<" => Self::Shl,
+            ">>" => Self::Shr,
+            "&" => Self::BitAnd,
+            "|" => Self::BitOr,
+            "^" => Self::BitXor,
+            "&&" => Self::LogAnd,
+            "||" => Self::LogOr,
+            "==" => Self::Eq,
+            "!=" => Self::Ne,
+            "<" => Self::Lt,
+            "<=" => Self::Le,
+            ">" => Self::Gt,
+            ">=" => Self::Ge,
+            _ => return None,
+        })
+    }
+
+    pub fn token(self) -> &'static str {
+        match self {
+            Self::Add => "+",
+            Self::Sub => "-",
+            Self::Mul => "*",
+            Self::Div => "/",
+            Self::Rem => "%",
+            Self::Shl => "<<",
+            Self::Shr => ">>",
+            Self::BitAnd => "&",
+            Self::BitOr => "|",
+            Self::BitXor => "^",
+            Self::LogAnd => "&&",
+            Self::LogOr => "||",
+            Self::Eq => "==",
+            Self::Ne => "!=",
+            Self::Lt => "<",
+            Self::Le => "<=",
+            Self::Gt => ">",
+            Self::Ge => ">=",
+        }
+    }
+}
+
+/// Parses a C integer literal: decimal, hex, octal, binary, digit separators, `u`/`l` suffixes.
+pub fn parse_int_literal(text: &str) -> Option<i64> {
+    let cleaned: String = text.chars().filter(|&c| c != '\'').collect();
+    let body = cleaned.trim_end_matches(['u', 'U', 'l', 'L']);
+    let (digits, radix) = if let Some(hex) = body.strip_prefix("0x").or(body.strip_prefix("0X")) {
+        (hex, 16)
+    } else if let Some(bin) = body.strip_prefix("0b").or(body.strip_prefix("0B")) {
+        (bin, 2)
+    } else if body.len() > 1 && body.starts_with('0') {
+        (&body[1..], 8)
+    } else {
+        (body, 10)
+    };
+    u64::from_str_radix(digits, radix)
+        .ok()
+        .and_then(|v| i64::try_from(v).ok())
+}
+
+/// Lowers a tree-sitter expression node.
+pub fn lower(node: Node, src: &str) -> Expr {
+    lower_at(node, src, 0)
+}
+
+fn boxed(node: Option<Node>, src: &str, depth: usize) -> Box<Expr> {
+    Box::new(match node {
+        Some(n) => lower_at(n, src, depth + 1),
+        None => Expr {
+            kind: ExprKind::Opaque("missing operand".into()),
+            span: Span { start: 0, end: 0 },
+        },
+    })
+}
+
+fn text<'s>(node: Node, src: &'s str) -> &'s str {
+    &src[node.byte_range()]
+}
+
+/// Source text with runs of whitespace collapsed, for type names and qualified names.
+pub fn compact_text(node: Node, src: &str) -> String {
+    text(node, src)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn lower_at(node: Node, src: &str, depth: usize) -> Expr {
+    let span = Span::of(node);
+    let kind = if depth > MAX_DEPTH {
+        ExprKind::Opaque("expression nested too deeply".into())
+    } else {
+        lower_kind(node, src, depth)
+    };
+    Expr { kind, span }
+}
+
+fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
+    let field = |name: &str| node.child_by_field_name(name);
+    let operator = || field("operator").map(|op| text(op, src)).unwrap_or("");
+    match node.kind() {
+        "number_literal" => match parse_int_literal(text(node, src)) {
+            Some(v) => ExprKind::Int(v),
+            None => ExprKind::Float(text(node, src).to_string()),
+        },
+        "true" => ExprKind::Int(1),
+        "false" => ExprKind::Int(0),
+        "identifier" | "qualified_identifier" | "field_identifier" => {
+            ExprKind::Name(text(node, src).split_whitespace().collect())
+        }
+        "parenthesized_expression" => match node.named_child(0) {
+            Some(inner) if node.named_child_count() == 1 => lower_kind(inner, src, depth + 1),
+            _ => ExprKind::Opaque("parenthesized_expression".into()),
+        },
+        "field_expression" => ExprKind::Member {
+            base: boxed(field("argument"), src, depth),
+            field: field("field")
+                .map(|f| text(f, src).to_string())
+                .unwrap_or_default(),
+            arrow: operator() == "->",
+        },
+        "subscript_expression" => {
+            let index = field("indices")
+                .and_then(|list| list.named_child(0))
+                .or_else(|| field("index"));
+            ExprKind::Index {
+                base: boxed(field("argument"), src, depth),
+                index: boxed(index, src, depth),
+            }
+        }
+        "binary_expression" => match BinaryOp::from_token(operator()) {
+            Some(op) => ExprKind::Binary {
+                op,
+                lhs: boxed(field("left"), src, depth),
+                rhs: boxed(field("right"), src, depth),
+            },
+            None => ExprKind::Opaque(format!("operator {}", operator())),
+        },
+        "unary_expression" | "pointer_expression" => {
+            let op = match operator() {
+                "-" => UnaryOp::Neg,
+                "+" => UnaryOp::Plus,
+                "!" | "not" => UnaryOp::Not,
+                "~" | "compl" => UnaryOp::BitNot,
+                "&" => UnaryOp::AddressOf,
+                "*" => UnaryOp::Deref,
+                other => return ExprKind::Opaque(format!("operator {other}")),
+            };
+            ExprKind::Unary {
+                op,
+                operand: boxed(field("argument"), src, depth),
+            }
+        }
+        "update_expression" => {
+            let op = operator();
+            let prefix = field("operator")
+                .zip(field("argument"))
+                .is_some_and(|(o, a)| o.start_byte() < a.start_byte());
+            ExprKind::Step {
+                increment: op == "++",
+                prefix,
+                operand: boxed(field("argument"), src, depth),
+            }
+        }
+        "assignment_expression" => {
+            let op = operator();
+            let compound = op.strip_suffix('=').filter(|o| !o.is_empty());
+            let op = match compound {
+                None => None,
+                Some(token) => match BinaryOp::from_token(token) {
+                    Some(op) => Some(op),
+                    None => return ExprKind::Opaque(format!("operator {op}")),
+                },
+            };
+            ExprKind::Assign {
+                op,
+                target: boxed(field("left"), src, depth),
+                value: boxed(field("right"), src, depth),
+            }
+        }
+        "conditional_expression" => ExprKind::Conditional {
+            cond: boxed(field("condition"), src, depth),
+            then: boxed(field("consequence"), src, depth),
+            otherwise: boxed(field("alternative"), src, depth),
+        },
+        "comma_expression" => ExprKind::Comma {
+            first: boxed(field("left"), src, depth),
+            second: boxed(field("right"), src, depth),
+        },
+        "call_expression" => lower_call(node, src, depth),
+        "cast_expression" => ExprKind::Cast {
+            ty: field("type")
+                .map(|t| compact_text(t, src))
+                .unwrap_or_default(),
+            operand: boxed(field("value"), src, depth),
+        },
+        "sizeof_expression" => match (field("type"), field("value")) {
+            (Some(ty), _) => ExprKind::SizeofType(type_descriptor_text(ty, src)),
+            (None, Some(value)) => match value.kind() {
+                // `sizeof(float4)` parses as a parenthesised identifier expression.
+                "parenthesized_expression" => match value.named_child(0) {
+                    Some(inner) if inner.kind() == "identifier" => {
+                        ExprKind::SizeofType(text(inner, src).to_string())
+                    }
+                    _ => ExprKind::SizeofExpr(boxed(Some(value), src, depth)),
+                },
+                _ => ExprKind::SizeofExpr(boxed(Some(value), src, depth)),
+            },
+            _ => ExprKind::Opaque("sizeof".into()),
+        },
+        other => ExprKind::Opaque(other.to_string()),
+    }
+}
+
+fn type_descriptor_text(node: Node, src: &str) -> String {
+    compact_text(node, src)
+}
+
+fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
+    let function = node.child_by_field_name("function");
+    let (callee, template_args) = match function {
+        Some(f) if f.kind() == "template_function" => {
+            let name = f.child_by_field_name("name");
+            let args = f
+                .child_by_field_name("arguments")
+                .map(|list| {
+                    let mut cursor = list.walk();
+                    list.named_children(&mut cursor)
+                        .map(|arg| compact_text(arg, src))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (boxed(name, src, depth), args)
+        }
+        other => (boxed(other, src, depth), Vec::new()),
+    };
+    let args = node
+        .child_by_field_name("arguments")
+        .map(|list| {
+            let mut cursor = list.walk();
+            list.named_children(&mut cursor)
+                .filter(|arg| arg.kind() != "comment")
+                .map(|arg| lower_at(arg, src, depth + 1))
+                .collect()
+        })
+        .unwrap_or_default();
+    ExprKind::Call {
+        callee,
+        template_args,
+        args,
+    }
+}
+
+impl Expr {
+    /// The callee's name when this is a call of a named function or macro.
+    pub fn callee_name(&self) -> Option<&str> {
+        match &self.kind {
+            ExprKind::Call { callee, .. } => match &callee.kind {
+                ExprKind::Name(name) => Some(name),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Prints the expression in C syntax, fully parenthesised where precedence could be misread.
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ExprKind::Int(v) => write!(f, "{v}"),
+            ExprKind::Float(text) | ExprKind::Name(text) => write!(f, "{text}"),
+            ExprKind::Member { base, field, arrow } => {
+                write!(f, "{base}{}{field}", if *arrow { "->" } else { "." })
+            }
+            ExprKind::Index { base, index } => write!(f, "{base}[{index}]"),
+            ExprKind::Unary { op, operand } => {
+                let token = match op {
+                    UnaryOp::Neg => "-",
+                    UnaryOp::Plus => "+",
+                    UnaryOp::Not => "!",
+                    UnaryOp::BitNot => "~",
+                    UnaryOp::AddressOf => "&",
+                    UnaryOp::Deref => "*",
+                };
+                write!(f, "{token}{operand}")
+            }
+            ExprKind::Binary { op, lhs, rhs } => write!(f, "({lhs} {} {rhs})", op.token()),
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => write!(f, "({cond} ? {then} : {otherwise})"),
+            ExprKind::Assign { op, target, value } => {
+                let token = op.map(BinaryOp::token).unwrap_or("");
+                write!(f, "{target} {token}= {value}")
+            }
+            ExprKind::Step {
+                increment,
+                prefix,
+                operand,
+            } => {
+                let token = if *increment { "++" } else { "--" };
+                if *prefix {
+                    write!(f, "{token}{operand}")
+                } else {
+                    write!(f, "{operand}{token}")
+                }
+            }
+            ExprKind::Call {
+                callee,
+                template_args,
+                args,
+            } => {
+                write!(f, "{callee}")?;
+                if !template_args.is_empty() {
+                    write!(f, "<{}>", template_args.join(", "))?;
+                }
+                let args: Vec<String> = args.iter().map(ToString::to_string).collect();
+                write!(f, "({})", args.join(", "))
+            }
+            ExprKind::Cast { ty, operand } => write!(f, "(({ty}){operand})"),
+            ExprKind::SizeofType(ty) => write!(f, "sizeof({ty})"),
+            ExprKind::SizeofExpr(e) => write!(f, "sizeof({e})"),
+            ExprKind::Comma { first, second } => write!(f, "({first}, {second})"),
+            ExprKind::Opaque(what) => write!(f, "<{what}>"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integer_literals_in_every_base() {
+        assert_eq!(parse_int_literal("42"), Some(42));
+        assert_eq!(parse_int_literal("0x20u"), Some(32));
+        assert_eq!(parse_int_literal("0b101"), Some(5));
+        assert_eq!(parse_int_literal("017"), Some(15));
+        assert_eq!(parse_int_literal("1'024ULL"), Some(1024));
+        assert_eq!(parse_int_literal("0"), Some(0));
+        assert_eq!(parse_int_literal("1.5f"), None);
+        assert_eq!(parse_int_literal("1e3"), None);
+    }
+}

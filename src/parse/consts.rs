@@ -1,0 +1,386 @@
+//! Integer constants of a translation unit: `-D` values, `#define` (object-like and
+//! function-like), enumerators, `const`/`constexpr` integers, template parameters and `sizeof`.
+use super::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
+use super::types::TypeTable;
+use std::cell::OnceCell;
+use std::collections::HashMap;
+use std::fmt;
+
+/// Macro expansion depth beyond which evaluation gives up (guards `#define A A`).
+const MAX_EXPANSION_DEPTH: usize = 64;
+
+/// Why an expression has no known constant value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unresolved {
+    /// A name with no known value: a template parameter without an instantiation, a variable.
+    UnknownName(String),
+    /// Something that is not an integer constant expression (a call, a float, a pointer…).
+    NotConstant(String),
+    /// Overflow or division by zero.
+    Arithmetic,
+}
+
+impl fmt::Display for Unresolved {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unresolved::UnknownName(name) => write!(f, "`{name}` has no known value"),
+            Unresolved::NotConstant(what) => write!(f, "{what} is not an integer constant"),
+            Unresolved::Arithmetic => write!(f, "overflow or division by zero"),
+        }
+    }
+}
+
+/// A preprocessor macro. Its body is parsed as an expression on first use.
+#[derive(Debug)]
+pub struct Macro {
+    pub params: Option<Vec<String>>,
+    pub body: String,
+    pub line: usize,
+    expr: OnceCell<Option<Expr>>,
+}
+
+impl Macro {
+    pub fn new(params: Option<Vec<String>>, body: &str, line: usize) -> Self {
+        Macro {
+            params,
+            body: body.trim().to_string(),
+            line,
+            expr: OnceCell::new(),
+        }
+    }
+
+    fn expr(&self) -> Option<&Expr> {
+        self.expr
+            .get_or_init(|| super::parse_expression_text(&self.body))
+            .as_ref()
+    }
+
+    /// Whether the body mentions `name` as a whole identifier token.
+    pub fn mentions(&self, name: &str) -> bool {
+        identifier_tokens(&self.body).any(|token| token == name)
+    }
+}
+
+/// The identifier tokens of a piece of C text (string and char literals skipped).
+pub fn identifier_tokens(text: &str) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let c = bytes[i];
+            if c == b'"' || c == b'\'' {
+                i += 1;
+                while i < bytes.len() && bytes[i] != c {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            } else if c.is_ascii_alphabetic() || c == b'_' {
+                let start = i;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                return Some(&text[start..i]);
+            } else if c.is_ascii_digit() {
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        None
+    })
+}
+
+/// Names bound in one scope: template arguments and function-local constants.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Bindings {
+    pub ints: HashMap<String, i64>,
+    /// Type template parameters bound to a type's spelling.
+    pub types: HashMap<String, String>,
+}
+
+/// The file-wide constants and types.
+#[derive(Debug, Default)]
+pub struct ConstEnv {
+    /// `-D` definitions: they win over `#define`, as with `#ifndef N / #define N …` guards.
+    command_line: HashMap<String, Macro>,
+    macros: HashMap<String, Macro>,
+    values: HashMap<String, i64>,
+    pub types: TypeTable,
+}
+
+impl ConstEnv {
+    /// `defines` are `NAME=VALUE` or `NAME` (value 1), as given to `-D`.
+    pub fn with_command_line(defines: &[String]) -> Self {
+        let mut env = ConstEnv::default();
+        for define in defines {
+            let (name, value) = define.split_once('=').unwrap_or((define, "1"));
+            env.command_line
+                .insert(name.trim().to_string(), Macro::new(None, value, 0));
+        }
+        env
+    }
+
+    pub fn define_macro(&mut self, name: &str, mac: Macro) {
+        self.macros.entry(name.to_string()).or_insert(mac);
+    }
+
+    pub fn define_value(&mut self, name: &str, value: i64) {
+        self.values.entry(name.to_string()).or_insert(value);
+    }
+
+    pub fn macro_named(&self, name: &str) -> Option<&Macro> {
+        self.command_line
+            .get(name)
+            .or_else(|| self.macros.get(name))
+    }
+
+    pub fn is_defined(&self, name: &str) -> bool {
+        self.macro_named(name).is_some()
+    }
+
+    /// The value given on the command line for `name` (used for template parameters).
+    pub fn command_line_value(&self, name: &str) -> Option<Result<i64, Unresolved>> {
+        let mac = self.command_line.get(name)?;
+        Some(self.eval_macro_body(mac, &Bindings::default(), 0))
+    }
+
+    pub fn macros(&self) -> impl Iterator<Item = (&String, &Macro)> {
+        self.macros.iter()
+    }
+
+    pub fn eval(&self, expr: &Expr, scope: &Bindings) -> Result<i64, Unresolved> {
+        self.eval_at(expr, scope, 0)
+    }
+
+    fn eval_macro_body(
+        &self,
+        mac: &Macro,
+        scope: &Bindings,
+        depth: usize,
+    ) -> Result<i64, Unresolved> {
+        match mac.expr() {
+            Some(expr) => self.eval_at(expr, scope, depth + 1),
+            None => Err(Unresolved::NotConstant(format!(
+                "macro body `{}`",
+                mac.body
+            ))),
+        }
+    }
+
+    fn eval_at(&self, expr: &Expr, scope: &Bindings, depth: usize) -> Result<i64, Unresolved> {
+        if depth > MAX_EXPANSION_DEPTH {
+            return Err(Unresolved::NotConstant("recursive macro".into()));
+        }
+        let eval = |e: &Expr| self.eval_at(e, scope, depth + 1);
+        match &expr.kind {
+            ExprKind::Int(v) => Ok(*v),
+            ExprKind::Name(name) => self.eval_name(name, scope, depth),
+            ExprKind::Unary { op, operand } => {
+                let v = eval(operand)?;
+                match op {
+                    UnaryOp::Neg => v.checked_neg().ok_or(Unresolved::Arithmetic),
+                    UnaryOp::Plus => Ok(v),
+                    UnaryOp::Not => Ok(i64::from(v == 0)),
+                    UnaryOp::BitNot => Ok(!v),
+                    UnaryOp::AddressOf | UnaryOp::Deref => {
+                        Err(Unresolved::NotConstant("a pointer".into()))
+                    }
+                }
+            }
+            ExprKind::Binary { op, lhs, rhs } => {
+                let l = eval(lhs)?;
+                // Short-circuit like C so `N > 0 && X / N` stays defined.
+                match op {
+                    BinaryOp::LogAnd if l == 0 => return Ok(0),
+                    BinaryOp::LogOr if l != 0 => return Ok(1),
+                    _ => {}
+                }
+                binary(*op, l, eval(rhs)?)
+            }
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => {
+                if eval(cond)? != 0 {
+                    eval(then)
+                } else {
+                    eval(otherwise)
+                }
+            }
+            ExprKind::Cast { operand, .. } => eval(operand),
+            ExprKind::SizeofType(ty) => {
+                let ty = scope.types.get(ty).map(String::as_str).unwrap_or(ty);
+                self.types
+                    .layout(ty)
+                    .map(|layout| layout.size as i64)
+                    .ok_or_else(|| Unresolved::UnknownName(ty.to_string()))
+            }
+            ExprKind::Call { callee, args, .. } => {
+                let name = match &callee.kind {
+                    ExprKind::Name(name) => name.as_str(),
+                    _ => return Err(Unresolved::NotConstant("a call".into())),
+                };
+                if name == "defined" {
+                    return match args.first().map(|a| &a.kind) {
+                        Some(ExprKind::Name(macro_name)) => {
+                            Ok(i64::from(self.is_defined(macro_name)))
+                        }
+                        _ => Err(Unresolved::NotConstant("defined(…)".into())),
+                    };
+                }
+                let Some(mac) = self.macro_named(name) else {
+                    return Err(Unresolved::NotConstant(format!("call of `{name}`")));
+                };
+                let Some(params) = &mac.params else {
+                    return Err(Unresolved::NotConstant(format!("call of `{name}`")));
+                };
+                if params.len() != args.len() {
+                    return Err(Unresolved::NotConstant(format!(
+                        "`{name}` called with {} arguments",
+                        args.len()
+                    )));
+                }
+                let mut inner = scope.clone();
+                for (param, arg) in params.iter().zip(args) {
+                    inner.ints.insert(param.clone(), eval(arg)?);
+                }
+                self.eval_macro_body(mac, &inner, depth)
+            }
+            ExprKind::Comma { second, .. } => eval(second),
+            ExprKind::Float(text) => Err(Unresolved::NotConstant(format!("`{text}`"))),
+            ExprKind::Opaque(what) => Err(Unresolved::NotConstant(what.clone())),
+            ExprKind::Member { .. }
+            | ExprKind::Index { .. }
+            | ExprKind::Assign { .. }
+            | ExprKind::Step { .. }
+            | ExprKind::SizeofExpr(_) => Err(Unresolved::NotConstant(format!("`{expr}`"))),
+        }
+    }
+
+    fn eval_name(&self, name: &str, scope: &Bindings, depth: usize) -> Result<i64, Unresolved> {
+        if let Some(v) = scope.ints.get(name) {
+            return Ok(*v);
+        }
+        if let Some(mac) = self.macro_named(name) {
+            if mac.params.is_none() {
+                return self.eval_macro_body(mac, scope, depth);
+            }
+        }
+        self.values
+            .get(name)
+            .copied()
+            .ok_or_else(|| Unresolved::UnknownName(name.to_string()))
+    }
+}
+
+fn binary(op: BinaryOp, l: i64, r: i64) -> Result<i64, Unresolved> {
+    let shift = || u32::try_from(r).ok().filter(|&s| s < 64);
+    let value = match op {
+        BinaryOp::Add => l.checked_add(r),
+        BinaryOp::Sub => l.checked_sub(r),
+        BinaryOp::Mul => l.checked_mul(r),
+        BinaryOp::Div => l.checked_div(r),
+        BinaryOp::Rem => l.checked_rem(r),
+        BinaryOp::Shl => shift().and_then(|s| l.checked_shl(s)),
+        BinaryOp::Shr => shift().map(|s| l >> s),
+        BinaryOp::BitAnd => Some(l & r),
+        BinaryOp::BitOr => Some(l | r),
+        BinaryOp::BitXor => Some(l ^ r),
+        BinaryOp::LogAnd => Some(i64::from(l != 0 && r != 0)),
+        BinaryOp::LogOr => Some(i64::from(l != 0 || r != 0)),
+        BinaryOp::Eq => Some(i64::from(l == r)),
+        BinaryOp::Ne => Some(i64::from(l != r)),
+        BinaryOp::Lt => Some(i64::from(l < r)),
+        BinaryOp::Le => Some(i64::from(l <= r)),
+        BinaryOp::Gt => Some(i64::from(l > r)),
+        BinaryOp::Ge => Some(i64::from(l >= r)),
+    };
+    value.ok_or(Unresolved::Arithmetic)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_expression_text;
+    use crate::parse::types::builtin;
+
+    fn eval(env: &ConstEnv, text: &str) -> Result<i64, Unresolved> {
+        let expr = parse_expression_text(text).expect("test expression parses");
+        env.eval(&expr, &Bindings::default())
+    }
+
+    fn env_with(macros: &[(&str, Option<&[&str]>, &str)]) -> ConstEnv {
+        let mut env = ConstEnv::default();
+        for (name, params, body) in macros {
+            let params = params.map(|p| p.iter().map(|s| s.to_string()).collect());
+            env.define_macro(name, Macro::new(params, body, 1));
+        }
+        env
+    }
+
+    #[test]
+    fn object_and_function_like_macros() {
+        let env = env_with(&[
+            ("TILE", None, "32"),
+            ("PAD", Some(&["n"]), "((n) + 1)"),
+            ("ROWS", None, "(TILE / 4)"),
+        ]);
+        assert_eq!(eval(&env, "TILE"), Ok(32));
+        assert_eq!(eval(&env, "PAD(TILE)"), Ok(33));
+        assert_eq!(eval(&env, "TILE * 2 + 1"), Ok(65));
+        assert_eq!(eval(&env, "ROWS << 1"), Ok(16));
+        assert_eq!(eval(&env, "PAD(1, 2)").is_err(), true);
+    }
+
+    #[test]
+    fn command_line_defines_win_over_the_file() {
+        let mut env = ConstEnv::with_command_line(&["TILE=64".into(), "FLAG".into()]);
+        env.define_macro("TILE", Macro::new(None, "32", 1));
+        assert_eq!(eval(&env, "TILE"), Ok(64));
+        assert_eq!(eval(&env, "FLAG"), Ok(1));
+        assert_eq!(eval(&env, "defined(FLAG) + defined(OTHER)"), Ok(1));
+    }
+
+    #[test]
+    fn enums_consts_sizeof_and_bindings() {
+        let mut env = ConstEnv::default();
+        env.define_value("BLOCK", 128);
+        env.types.define("Particle", builtin("float4").unwrap());
+        assert_eq!(eval(&env, "BLOCK / 32"), Ok(4));
+        assert_eq!(eval(&env, "sizeof(float4) / sizeof(float)"), Ok(4));
+        assert_eq!(eval(&env, "sizeof(Particle)"), Ok(16));
+        assert_eq!(eval(&env, "(int)sizeof(double2)"), Ok(16));
+        let mut scope = Bindings::default();
+        scope.ints.insert("BS".into(), 16);
+        scope.types.insert("T".into(), "double".into());
+        let expr = parse_expression_text("BS * sizeof(T)").unwrap();
+        assert_eq!(env.eval(&expr, &scope), Ok(128));
+        assert_eq!(
+            eval(&env, "BS * 2"),
+            Err(Unresolved::UnknownName("BS".into()))
+        );
+    }
+
+    #[test]
+    fn arithmetic_errors_and_recursion_are_reported_not_panics() {
+        let env = env_with(&[("A", None, "A + 1"), ("Z", None, "0")]);
+        assert!(eval(&env, "A").is_err());
+        assert_eq!(eval(&env, "1 / Z"), Err(Unresolved::Arithmetic));
+        assert_eq!(
+            eval(&env, "9223372036854775807 + 1"),
+            Err(Unresolved::Arithmetic)
+        );
+        assert_eq!(eval(&env, "1 << 70"), Err(Unresolved::Arithmetic));
+        assert_eq!(eval(&env, "Z && 1 / Z"), Ok(0));
+        assert_eq!(eval(&env, "Z ? 1 / Z : 7"), Ok(7));
+    }
+
+    #[test]
+    fn identifier_tokens_skip_literals_and_numbers() {
+        let tokens: Vec<_> = identifier_tokens(r#"buf[i] + "buf" + 0x1f + b2"#).collect();
+        assert_eq!(tokens, ["buf", "i", "b2"]);
+    }
+}

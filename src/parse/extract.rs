@@ -1,0 +1,1489 @@
+//! Walks one syntax tree and extracts functions, shared arrays, their uses and launch sites.
+//!
+//! Every walk here is iterative (a tree cursor or an explicit stack), so deeply nested input
+//! cannot overflow the stack.
+use super::ast::{self, compact_text, Expr, ExprKind, Span};
+use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
+use super::model::*;
+use super::source::LineIndex;
+use super::types::{aggregate_layout, Layout};
+use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
+use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
+
+/// Struct nesting depth beyond which a layout is given up as unknown.
+const MAX_TYPE_DEPTH: usize = 32;
+
+fn query(cell: &'static OnceLock<Query>, source: &str) -> &'static Query {
+    cell.get_or_init(|| {
+        Query::new(&super::language::cuda(), source).expect("bundled query compiles")
+    })
+}
+
+fn shared_declarations_query() -> &'static Query {
+    static CELL: OnceLock<Query> = OnceLock::new();
+    query(
+        &CELL,
+        include_str!("../../grammar/queries/shared_declarations.scm"),
+    )
+}
+
+fn launch_sites_query() -> &'static Query {
+    static CELL: OnceLock<Query> = OnceLock::new();
+    query(
+        &CELL,
+        include_str!("../../grammar/queries/launch_sites.scm"),
+    )
+}
+
+/// Calls `visit` on `root` and its descendants in source order; `visit` returns whether to
+/// descend into the node's children.
+pub(crate) fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+    let mut cursor = root.walk();
+    let mut descend = visit(root);
+    loop {
+        if descend && cursor.goto_first_child() {
+            descend = visit(cursor.node());
+            continue;
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                descend = visit(cursor.node());
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+fn children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+struct Extractor<'s> {
+    src: &'s str,
+    lines: LineIndex,
+    env: ConstEnv,
+    diagnostics: Vec<Diagnostic>,
+    /// `(kernel name, template argument texts)` from `template __global__ void k<16>(…);`.
+    instantiations: Vec<(String, Vec<String>)>,
+    function_nodes: Vec<Node<'s>>,
+    file_scope_shared: Vec<Node<'s>>,
+}
+
+pub fn extract(tree: &Tree, src: &str, defines: &[String]) -> ParsedFile {
+    let root = tree.root_node();
+    let mut ex = Extractor {
+        src,
+        lines: LineIndex::new(src),
+        env: ConstEnv::with_command_line(defines),
+        diagnostics: Vec::new(),
+        instantiations: Vec::new(),
+        function_nodes: Vec::new(),
+        file_scope_shared: Vec::new(),
+    };
+    let syntax_errors = ex.syntax_errors(root);
+    ex.scan_top_level(root);
+    let launches = ex.launch_sites(root);
+    let mut functions = Vec::new();
+    for node in ex.function_nodes.clone() {
+        ex.function(node, &launches, &syntax_errors, &mut functions);
+    }
+    ParsedFile {
+        functions,
+        launches,
+        diagnostics: ex.diagnostics,
+        syntax_errors,
+    }
+}
+
+impl<'s> Extractor<'s> {
+    fn text(&self, node: Node) -> &'s str {
+        &self.src[node.byte_range()]
+    }
+
+    fn at(&self, node: Node) -> Location {
+        self.lines.location(node.start_byte())
+    }
+
+    fn one_line(&self, node: Node) -> String {
+        compact_text(node, self.src)
+    }
+
+    fn diagnose(&mut self, severity: Severity, at: Location, message: String) {
+        self.diagnostics.push(Diagnostic {
+            severity,
+            at,
+            message,
+        });
+    }
+
+    fn syntax_errors(&mut self, root: Node) -> Vec<Location> {
+        let mut errors = Vec::new();
+        walk(root, |node| {
+            if node.is_error() || node.is_missing() {
+                errors.push((self.at(node), node.is_missing(), node.kind().to_string()));
+                return false;
+            }
+            node.has_error()
+        });
+        for (at, missing, kind) in &errors {
+            let message = if *missing {
+                format!("syntax error: expected `{kind}`")
+            } else {
+                "syntax error: code here could not be parsed".to_string()
+            };
+            self.diagnose(Severity::Error, *at, message);
+        }
+        errors.into_iter().map(|(at, _, _)| at).collect()
+    }
+
+    /// Collects, in source order, the constants, types, functions and instantiations of the
+    /// file, following `#ifdef`/`#if` branches that can be decided and both branches otherwise.
+    fn scan_top_level(&mut self, root: Node<'s>) {
+        let mut stack = vec![root];
+        while let Some(container) = stack.pop() {
+            let mut items = named_children(container);
+            if container.kind().starts_with("preproc_if") || container.kind() == "preproc_elif" {
+                items = self.live_preproc_items(container);
+            }
+            // Process in order but push containers so that their items come before later ones.
+            let mut nested = Vec::new();
+            for item in items {
+                match item.kind() {
+                    "preproc_def" | "preproc_function_def" => self.define(item),
+                    "function_definition" => self.function_nodes.push(item),
+                    "template_declaration" => {
+                        for child in named_children(item) {
+                            match child.kind() {
+                                "function_definition" => self.function_nodes.push(child),
+                                "declaration" => self.declaration_at_file_scope(child),
+                                _ => {}
+                            }
+                        }
+                    }
+                    "template_instantiation" => self.instantiation(item),
+                    "declaration" => self.declaration_at_file_scope(item),
+                    "type_definition" => self.type_definition(item),
+                    "alias_declaration" => self.alias(item),
+                    "struct_specifier" | "union_specifier" | "class_specifier"
+                    | "enum_specifier" => {
+                        self.type_specifier(item);
+                    }
+                    "namespace_definition" | "linkage_specification" => {
+                        if let Some(body) = item.child_by_field_name("body") {
+                            nested.push(body);
+                        }
+                    }
+                    "declaration_list" | "preproc_ifdef" | "preproc_if" | "preproc_else"
+                    | "preproc_elif" | "preproc_elifdef" => nested.push(item),
+                    _ => {}
+                }
+            }
+            // A stack is LIFO: push nested containers in reverse to visit them in order.
+            stack.extend(nested.into_iter().rev());
+        }
+    }
+
+    /// The items of a preprocessor conditional that can be live. An undecidable condition keeps
+    /// both branches (the first definition of a name wins).
+    fn live_preproc_items(&self, node: Node<'s>) -> Vec<Node<'s>> {
+        let condition = match node.kind() {
+            "preproc_ifdef" | "preproc_elifdef" => {
+                let negated = self
+                    .text(node)
+                    .trim_start_matches('#')
+                    .trim_start()
+                    .starts_with("ifndef")
+                    || self
+                        .text(node)
+                        .trim_start_matches('#')
+                        .trim_start()
+                        .starts_with("elifndef");
+                node.child_by_field_name("name")
+                    .map(|name| self.env.is_defined(self.text(name)) != negated)
+            }
+            _ => node.child_by_field_name("condition").and_then(|cond| {
+                self.env
+                    .eval(&ast::lower(cond, self.src), &Bindings::default())
+                    .ok()
+                    .map(|v| v != 0)
+            }),
+        };
+        let alternative = node.child_by_field_name("alternative");
+        let body: Vec<Node> = named_children(node)
+            .into_iter()
+            .filter(|child| {
+                Some(*child) != alternative
+                    && Some(*child) != node.child_by_field_name("condition")
+                    && Some(*child) != node.child_by_field_name("name")
+            })
+            .collect();
+        match condition {
+            Some(true) => body,
+            Some(false) => alternative.into_iter().collect(),
+            None => body.into_iter().chain(alternative).collect(),
+        }
+    }
+
+    fn define(&mut self, node: Node) {
+        let Some(name) = node.child_by_field_name("name") else {
+            return;
+        };
+        let params = node.child_by_field_name("parameters").map(|list| {
+            named_children(list)
+                .into_iter()
+                .map(|p| self.text(p).to_string())
+                .collect()
+        });
+        let body = node
+            .child_by_field_name("value")
+            .map_or("", |value| self.text(value));
+        let line = self.at(node).line;
+        let name = self.text(name).to_string();
+        self.env.define_macro(&name, Macro::new(params, body, line));
+    }
+
+    fn instantiation(&mut self, node: Node) {
+        let Some(declarator) = node.child_by_field_name("declarator") else {
+            return;
+        };
+        let mut target = None;
+        walk(declarator, |n| {
+            if n.kind() == "template_function" && target.is_none() {
+                target = Some(n);
+            }
+            target.is_none()
+        });
+        if let Some(function) = target {
+            let name = function
+                .child_by_field_name("name")
+                .map(|n| self.text(n).to_string())
+                .unwrap_or_default();
+            let args = function
+                .child_by_field_name("arguments")
+                .map(|list| {
+                    named_children(list)
+                        .into_iter()
+                        .map(|a| self.one_line(a))
+                        .collect()
+                })
+                .unwrap_or_default();
+            self.instantiations.push((name, args));
+        }
+    }
+
+    /// A namespace-scope declaration: integer constants, `__shared__` arrays, and any struct
+    /// or enum it defines.
+    fn declaration_at_file_scope(&mut self, node: Node<'s>) {
+        if let Some(ty) = node.child_by_field_name("type") {
+            self.type_specifier(ty);
+        }
+        if has_qualifier(node, self.src, "__shared__") {
+            self.file_scope_shared.push(node);
+            return;
+        }
+        let mut scope = Bindings::default();
+        self.integer_constants(node, &mut scope, &HashSet::new());
+        for (name, value) in scope.ints {
+            self.env.define_value(&name, value);
+        }
+    }
+
+    /// Adds to `scope` the integer variables `node` declares with a constant initializer, when
+    /// they are `const`/`constexpr` or never assigned afterwards (`reassigned`).
+    fn integer_constants(&self, node: Node, scope: &mut Bindings, reassigned: &HashSet<String>) {
+        let Some(ty) = node.child_by_field_name("type") else {
+            return;
+        };
+        let ty_text = self.one_line(ty);
+        if !is_integer_type(&ty_text) {
+            return;
+        }
+        let constant =
+            has_qualifier(node, self.src, "const") || has_qualifier(node, self.src, "constexpr");
+        let mut cursor = node.walk();
+        for declarator in node.children_by_field_name("declarator", &mut cursor) {
+            if declarator.kind() != "init_declarator" {
+                continue;
+            }
+            let (Some(name), Some(value)) = (
+                declarator.child_by_field_name("declarator"),
+                declarator.child_by_field_name("value"),
+            ) else {
+                continue;
+            };
+            if name.kind() != "identifier" {
+                continue;
+            }
+            let name = self.text(name).to_string();
+            if !constant && reassigned.contains(&name) {
+                continue;
+            }
+            let value = match value.kind() {
+                "initializer_list" | "argument_list" => match named_children(value).as_slice() {
+                    [only] => *only,
+                    _ => continue,
+                },
+                _ => value,
+            };
+            if let Ok(v) = self.env.eval(&ast::lower(value, self.src), scope) {
+                scope.ints.insert(name, v);
+            }
+        }
+    }
+
+    fn type_definition(&mut self, node: Node) {
+        let Some(ty) = node.child_by_field_name("type") else {
+            return;
+        };
+        let layout = self.type_specifier(ty);
+        let mut cursor = node.walk();
+        for declarator in node.children_by_field_name("declarator", &mut cursor) {
+            if declarator.kind() == "type_identifier" {
+                if let Some(layout) = layout {
+                    self.env.types.define(self.text(declarator), layout);
+                }
+            }
+        }
+    }
+
+    fn alias(&mut self, node: Node) {
+        let (Some(name), Some(ty)) = (
+            node.child_by_field_name("name"),
+            node.child_by_field_name("type"),
+        ) else {
+            return;
+        };
+        if let Some(layout) = self.env.types.layout(&self.one_line(ty)) {
+            self.env.types.define(self.text(name), layout);
+        }
+    }
+
+    /// Registers the struct/union/enum a type specifier defines and returns the type's layout.
+    fn type_specifier(&mut self, node: Node) -> Option<Layout> {
+        match node.kind() {
+            "enum_specifier" => {
+                if let Some(body) = node.child_by_field_name("body") {
+                    self.enumerators(body);
+                }
+                Some(Layout { size: 4, align: 4 })
+            }
+            "struct_specifier" | "union_specifier" | "class_specifier" => {
+                let layout = self.aggregate(node, 0);
+                if let (Some(name), Some(layout)) = (node.child_by_field_name("name"), layout) {
+                    self.env.types.define(self.text(name), layout);
+                }
+                if node.child_by_field_name("body").is_none() {
+                    return node
+                        .child_by_field_name("name")
+                        .and_then(|name| self.env.types.layout(self.text(name)));
+                }
+                layout
+            }
+            _ => self.env.types.layout(&self.one_line(node)),
+        }
+    }
+
+    fn enumerators(&mut self, body: Node) {
+        let mut next = 0i64;
+        for enumerator in named_children(body) {
+            if enumerator.kind() != "enumerator" {
+                continue;
+            }
+            let Some(name) = enumerator.child_by_field_name("name") else {
+                continue;
+            };
+            let value = match enumerator.child_by_field_name("value") {
+                Some(value) => self
+                    .env
+                    .eval(&ast::lower(value, self.src), &Bindings::default())
+                    .ok(),
+                None => Some(next),
+            };
+            if let Some(value) = value {
+                self.env.define_value(self.text(name), value);
+                next = value.wrapping_add(1);
+            }
+        }
+    }
+
+    fn aggregate(&self, node: Node, depth: usize) -> Option<Layout> {
+        let body = node.child_by_field_name("body")?;
+        if depth > MAX_TYPE_DEPTH {
+            return None;
+        }
+        let forced_align = named_children(node)
+            .into_iter()
+            .find(|child| child.kind().contains("align"))
+            .and_then(|align| {
+                let expr = named_children(align).into_iter().last()?;
+                self.env
+                    .eval(&ast::lower(expr, self.src), &Bindings::default())
+                    .ok()
+            })
+            .map(|v| v as u64);
+        let mut members = Vec::new();
+        for field in named_children(body) {
+            if field.kind() != "field_declaration" {
+                continue;
+            }
+            let ty = field.child_by_field_name("type")?;
+            let base = match ty.kind() {
+                "struct_specifier" | "union_specifier" | "class_specifier" => {
+                    self.aggregate(ty, depth + 1).or_else(|| {
+                        ty.child_by_field_name("name")
+                            .and_then(|n| self.env.types.layout(self.text(n)))
+                    })?
+                }
+                "enum_specifier" => Layout { size: 4, align: 4 },
+                _ => self.env.types.layout(&self.one_line(ty))?,
+            };
+            let mut cursor = field.walk();
+            for declarator in field.children_by_field_name("declarator", &mut cursor) {
+                members.push(self.member_layout(declarator, base)?);
+            }
+            if named_children(field)
+                .iter()
+                .any(|c| c.kind() == "bitfield_clause")
+            {
+                return None;
+            }
+        }
+        Some(aggregate_layout(
+            &members,
+            node.kind() == "union_specifier",
+            forced_align,
+        ))
+    }
+
+    fn member_layout(&self, declarator: Node, base: Layout) -> Option<Layout> {
+        match declarator.kind() {
+            "field_identifier" => Some(base),
+            "pointer_declarator" => Some(Layout { size: 8, align: 8 }),
+            "array_declarator" => {
+                let inner =
+                    self.member_layout(declarator.child_by_field_name("declarator")?, base)?;
+                let count = self
+                    .env
+                    .eval(
+                        &ast::lower(declarator.child_by_field_name("size")?, self.src),
+                        &Bindings::default(),
+                    )
+                    .ok()?;
+                Some(Layout {
+                    size: inner.size.checked_mul(u64::try_from(count).ok()?)?,
+                    align: inner.align,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn launch_sites(&mut self, root: Node) -> Vec<LaunchSite> {
+        let query = launch_sites_query();
+        let kernel_ix = query.capture_index_for_name("kernel");
+        let config_ix = query.capture_index_for_name("config");
+        let launch_ix = query.capture_index_for_name("launch");
+        let mut found = Vec::new();
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(query, root, self.src.as_bytes());
+        while let Some(m) = matches.next() {
+            let capture = |ix| {
+                m.captures()
+                    .iter()
+                    .find(|c| Some(c.index) == ix)
+                    .map(|c| c.node)
+            };
+            if let (Some(kernel), Some(config), Some(launch)) =
+                (capture(kernel_ix), capture(config_ix), capture(launch_ix))
+            {
+                found.push((kernel, config, launch));
+            }
+        }
+        found
+            .into_iter()
+            .map(|(kernel, config, launch)| {
+                let (name, template_args) = match kernel.kind() {
+                    "template_function" => (
+                        kernel
+                            .child_by_field_name("name")
+                            .map(|n| self.one_line(n))
+                            .unwrap_or_default(),
+                        kernel
+                            .child_by_field_name("arguments")
+                            .map(|list| {
+                                named_children(list)
+                                    .into_iter()
+                                    .map(|a| self.one_line(a))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                    ),
+                    _ => (self.one_line(kernel), Vec::new()),
+                };
+                let block = match named_children(config).get(1) {
+                    Some(block) => self.launch_block(*block, launch),
+                    None => Err("the launch has no block argument".to_string()),
+                };
+                LaunchSite {
+                    kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
+                    template_args,
+                    at: self.at(launch),
+                    block,
+                }
+            })
+            .collect()
+    }
+
+    /// Evaluates a launch's block argument: a constant, `dim3(…)`, or a local `dim3` variable.
+    fn launch_block(&self, block: Node, launch: Node) -> Result<[u32; 3], String> {
+        let function = ancestor(launch, "function_definition");
+        let (scope, declarations) = match function.and_then(|f| f.child_by_field_name("body")) {
+            Some(body) => self.local_scope(body, &Bindings::default()),
+            None => (Bindings::default(), HashMap::new()),
+        };
+        let expr = ast::lower(block, self.src);
+        let components: Vec<Expr> = match &expr.kind {
+            ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "dim3") => {
+                args.clone()
+            }
+            ExprKind::Name(name) if declarations.contains_key(name) => declarations[name].clone(),
+            _ => vec![expr.clone()],
+        };
+        if components.is_empty() || components.len() > 3 {
+            return Err(format!(
+                "cannot read block shape `{}`",
+                self.one_line(block)
+            ));
+        }
+        let mut shape = [1u32; 3];
+        for (slot, component) in shape.iter_mut().zip(&components) {
+            let value = self
+                .env
+                .eval(component, &scope)
+                .map_err(|why| format!("block shape `{}`: {why}", self.one_line(block)))?;
+            *slot = u32::try_from(value)
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| format!("block shape `{}` is not positive", self.one_line(block)))?;
+        }
+        Ok(shape)
+    }
+
+    /// Integer constants and `dim3` variables declared in a function body. A variable that
+    /// is assigned anywhere in the body does not count (unless declared `const`).
+    fn local_scope(&self, body: Node, base: &Bindings) -> (Bindings, HashMap<String, Vec<Expr>>) {
+        let mut reassigned = HashSet::new();
+        let mut declarations = Vec::new();
+        walk(body, |node| {
+            match node.kind() {
+                "assignment_expression" | "update_expression" => {
+                    let target = node
+                        .child_by_field_name("left")
+                        .or_else(|| node.child_by_field_name("argument"));
+                    if let Some(target) = target {
+                        let root = leftmost_identifier(target, self.src);
+                        reassigned.insert(root.to_string());
+                    }
+                }
+                "declaration" => declarations.push(node),
+                _ => {}
+            }
+            true
+        });
+        let mut scope = base.clone();
+        let mut dim3s = HashMap::new();
+        for declaration in declarations {
+            self.integer_constants(declaration, &mut scope, &reassigned);
+            let is_dim3 = declaration
+                .child_by_field_name("type")
+                .is_some_and(|t| self.text(t) == "dim3");
+            if !is_dim3 {
+                continue;
+            }
+            let mut cursor = declaration.walk();
+            for declarator in declaration.children_by_field_name("declarator", &mut cursor) {
+                let (Some(name), Some(value)) = (
+                    declarator.child_by_field_name("declarator"),
+                    declarator.child_by_field_name("value"),
+                ) else {
+                    continue;
+                };
+                let name = self.text(name).to_string();
+                if reassigned.contains(&name) {
+                    continue;
+                }
+                let args = match value.kind() {
+                    "argument_list" | "initializer_list" => named_children(value)
+                        .into_iter()
+                        .map(|a| ast::lower(a, self.src))
+                        .collect(),
+                    _ => match ast::lower(value, self.src).kind {
+                        ExprKind::Call { args, .. } => args,
+                        other => vec![Expr {
+                            kind: other,
+                            span: Span::of(value),
+                        }],
+                    },
+                };
+                dim3s.insert(name, args);
+            }
+        }
+        (scope, dim3s)
+    }
+
+    fn function(
+        &mut self,
+        node: Node<'s>,
+        launches: &[LaunchSite],
+        syntax_errors: &[Location],
+        out: &mut Vec<Function>,
+    ) {
+        let kind = if has_modifier(node, self.src, "__global__") {
+            FunctionKind::Kernel
+        } else if has_modifier(node, self.src, "__device__") {
+            FunctionKind::Device
+        } else {
+            return;
+        };
+        let Some(name) = function_name(node, self.src) else {
+            return;
+        };
+        let Some(body) = node.child_by_field_name("body") else {
+            return;
+        };
+        let outer = match node.parent() {
+            Some(parent) if parent.kind() == "template_declaration" => parent,
+            _ => node,
+        };
+        let syntax_error = syntax_errors
+            .iter()
+            .find(|at| {
+                let start = self.at(outer);
+                let end = self.lines.location(node.end_byte());
+                (start..=end).contains(at)
+            })
+            .copied();
+        let launch_bounds = named_children(node)
+            .into_iter()
+            .find(|c| c.kind() == "launch_bounds")
+            .and_then(|lb| named_children(lb).first().copied())
+            .and_then(|e| {
+                self.env
+                    .eval(&ast::lower(e, self.src), &Bindings::default())
+                    .ok()
+            })
+            .and_then(|v| u32::try_from(v).ok());
+        let annotated_block = self.block_annotation(outer);
+        let params = template_parameters(outer, self.src);
+        for (template_args, bindings) in self.instantiations_of(&name, &params, launches) {
+            let mut function = Function {
+                name: name.clone(),
+                kind,
+                template_args,
+                bindings,
+                at: self.at(node),
+                span: Span::of(node),
+                launch_bounds,
+                annotated_block,
+                callees: Vec::new(),
+                syntax_error,
+                arrays: Vec::new(),
+            };
+            if syntax_error.is_none() {
+                self.analyse_body(&mut function, body);
+            }
+            out.push(function);
+        }
+    }
+
+    fn block_annotation(&mut self, node: Node) -> Option<[u32; 3]> {
+        let mut sibling = node.prev_sibling();
+        while let Some(comment) = sibling.filter(|s| s.kind() == "comment") {
+            let text = self.text(comment);
+            if let Some(spec) = text.split("bankwise:").nth(1) {
+                let spec = spec.trim().trim_end_matches("*/").trim();
+                let shape = spec
+                    .strip_prefix("block")
+                    .map(|rest| rest.trim_start().trim_start_matches('=').trim());
+                match shape.map(super::parse_block_shape) {
+                    Some(Ok(shape)) => return Some(shape),
+                    _ => {
+                        let at = self.at(comment);
+                        self.diagnose(
+                            Severity::Warning,
+                            at,
+                            format!("cannot read bankwise annotation `{}`; expected `// bankwise: block=32x8`", text.trim()),
+                        );
+                    }
+                }
+            }
+            sibling = comment.prev_sibling();
+        }
+        None
+    }
+
+    /// Every known set of template arguments for a function: explicit instantiations, launch
+    /// sites, then `-D` values and defaults. One empty set for non-templates.
+    fn instantiations_of(
+        &mut self,
+        name: &str,
+        params: &[TemplateParam],
+        launches: &[LaunchSite],
+    ) -> Vec<(Vec<(String, String)>, Bindings)> {
+        if params.is_empty() {
+            return vec![(Vec::new(), Bindings::default())];
+        }
+        let mut arg_lists: Vec<Vec<String>> = self
+            .instantiations
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, args)| args.clone())
+            .chain(
+                launches
+                    .iter()
+                    .filter(|l| l.kernel == name && !l.template_args.is_empty())
+                    .map(|l| l.template_args.clone()),
+            )
+            .collect();
+        if arg_lists.is_empty() {
+            arg_lists.push(Vec::new());
+        }
+        let mut seen = Vec::new();
+        for args in arg_lists {
+            let mut shown = Vec::new();
+            let mut bindings = Bindings::default();
+            for (i, param) in params.iter().enumerate() {
+                let given = args.get(i).cloned();
+                let value = given
+                    .or_else(|| {
+                        self.env
+                            .command_line_value(&param.name)
+                            .and_then(Result::ok)
+                            .map(|v| v.to_string())
+                    })
+                    .or_else(|| param.default.clone());
+                let Some(value) = value else { continue };
+                if param.is_type {
+                    bindings.types.insert(param.name.clone(), value.clone());
+                } else if let Some(expr) = super::parse_expression_text(&value) {
+                    match self.env.eval(&expr, &bindings) {
+                        Ok(v) => {
+                            bindings.ints.insert(param.name.clone(), v);
+                        }
+                        Err(_) => continue,
+                    }
+                }
+                shown.push((param.name.clone(), value));
+            }
+            let entry = (shown, bindings);
+            if !seen.contains(&entry) {
+                seen.push(entry);
+            }
+        }
+        seen
+    }
+
+    fn analyse_body(&mut self, function: &mut Function, body: Node<'s>) {
+        let (locals, _) = self.local_scope(body, &function.bindings);
+        let mut arrays = Vec::new();
+        let mut decl_nodes = Vec::new();
+        let query = shared_declarations_query();
+        let decl_ix = query.capture_index_for_name("declaration");
+        let mut cursor = QueryCursor::new();
+        let mut matches = cursor.matches(query, body, self.src.as_bytes());
+        while let Some(m) = matches.next() {
+            if let Some(c) = m.captures().iter().find(|c| Some(c.index) == decl_ix) {
+                decl_nodes.push(c.node);
+            }
+        }
+        for decl in &decl_nodes {
+            arrays.extend(self.shared_arrays(*decl, &locals, false, None));
+        }
+        arrays.extend(self.macro_declared_arrays(body, &locals));
+
+        // Gather the identifiers that may name a shared array, the locals that shadow
+        // file-scope ones, and the callees, in one walk.
+        let file_scope_names: HashSet<String> = self
+            .file_scope_shared
+            .clone()
+            .into_iter()
+            .flat_map(|d| self.shared_arrays(d, &locals, true, None))
+            .map(|a| a.name)
+            .collect();
+        let local_names: HashSet<String> = arrays.iter().map(|a| a.name.clone()).collect();
+        let is_candidate =
+            |name: &str| local_names.contains(name) || file_scope_names.contains(name);
+        let declarator_starts: HashSet<usize> = decl_nodes
+            .iter()
+            .flat_map(|d| {
+                let mut starts = Vec::new();
+                walk(*d, |n| {
+                    if n.kind() == "identifier" {
+                        starts.push(n.start_byte());
+                    }
+                    true
+                });
+                starts
+            })
+            .collect();
+        let mut uses: HashMap<String, Vec<Node>> = HashMap::new();
+        let mut asm_uses: HashMap<String, Vec<Node>> = HashMap::new();
+        let mut shadowed = HashSet::new();
+        let mut callees = Vec::new();
+        walk(body, |node| {
+            match node.kind() {
+                // Operands of sizeof/alignof/decltype are not evaluated: no access.
+                "sizeof_expression" | "alignof_expression" | "decltype" => return false,
+                "gnu_asm_expression" => {
+                    walk(node, |inner| {
+                        if inner.kind() == "identifier" && is_candidate(self.text(inner)) {
+                            asm_uses
+                                .entry(self.text(inner).to_string())
+                                .or_default()
+                                .push(node);
+                        }
+                        true
+                    });
+                    return false;
+                }
+                "identifier" => {
+                    let name = self.text(node);
+                    if is_candidate(name) && !declarator_starts.contains(&node.start_byte()) {
+                        uses.entry(name.to_string()).or_default().push(node);
+                    }
+                }
+                "call_expression" => {
+                    if let Some(f) = node.child_by_field_name("function") {
+                        if f.kind() == "identifier" {
+                            callees.push(self.text(f).to_string());
+                        }
+                    }
+                }
+                "declaration" | "parameter_declaration" if !decl_nodes.contains(&node) => {
+                    let mut cursor = node.walk();
+                    for declarator in node.children_by_field_name("declarator", &mut cursor) {
+                        let name = leftmost_identifier(declarator, self.src);
+                        if file_scope_names.contains(name) {
+                            shadowed.insert(name.to_string());
+                        }
+                    }
+                }
+                _ => {}
+            }
+            true
+        });
+        for decl in self.file_scope_shared.clone() {
+            for mut array in self.shared_arrays(decl, &locals, true, None) {
+                if uses.contains_key(&array.name) && !shadowed.contains(&array.name) {
+                    array.file_scope = true;
+                    arrays.push(array);
+                }
+            }
+        }
+        callees.sort();
+        callees.dedup();
+        function.callees = callees;
+
+        for array in &mut arrays {
+            for node in uses.get(&array.name).into_iter().flatten() {
+                self.classify_use(array, *node);
+            }
+            for asm in asm_uses.get(&array.name).into_iter().flatten() {
+                array.escapes.push(self.escape(EscapeKind::Asm, *asm));
+            }
+            for (macro_name, mac) in self.env.macros() {
+                if Some(macro_name) != array.declared_by_macro.as_ref() && mac.mentions(&array.name)
+                {
+                    array.escapes.push(Escape {
+                        kind: EscapeKind::MacroBody(macro_name.clone()),
+                        at: Location {
+                            line: mac.line,
+                            col: 1,
+                        },
+                        text: mac.body.clone(),
+                    });
+                }
+            }
+            array.escapes.sort_by_key(|e| e.at);
+        }
+        for array in &arrays {
+            self.report_unknown_extents(function, array);
+        }
+        function.arrays = arrays;
+    }
+
+    fn report_unknown_extents(&mut self, function: &Function, array: &SharedArray) {
+        let params: Vec<&str> = function
+            .template_args
+            .iter()
+            .map(|(p, _)| p.as_str())
+            .collect();
+        for (i, (dim, text)) in array.dims.iter().zip(&array.dim_texts).enumerate() {
+            if dim.is_some() || (array.is_extern && i == 0) {
+                continue;
+            }
+            let Some(expr) = super::parse_expression_text(text) else {
+                continue;
+            };
+            let why = match self.env.eval(&expr, &function.bindings) {
+                Err(Unresolved::UnknownName(name)) if !params.contains(&name.as_str()) => {
+                    format!("`{name}` has no known value; pass -D {name}=<value>")
+                }
+                Err(why) => why.to_string(),
+                Ok(_) => continue,
+            };
+            let message = format!(
+                "extent `{text}` of `{}` in `{}` is unknown: {why}",
+                array.name,
+                function.display_name()
+            );
+            self.diagnose(Severity::Warning, array.at, message);
+        }
+        if array.elem_bytes.is_none() {
+            let message = format!(
+                "element type `{}` of `{}` in `{}` has no known size",
+                array.elem_type,
+                array.name,
+                function.display_name()
+            );
+            self.diagnose(Severity::Warning, array.at, message);
+        }
+    }
+
+    /// The arrays one `__shared__` declaration declares (scalars are skipped).
+    fn shared_arrays(
+        &self,
+        decl: Node,
+        scope: &Bindings,
+        file_scope: bool,
+        declared_by_macro: Option<(&str, Location, Span)>,
+    ) -> Vec<SharedArray> {
+        let Some(ty) = decl.child_by_field_name("type") else {
+            return Vec::new();
+        };
+        let type_text = self.one_line(ty);
+        let is_extern = named_children(decl)
+            .iter()
+            .any(|c| c.kind() == "storage_class_specifier" && self.text(*c) == "extern");
+        let mut cursor = decl.walk();
+        let mut arrays = Vec::new();
+        for declarator in decl.children_by_field_name("declarator", &mut cursor) {
+            let mut node = declarator;
+            if node.kind() == "init_declarator" {
+                match node.child_by_field_name("declarator") {
+                    Some(inner) => node = inner,
+                    None => continue,
+                }
+            }
+            let mut pointer = false;
+            if node.kind() == "pointer_declarator" {
+                pointer = true;
+                match node.child_by_field_name("declarator") {
+                    Some(inner) => node = inner,
+                    None => continue,
+                }
+            }
+            let mut sizes = Vec::new();
+            while node.kind() == "array_declarator" {
+                sizes.push(node.child_by_field_name("size"));
+                match node.child_by_field_name("declarator") {
+                    Some(inner) => node = inner,
+                    None => break,
+                }
+            }
+            if sizes.is_empty() || node.kind() != "identifier" {
+                continue;
+            }
+            sizes.reverse();
+            let elem_type = {
+                let bound = scope.types.get(&type_text).cloned();
+                let base = bound.unwrap_or_else(|| type_text.clone());
+                if pointer {
+                    format!("{base}*")
+                } else {
+                    base
+                }
+            };
+            let elem_bytes = self.env.types.layout(&elem_type).map(|l| l.size);
+            let dims = sizes
+                .iter()
+                .map(|size| {
+                    size.and_then(|s| self.env.eval(&ast::lower(s, self.src), scope).ok())
+                        .and_then(|v| u64::try_from(v).ok())
+                })
+                .collect();
+            let dim_texts = sizes
+                .iter()
+                .map(|size| size.map(|s| self.one_line(s)).unwrap_or_default())
+                .collect();
+            let (at, decl_span) = match declared_by_macro {
+                Some((_, at, span)) => (at, span),
+                None => (self.at(node), Span::of(decl)),
+            };
+            arrays.push(SharedArray {
+                name: self.text(node).to_string(),
+                elem_type,
+                elem_bytes,
+                dims,
+                dim_texts,
+                is_extern,
+                file_scope,
+                declared_by_macro: declared_by_macro.map(|(m, _, _)| m.to_string()),
+                at,
+                decl_span,
+                accesses: Vec::new(),
+                escapes: Vec::new(),
+            });
+        }
+        arrays
+    }
+
+    /// Arrays declared by invoking a macro whose body contains `__shared__`: the invocation is
+    /// expanded textually and parsed on its own.
+    fn macro_declared_arrays(&self, body: Node, scope: &Bindings) -> Vec<SharedArray> {
+        let mut calls = Vec::new();
+        walk(body, |node| {
+            if node.kind() == "call_expression" {
+                calls.push(node);
+            }
+            true
+        });
+        let mut arrays = Vec::new();
+        for call in calls {
+            let Some(callee) = call.child_by_field_name("function") else {
+                continue;
+            };
+            let name = self.text(callee);
+            let Some(mac) = self.env.macro_named(name) else {
+                continue;
+            };
+            if !mac.body.contains("__shared__") {
+                continue;
+            }
+            let args: Vec<&str> = call
+                .child_by_field_name("arguments")
+                .map(|list| {
+                    named_children(list)
+                        .into_iter()
+                        .map(|a| self.text(a))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let snippet = format!(
+                "void bankwise_expansion() {{ {}; }}",
+                expand_macro(mac, &args)
+            );
+            let Some(tree) = super::parse_text(&snippet) else {
+                continue;
+            };
+            let inner = Extractor {
+                src: &snippet,
+                lines: LineIndex::new(&snippet),
+                env: ConstEnv::default(),
+                diagnostics: Vec::new(),
+                instantiations: Vec::new(),
+                function_nodes: Vec::new(),
+                file_scope_shared: Vec::new(),
+            };
+            let mut declarations = Vec::new();
+            walk(tree.root_node(), |node| {
+                if node.kind() == "declaration" && has_qualifier(node, &snippet, "__shared__") {
+                    declarations.push(node);
+                }
+                true
+            });
+            for decl in declarations {
+                // Evaluate sizes with this file's constants: reuse `self`'s environment by
+                // resolving the size texts afterwards.
+                for mut array in inner.shared_arrays(
+                    decl,
+                    scope,
+                    false,
+                    Some((name, self.at(call), Span::of(call))),
+                ) {
+                    array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
+                    array.dims = array
+                        .dim_texts
+                        .iter()
+                        .map(|text| {
+                            super::parse_expression_text(text)
+                                .and_then(|e| self.env.eval(&e, scope).ok())
+                                .and_then(|v| u64::try_from(v).ok())
+                        })
+                        .collect();
+                    arrays.push(array);
+                }
+            }
+        }
+        arrays
+    }
+
+    /// Classifies one use of `array`'s name: an element access, or an escape.
+    fn classify_use(&self, array: &mut SharedArray, name: Node) {
+        let rank = array.dims.len();
+        let mut node = name;
+        let mut indices = Vec::new();
+        while indices.len() < rank {
+            match node.parent() {
+                Some(parent)
+                    if parent.kind() == "subscript_expression"
+                        && parent.child_by_field_name("argument") == Some(node) =>
+                {
+                    let index = parent
+                        .child_by_field_name("indices")
+                        .and_then(|list| list.named_child(0));
+                    match index {
+                        Some(index) => indices.push(ast::lower(index, self.src)),
+                        None => break,
+                    }
+                    node = parent;
+                }
+                _ => break,
+            }
+        }
+        if indices.len() == rank {
+            self.classify_element(array, node, indices);
+        } else {
+            let kind = self.pointer_use(node);
+            let (kind, site) = kind;
+            array.escapes.push(self.escape(kind, site));
+        }
+    }
+
+    fn escape(&self, kind: EscapeKind, node: Node) -> Escape {
+        Escape {
+            kind,
+            at: self.at(node),
+            text: self.one_line(node),
+        }
+    }
+
+    fn classify_element(&self, array: &mut SharedArray, element: Node, indices: Vec<Expr>) {
+        // Look through parentheses and `.member` to the expression that uses the element.
+        let mut user = element;
+        let mut member = None;
+        while let Some(parent) = user.parent() {
+            match parent.kind() {
+                "parenthesized_expression" => user = parent,
+                "field_expression"
+                    if parent.child_by_field_name("argument") == Some(user)
+                        && parent
+                            .child_by_field_name("operator")
+                            .is_some_and(|op| self.text(op) == ".") =>
+                {
+                    if member.is_none() {
+                        member = parent
+                            .child_by_field_name("field")
+                            .map(|f| self.text(f).to_string());
+                    }
+                    user = parent;
+                }
+                _ => break,
+            }
+        }
+        let access = |kind: AccessKind, atomic_op: Option<String>| Access {
+            kind,
+            at: self.at(element),
+            span: Span::of(element),
+            text: self.one_line(element),
+            indices: indices.clone(),
+            member: member.clone(),
+            atomic_op,
+        };
+        let parent = user.parent();
+        let parent_kind = parent.map_or("", |p| p.kind());
+        match parent_kind {
+            "assignment_expression"
+                if parent.and_then(|p| p.child_by_field_name("left")) == Some(user) =>
+            {
+                let op = parent
+                    .and_then(|p| p.child_by_field_name("operator"))
+                    .map_or("=", |op| self.text(op));
+                if op != "=" {
+                    array.accesses.push(access(AccessKind::Load, None));
+                }
+                array.accesses.push(access(AccessKind::Store, None));
+            }
+            "update_expression" => {
+                array.accesses.push(access(AccessKind::Load, None));
+                array.accesses.push(access(AccessKind::Store, None));
+            }
+            "pointer_expression"
+                if parent
+                    .and_then(|p| p.child_by_field_name("operator"))
+                    .is_some_and(|op| self.text(op) == "&") =>
+            {
+                let address = parent.expect("matched a parent");
+                match self.atomic_call(address) {
+                    Some(op) => array.accesses.push(access(AccessKind::Atomic, Some(op))),
+                    None => array
+                        .escapes
+                        .push(self.escape(EscapeKind::AddressTaken, address)),
+                }
+            }
+            _ => array.accesses.push(access(AccessKind::Load, None)),
+        }
+    }
+
+    /// The atomic function `address` is the first argument of, if any.
+    fn atomic_call(&self, address: Node) -> Option<String> {
+        let mut arg = address;
+        while arg.parent()?.kind() == "parenthesized_expression" {
+            arg = arg.parent()?;
+        }
+        let list = arg.parent().filter(|p| p.kind() == "argument_list")?;
+        if list.named_child(0) != Some(arg) {
+            return None;
+        }
+        let call = list.parent().filter(|p| p.kind() == "call_expression")?;
+        let callee = self.text(call.child_by_field_name("function")?);
+        is_atomic(callee).then(|| callee.to_string())
+    }
+
+    /// What a use of the array as a pointer value (its name, or a row `tile[i]`) does.
+    fn pointer_use<'t>(&self, value: Node<'t>) -> (EscapeKind, Node<'t>) {
+        let mut node = value;
+        while let Some(parent) = node
+            .parent()
+            .filter(|p| p.kind() == "parenthesized_expression")
+        {
+            node = parent;
+        }
+        let Some(parent) = node.parent() else {
+            return (EscapeKind::UsedAsPointer, value);
+        };
+        let operator = parent
+            .child_by_field_name("operator")
+            .map_or("", |op| self.text(op));
+        match parent.kind() {
+            "pointer_expression" if operator == "&" => (EscapeKind::AddressTaken, parent),
+            "pointer_expression" => (EscapeKind::PointerArithmetic, parent),
+            "binary_expression" if operator == "+" || operator == "-" => {
+                (EscapeKind::PointerArithmetic, parent)
+            }
+            "argument_list" => {
+                let call = parent.parent().filter(|c| c.kind() == "call_expression");
+                let callee = call.and_then(|c| c.child_by_field_name("function"));
+                match callee {
+                    Some(f) if f.kind() == "template_function" => {
+                        let name = f.child_by_field_name("name").map_or("", |n| self.text(n));
+                        let target = f
+                            .child_by_field_name("arguments")
+                            .map(|a| self.one_line(a))
+                            .unwrap_or_default();
+                        if name.ends_with("_cast") {
+                            let target = target.trim_start_matches('<').trim_end_matches('>');
+                            (EscapeKind::Cast(target.to_string()), call.unwrap_or(parent))
+                        } else {
+                            (
+                                EscapeKind::PassedToFunction(self.one_line(f)),
+                                call.unwrap_or(parent),
+                            )
+                        }
+                    }
+                    Some(f) => (
+                        EscapeKind::PassedToFunction(self.one_line(f)),
+                        call.unwrap_or(parent),
+                    ),
+                    None => (EscapeKind::UsedAsPointer, parent),
+                }
+            }
+            "cast_expression" => {
+                let ty = parent
+                    .child_by_field_name("type")
+                    .map(|t| self.one_line(t))
+                    .unwrap_or_default();
+                (EscapeKind::Cast(ty), parent)
+            }
+            "init_declarator" => {
+                let var = parent
+                    .child_by_field_name("declarator")
+                    .map(|d| leftmost_identifier(d, self.src).to_string())
+                    .unwrap_or_default();
+                (
+                    EscapeKind::AssignedToPointer(var),
+                    parent.parent().unwrap_or(parent),
+                )
+            }
+            "assignment_expression" => {
+                let var = parent
+                    .child_by_field_name("left")
+                    .map(|d| self.one_line(d))
+                    .unwrap_or_default();
+                (EscapeKind::AssignedToPointer(var), parent)
+            }
+            "return_statement" => (EscapeKind::Returned, parent),
+            _ => (EscapeKind::UsedAsPointer, parent),
+        }
+    }
+}
+
+fn is_atomic(callee: &str) -> bool {
+    callee.starts_with("atomic") || callee.starts_with("::atomic")
+}
+
+fn is_integer_type(ty: &str) -> bool {
+    let ty = ty
+        .trim_start_matches("static ")
+        .trim_start_matches("const ")
+        .trim_start_matches("constexpr ");
+    matches!(
+        ty,
+        "int"
+            | "unsigned"
+            | "unsigned int"
+            | "long"
+            | "unsigned long"
+            | "long long"
+            | "unsigned long long"
+            | "short"
+            | "unsigned short"
+            | "size_t"
+            | "int32_t"
+            | "uint32_t"
+            | "int64_t"
+            | "uint64_t"
+            | "uint"
+            | "auto"
+    )
+}
+
+fn ancestor<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
+    let mut current = node.parent();
+    while let Some(n) = current {
+        if n.kind() == kind {
+            return Some(n);
+        }
+        current = n.parent();
+    }
+    None
+}
+
+/// The first identifier of a declarator or lvalue: `p` in `*p`, `p[3]`, `p.x = …`.
+fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
+    let mut found = "";
+    walk(node, |n| {
+        if found.is_empty() && n.kind() == "identifier" {
+            found = &src[n.byte_range()];
+        }
+        found.is_empty()
+    });
+    found
+}
+
+fn has_qualifier(decl: Node, src: &str, keyword: &str) -> bool {
+    named_children(decl).iter().any(|c| {
+        matches!(
+            c.kind(),
+            "type_qualifier" | "storage_class_specifier" | "attribute_specifier"
+        ) && src[c.byte_range()].trim() == keyword
+    })
+}
+
+/// Whether a function definition carries `__global__` / `__device__` (as a modifier, not
+/// inside its body).
+fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
+    let body_start = function
+        .child_by_field_name("body")
+        .map_or(function.end_byte(), |b| b.start_byte());
+    children(function).iter().any(|c| {
+        c.end_byte() <= body_start
+            && (src[c.byte_range()].trim() == keyword
+                || (c.kind() != "function_declarator"
+                    && c.child_count() > 0
+                    && children(*c)
+                        .iter()
+                        .any(|g| src[g.byte_range()].trim() == keyword)))
+    })
+}
+
+fn function_name(function: Node, src: &str) -> Option<String> {
+    let mut declarator = function.child_by_field_name("declarator")?;
+    while declarator.kind() != "function_declarator" {
+        declarator = declarator.child_by_field_name("declarator")?;
+    }
+    let name = declarator.child_by_field_name("declarator")?;
+    let name = match name.kind() {
+        "template_function" => name.child_by_field_name("name")?,
+        _ => name,
+    };
+    let text = compact_text(name, src);
+    Some(text.rsplit("::").next().unwrap_or(&text).to_string())
+}
+
+struct TemplateParam {
+    name: String,
+    is_type: bool,
+    default: Option<String>,
+}
+
+fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> {
+    if outer.kind() != "template_declaration" {
+        return Vec::new();
+    }
+    let Some(list) = outer.child_by_field_name("parameters") else {
+        return Vec::new();
+    };
+    named_children(list)
+        .into_iter()
+        .filter_map(|param| {
+            let is_type = param.kind().contains("type_parameter");
+            let name = if is_type {
+                named_children(param)
+                    .into_iter()
+                    .find(|c| c.kind() == "type_identifier")
+                    .or_else(|| param.child_by_field_name("name"))?
+            } else {
+                let declarator = param.child_by_field_name("declarator")?;
+                let ident = leftmost_identifier(declarator, src);
+                return Some(TemplateParam {
+                    name: ident.to_string(),
+                    is_type,
+                    default: param
+                        .child_by_field_name("default_value")
+                        .map(|d| compact_text(d, src)),
+                });
+            };
+            Some(TemplateParam {
+                name: src[name.byte_range()].to_string(),
+                is_type,
+                default: param
+                    .child_by_field_name("default_type")
+                    .map(|d| compact_text(d, src)),
+            })
+        })
+        .collect()
+}
+
+/// Substitutes a function-like macro's parameters by the argument texts.
+fn expand_macro(mac: &Macro, args: &[&str]) -> String {
+    let Some(params) = &mac.params else {
+        return mac.body.clone();
+    };
+    let mut out = String::with_capacity(mac.body.len());
+    let mut rest = mac.body.as_str();
+    for token in identifier_tokens(&mac.body) {
+        let offset = token.as_ptr() as usize - rest.as_ptr() as usize;
+        out.push_str(&rest[..offset]);
+        match params.iter().position(|p| p == token) {
+            Some(i) => out.push_str(args.get(i).copied().unwrap_or("")),
+            None => out.push_str(token),
+        }
+        rest = &rest[offset + token.len()..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -1,0 +1,244 @@
+//! What the front end hands to the later stages: plain data, no tree-sitter types.
+use super::ast::{Expr, Span};
+use super::consts::Bindings;
+use std::fmt;
+
+/// A 1-based line and column (columns count bytes, as clang and nvcc do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    pub line: usize,
+    pub col: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Note => "note",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    pub at: Location,
+    pub message: String,
+}
+
+#[derive(Debug)]
+pub struct ParsedFile {
+    pub functions: Vec<Function>,
+    pub launches: Vec<LaunchSite>,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Lines of the ERROR / MISSING nodes tree-sitter reported.
+    pub syntax_errors: Vec<Location>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionKind {
+    Kernel,
+    Device,
+}
+
+impl FunctionKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FunctionKind::Kernel => "global",
+            FunctionKind::Device => "device",
+        }
+    }
+}
+
+/// A `__global__` or `__device__` function, once per known template instantiation.
+#[derive(Debug)]
+pub struct Function {
+    /// The function's name, without template arguments.
+    pub name: String,
+    pub kind: FunctionKind,
+    /// Template arguments in declaration order, `(parameter, value)`; empty for non-templates.
+    pub template_args: Vec<(String, String)>,
+    pub bindings: Bindings,
+    pub at: Location,
+    pub span: Span,
+    /// `__launch_bounds__(N)`: an upper bound on the block size.
+    pub launch_bounds: Option<u32>,
+    /// `// bankwise: block=32x8` just above the function.
+    pub annotated_block: Option<[u32; 3]>,
+    /// Names of the functions this one calls, for device functions that inherit a block shape.
+    pub callees: Vec<String>,
+    /// A syntax error inside the function: it is reported but not analysed.
+    pub syntax_error: Option<Location>,
+    pub arrays: Vec<SharedArray>,
+}
+
+impl Function {
+    /// `k<16, float>` for an instantiation, `k` otherwise.
+    pub fn display_name(&self) -> String {
+        if self.template_args.is_empty() {
+            self.name.clone()
+        } else {
+            let args: Vec<&str> = self.template_args.iter().map(|(_, v)| v.as_str()).collect();
+            format!("{}<{}>", self.name, args.join(", "))
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SharedArray {
+    pub name: String,
+    pub elem_type: String,
+    /// Unknown when the element type is not resolvable (an unbound template type parameter).
+    pub elem_bytes: Option<u64>,
+    /// Extents, outermost first; `None` for `extern` `[]` or an unresolved size.
+    pub dims: Vec<Option<u64>>,
+    /// The source text of each extent, as written (kept symbolic for rewriting).
+    pub dim_texts: Vec<String>,
+    pub is_extern: bool,
+    /// Declared at namespace scope rather than inside this function.
+    pub file_scope: bool,
+    /// The macro whose expansion declares the array, when it is not declared directly.
+    pub declared_by_macro: Option<String>,
+    pub at: Location,
+    pub decl_span: Span,
+    pub accesses: Vec<Access>,
+    pub escapes: Vec<Escape>,
+}
+
+impl SharedArray {
+    /// Total bytes, when every extent and the element size are known.
+    pub fn bytes(&self) -> Option<u64> {
+        self.dims
+            .iter()
+            .try_fold(self.elem_bytes?, |acc, d| acc.checked_mul((*d)?))
+    }
+
+    pub fn rewritable(&self) -> bool {
+        self.escapes.is_empty()
+    }
+
+    /// Why the array cannot be rewritten: its first escape.
+    pub fn reason(&self) -> Option<String> {
+        self.escapes.first().map(|escape| escape.to_string())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AccessKind {
+    Load,
+    Store,
+    Atomic,
+}
+
+impl AccessKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AccessKind::Load => "load",
+            AccessKind::Store => "store",
+            AccessKind::Atomic => "atomic",
+        }
+    }
+}
+
+/// One shared-memory instruction at one place: `tile[ty][tx] += v` gives a load and a store.
+#[derive(Debug, Clone)]
+pub struct Access {
+    pub kind: AccessKind,
+    pub at: Location,
+    /// The whole subscript expression `tile[i][j]`.
+    pub span: Span,
+    pub text: String,
+    /// One index expression per dimension, outermost first.
+    pub indices: Vec<Expr>,
+    /// `.x` when only a member of a vector or struct element is touched.
+    pub member: Option<String>,
+    /// The atomic function, for atomics.
+    pub atomic_op: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EscapeKind {
+    AddressTaken,
+    PointerArithmetic,
+    PassedToFunction(String),
+    AssignedToPointer(String),
+    Cast(String),
+    Asm,
+    MacroBody(String),
+    Returned,
+    UsedAsPointer,
+}
+
+/// A use of the array that bankwise cannot follow: the array must not be rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escape {
+    pub kind: EscapeKind,
+    pub at: Location,
+    pub text: String,
+}
+
+impl EscapeKind {
+    pub fn tag(&self) -> &'static str {
+        match self {
+            EscapeKind::AddressTaken => "address-taken",
+            EscapeKind::PointerArithmetic => "pointer-arithmetic",
+            EscapeKind::PassedToFunction(_) => "passed-to-function",
+            EscapeKind::AssignedToPointer(_) => "assigned-to-pointer",
+            EscapeKind::Cast(_) => "cast",
+            EscapeKind::Asm => "asm",
+            EscapeKind::MacroBody(_) => "macro-body",
+            EscapeKind::Returned => "returned",
+            EscapeKind::UsedAsPointer => "used-as-pointer",
+        }
+    }
+}
+
+impl fmt::Display for Escape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let line = self.at.line;
+        let text = &self.text;
+        match &self.kind {
+            EscapeKind::AddressTaken => write!(f, "address taken at line {line} (`{text}`)"),
+            EscapeKind::PointerArithmetic => {
+                write!(f, "pointer arithmetic at line {line} (`{text}`)")
+            }
+            EscapeKind::PassedToFunction(callee) => {
+                write!(f, "passed to `{callee}` at line {line} (`{text}`)")
+            }
+            EscapeKind::AssignedToPointer(var) => {
+                write!(f, "assigned to pointer `{var}` at line {line} (`{text}`)")
+            }
+            EscapeKind::Cast(ty) => write!(f, "cast to `{ty}` at line {line} (`{text}`)"),
+            EscapeKind::Asm => write!(f, "used in inline asm at line {line} (`{text}`)"),
+            EscapeKind::MacroBody(name) => {
+                write!(f, "used inside the body of macro `{name}` (line {line})")
+            }
+            EscapeKind::Returned => write!(f, "returned at line {line} (`{text}`)"),
+            EscapeKind::UsedAsPointer => write!(f, "used as a pointer at line {line} (`{text}`)"),
+        }
+    }
+}
+
+/// A kernel launch `k<args><<<grid, block, …>>>(…)` in the same file.
+#[derive(Debug, Clone)]
+pub struct LaunchSite {
+    pub kernel: String,
+    pub template_args: Vec<String>,
+    pub at: Location,
+    /// The block shape, or why it could not be evaluated.
+    pub block: Result<[u32; 3], String>,
+}

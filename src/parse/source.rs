@@ -1,0 +1,125 @@
+//! Reading a source file: size limit, UTF-8 check, and byte offset → line/column.
+use super::model::Location;
+use std::path::Path;
+
+/// Files larger than this are refused: bankwise is a pre-build step and must stay fast.
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error("{path}: cannot read file: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: file is {size} bytes, more than the {limit}-byte limit; split it or pass --max-file-size")]
+    TooLarge { path: String, size: u64, limit: u64 },
+    #[error("{path}:{line}:{col}: error: file is not valid UTF-8 (byte 0x{byte:02x}); re-encode it as UTF-8")]
+    NotUtf8 {
+        path: String,
+        line: usize,
+        col: usize,
+        byte: u8,
+    },
+}
+
+pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
+    let display = path.display().to_string();
+    let io = |source| SourceError::Io {
+        path: display.clone(),
+        source,
+    };
+    let size = std::fs::metadata(path).map_err(io)?.len();
+    if size > limit {
+        return Err(SourceError::TooLarge {
+            path: display,
+            size,
+            limit,
+        });
+    }
+    let bytes = std::fs::read(path).map_err(io)?;
+    String::from_utf8(bytes).map_err(|err| {
+        let valid = err.utf8_error().valid_up_to();
+        let bytes = err.as_bytes();
+        let before = &bytes[..valid];
+        let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = before
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1);
+        SourceError::NotUtf8 {
+            path: display,
+            line,
+            col: valid - line_start + 1,
+            byte: bytes[valid],
+        }
+    })
+}
+
+/// Maps byte offsets to 1-based line and column.
+#[derive(Debug)]
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(text: &str) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { line_starts }
+    }
+
+    pub fn location(&self, offset: usize) -> Location {
+        let line = self.line_starts.partition_point(|&start| start <= offset);
+        Location {
+            line,
+            col: offset - self.line_starts[line - 1] + 1,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_map_to_lines_and_columns() {
+        let index = LineIndex::new("ab\ncd\r\n\nx");
+        assert_eq!(index.location(0), Location { line: 1, col: 1 });
+        assert_eq!(index.location(4), Location { line: 2, col: 2 });
+        assert_eq!(index.location(7), Location { line: 3, col: 1 });
+        assert_eq!(index.location(8), Location { line: 4, col: 1 });
+    }
+
+    #[test]
+    fn non_utf8_is_located() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.cu");
+        std::fs::write(&path, b"int a;\nint \xffb;\n").unwrap();
+        let err = read_source(&path, MAX_FILE_BYTES).unwrap_err();
+        assert!(matches!(
+            err,
+            SourceError::NotUtf8 {
+                line: 2,
+                col: 5,
+                byte: 0xff,
+                ..
+            }
+        ));
+        assert!(err
+            .to_string()
+            .contains("bad.cu:2:5: error: file is not valid UTF-8"));
+    }
+
+    #[test]
+    fn oversized_files_are_refused_before_reading() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.cu");
+        std::fs::write(&path, vec![b' '; 2048]).unwrap();
+        assert!(matches!(
+            read_source(&path, 1024),
+            Err(SourceError::TooLarge { size: 2048, .. })
+        ));
+    }
+}
