@@ -3,6 +3,7 @@ use bankwise::analysis::{analyse_file, AnalysedFile, Options};
 use bankwise::block::CommandLineBlocks;
 use bankwise::report;
 use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -84,20 +85,37 @@ fn check(args: CheckArgs) -> ExitCode {
             }
         }
     }
-    match args.format {
-        Format::Text => print!("{}", report::text(&analysed)),
-        Format::Json => match serde_json::to_string_pretty(&report::json(&analysed)) {
-            Ok(json) => println!("{json}"),
-            Err(err) => {
-                eprintln!("bankwise: error: cannot write JSON: {err}");
-                failed = true;
-            }
-        },
+    let output = match args.format {
+        Format::Text => Ok(report::text(&analysed)),
+        Format::Json => serde_json::to_string_pretty(&report::json(&analysed)).map(|j| j + "\n"),
+    };
+    match output {
+        Ok(output) => failed |= !write_stdout(&output),
+        Err(err) => {
+            eprintln!("bankwise: error: cannot write JSON: {err}");
+            failed = true;
+        }
     }
     if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// Writes to stdout; a closed pipe (`bankwise check … | head`) is not an error.
+fn write_stdout(text: &str) -> bool {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => true,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => true,
+        Err(err) => {
+            eprintln!("bankwise: error: cannot write output: {err}");
+            false
+        }
     }
 }
 

@@ -18,9 +18,10 @@
 //          store quads[t / 4].v[t % 4], load quads[lane / 4].v[3 - lane % 4]
 //   stile  float [64] 256 B, declared through the macro DECLARE_TILE. An
 //          analysis that expands function-like macros finds it (name stile,
-//          float, dim 64; store stile[t], load stile[t ^ 32]); either way it
-//          must be NON-rewritable: its declaration only exists after macro
-//          expansion, so padding it would mean editing the macro.
+//          float, dim 64; store stile[t], load stile[t ^ 32]). It stays
+//          rewritable (an index swizzle edits only the accesses) and is
+//          reported with "declared_by_macro": "DECLARE_TILE", so that a
+//          rewrite never pads it: that would mean editing the macro.
 //   The parser must not lose the statements after tile32's declaration or
 //   after the DECLARE_TILE line (the loads/stores below them must be found).
 

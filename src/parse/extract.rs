@@ -709,28 +709,44 @@ impl<'s> Extractor<'s> {
         }
     }
 
+    /// A `// bankwise: block=XxY` comment in the run of comments directly above `node`.
     fn block_annotation(&mut self, node: Node) -> Option<[u32; 3]> {
-        let mut sibling = node.prev_sibling();
-        while let Some(comment) = sibling.filter(|s| s.kind() == "comment") {
+        let mut below = node;
+        while let Some(comment) = below.prev_sibling().filter(|s| s.kind() == "comment") {
+            if comment.end_position().row + 1 < below.start_position().row {
+                break;
+            }
             let text = self.text(comment);
-            if let Some(spec) = text.split("bankwise:").nth(1) {
-                let spec = spec.trim().trim_end_matches("*/").trim();
-                let shape = spec
+            let body = text
+                .trim_start_matches('/')
+                .trim_start_matches('*')
+                .trim_end_matches("*/")
+                .trim();
+            if let Some(directive) = body.strip_prefix("bankwise:") {
+                let shape = directive
+                    .trim()
                     .strip_prefix("block")
                     .map(|rest| rest.trim_start().trim_start_matches('=').trim());
                 match shape.map(super::parse_block_shape) {
                     Some(Ok(shape)) => return Some(shape),
-                    _ => {
+                    Some(Err(why)) => {
+                        let at = self.at(comment);
+                        self.diagnose(Severity::Warning, at, format!("bankwise annotation: {why}"));
+                    }
+                    None => {
                         let at = self.at(comment);
                         self.diagnose(
                             Severity::Warning,
                             at,
-                            format!("cannot read bankwise annotation `{}`; expected `// bankwise: block=32x8`", text.trim()),
+                            format!(
+                                "cannot read bankwise annotation `{}`; expected `// bankwise: block=32x8`",
+                                text.trim()
+                            ),
                         );
                     }
                 }
             }
-            sibling = comment.prev_sibling();
+            below = comment;
         }
         None
     }
@@ -839,11 +855,16 @@ impl<'s> Extractor<'s> {
                 starts
             })
             .collect();
-        let mut uses: HashMap<String, Vec<Node>> = HashMap::new();
+        let declaring_macros: Vec<Span> = arrays
+            .iter()
+            .filter(|a| a.declared_by_macro.is_some())
+            .map(|a| a.decl_span)
+            .collect();
+        let mut uses: HashMap<String, Vec<Lineage>> = HashMap::new();
         let mut asm_uses: HashMap<String, Vec<Node>> = HashMap::new();
         let mut shadowed = HashSet::new();
         let mut callees = Vec::new();
-        walk(body, |node| {
+        walk_with_ancestors(body, |node, ancestors| {
             match node.kind() {
                 // Operands of sizeof/alignof/decltype are not evaluated: no access.
                 "sizeof_expression" | "alignof_expression" | "decltype" => return false,
@@ -861,8 +882,19 @@ impl<'s> Extractor<'s> {
                 }
                 "identifier" => {
                     let name = self.text(node);
-                    if is_candidate(name) && !declarator_starts.contains(&node.start_byte()) {
-                        uses.entry(name.to_string()).or_default().push(node);
+                    let in_declaring_macro = declaring_macros
+                        .iter()
+                        .any(|span| (span.start..span.end).contains(&node.start_byte()));
+                    if is_candidate(name)
+                        && !declarator_starts.contains(&node.start_byte())
+                        && !in_declaring_macro
+                    {
+                        let chain = std::iter::once(node)
+                            .chain(ancestors.iter().rev().copied())
+                            .collect();
+                        uses.entry(name.to_string())
+                            .or_default()
+                            .push(Lineage { chain });
                     }
                 }
                 "call_expression" => {
@@ -899,7 +931,7 @@ impl<'s> Extractor<'s> {
 
         for array in &mut arrays {
             for node in uses.get(&array.name).into_iter().flatten() {
-                self.classify_use(array, *node);
+                self.classify_use(array, node);
             }
             for asm in asm_uses.get(&array.name).into_iter().flatten() {
                 array.escapes.push(self.escape(EscapeKind::Asm, *asm));
@@ -1132,15 +1164,15 @@ impl<'s> Extractor<'s> {
     }
 
     /// Classifies one use of `array`'s name: an element access, or an escape.
-    fn classify_use(&self, array: &mut SharedArray, name: Node) {
+    fn classify_use(&self, array: &mut SharedArray, name: &Lineage) {
         let rank = array.dims.len();
-        let mut node = name;
+        let mut level = 0;
         let mut indices = Vec::new();
         while indices.len() < rank {
-            match node.parent() {
+            match name.parent(level) {
                 Some(parent)
                     if parent.kind() == "subscript_expression"
-                        && parent.child_by_field_name("argument") == Some(node) =>
+                        && parent.child_by_field_name("argument") == Some(name.node(level)) =>
                 {
                     let index = parent
                         .child_by_field_name("indices")
@@ -1149,16 +1181,15 @@ impl<'s> Extractor<'s> {
                         Some(index) => indices.push(ast::lower(index, self.src)),
                         None => break,
                     }
-                    node = parent;
+                    level += 1;
                 }
                 _ => break,
             }
         }
         if indices.len() == rank {
-            self.classify_element(array, node, indices);
+            self.classify_element(array, name, level, indices);
         } else {
-            let kind = self.pointer_use(node);
-            let (kind, site) = kind;
+            let (kind, site) = self.pointer_use(name, level);
             array.escapes.push(self.escape(kind, site));
         }
     }
@@ -1171,15 +1202,24 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn classify_element(&self, array: &mut SharedArray, element: Node, indices: Vec<Expr>) {
-        // Look through parentheses and `.member` to the expression that uses the element.
-        let mut user = element;
+    /// Classifies the element access at `level` of `lineage` (`t[i][j]`) by what uses it.
+    fn classify_element(
+        &self,
+        array: &mut SharedArray,
+        lineage: &Lineage,
+        level: usize,
+        indices: Vec<Expr>,
+    ) {
+        let element = lineage.node(level);
+        // Look through parentheses, `.member` and `.member[k]` to the expression that uses
+        // the element.
+        let mut user = level;
         let mut member = None;
-        while let Some(parent) = user.parent() {
+        while let Some(parent) = lineage.parent(user) {
             match parent.kind() {
-                "parenthesized_expression" => user = parent,
+                "parenthesized_expression" => user += 1,
                 "field_expression"
-                    if parent.child_by_field_name("argument") == Some(user)
+                    if parent.child_by_field_name("argument") == Some(lineage.node(user))
                         && parent
                             .child_by_field_name("operator")
                             .is_some_and(|op| self.text(op) == ".") =>
@@ -1189,7 +1229,14 @@ impl<'s> Extractor<'s> {
                             .child_by_field_name("field")
                             .map(|f| self.text(f).to_string());
                     }
-                    user = parent;
+                    user += 1;
+                }
+                // `s[i].v[k]`: indexing a member array still touches element `s[i]`.
+                "subscript_expression"
+                    if member.is_some()
+                        && parent.child_by_field_name("argument") == Some(lineage.node(user)) =>
+                {
+                    user += 1
                 }
                 _ => break,
             }
@@ -1203,16 +1250,18 @@ impl<'s> Extractor<'s> {
             member: member.clone(),
             atomic_op,
         };
-        let parent = user.parent();
-        let parent_kind = parent.map_or("", |p| p.kind());
-        match parent_kind {
+        let Some(parent) = lineage.parent(user) else {
+            array.accesses.push(access(AccessKind::Load, None));
+            return;
+        };
+        let operator = parent
+            .child_by_field_name("operator")
+            .map_or("", |op| self.text(op));
+        match parent.kind() {
             "assignment_expression"
-                if parent.and_then(|p| p.child_by_field_name("left")) == Some(user) =>
+                if parent.child_by_field_name("left") == Some(lineage.node(user)) =>
             {
-                let op = parent
-                    .and_then(|p| p.child_by_field_name("operator"))
-                    .map_or("=", |op| self.text(op));
-                if op != "=" {
+                if operator != "=" {
                     array.accesses.push(access(AccessKind::Load, None));
                 }
                 array.accesses.push(access(AccessKind::Store, None));
@@ -1221,48 +1270,45 @@ impl<'s> Extractor<'s> {
                 array.accesses.push(access(AccessKind::Load, None));
                 array.accesses.push(access(AccessKind::Store, None));
             }
-            "pointer_expression"
-                if parent
-                    .and_then(|p| p.child_by_field_name("operator"))
-                    .is_some_and(|op| self.text(op) == "&") =>
-            {
-                let address = parent.expect("matched a parent");
-                match self.atomic_call(address) {
-                    Some(op) => array.accesses.push(access(AccessKind::Atomic, Some(op))),
-                    None => array
-                        .escapes
-                        .push(self.escape(EscapeKind::AddressTaken, address)),
-                }
-            }
+            "pointer_expression" if operator == "&" => match self.atomic_call(lineage, user + 1) {
+                Some(op) => array.accesses.push(access(AccessKind::Atomic, Some(op))),
+                None => array
+                    .escapes
+                    .push(self.escape(EscapeKind::AddressTaken, parent)),
+            },
             _ => array.accesses.push(access(AccessKind::Load, None)),
         }
     }
 
-    /// The atomic function `address` is the first argument of, if any.
-    fn atomic_call(&self, address: Node) -> Option<String> {
-        let mut arg = address;
-        while arg.parent()?.kind() == "parenthesized_expression" {
-            arg = arg.parent()?;
+    /// The atomic function whose first argument is the address at `level`, if any.
+    fn atomic_call(&self, lineage: &Lineage, mut level: usize) -> Option<String> {
+        while lineage.parent(level)?.kind() == "parenthesized_expression" {
+            level += 1;
         }
-        let list = arg.parent().filter(|p| p.kind() == "argument_list")?;
-        if list.named_child(0) != Some(arg) {
+        let list = lineage
+            .parent(level)
+            .filter(|p| p.kind() == "argument_list")?;
+        if list.named_child(0) != Some(lineage.node(level)) {
             return None;
         }
-        let call = list.parent().filter(|p| p.kind() == "call_expression")?;
+        let call = lineage
+            .parent(level + 1)
+            .filter(|p| p.kind() == "call_expression")?;
         let callee = self.text(call.child_by_field_name("function")?);
         is_atomic(callee).then(|| callee.to_string())
     }
 
-    /// What a use of the array as a pointer value (its name, or a row `tile[i]`) does.
-    fn pointer_use<'t>(&self, value: Node<'t>) -> (EscapeKind, Node<'t>) {
-        let mut node = value;
-        while let Some(parent) = node
-            .parent()
-            .filter(|p| p.kind() == "parenthesized_expression")
+    /// What a use of the array as a pointer value (its name, or a row `tile[i]`) at `level`
+    /// does, and the node to show.
+    fn pointer_use<'t>(&self, lineage: &Lineage<'t>, mut level: usize) -> (EscapeKind, Node<'t>) {
+        let value = lineage.node(level);
+        while lineage
+            .parent(level)
+            .is_some_and(|p| p.kind() == "parenthesized_expression")
         {
-            node = parent;
+            level += 1;
         }
-        let Some(parent) = node.parent() else {
+        let Some(parent) = lineage.parent(level) else {
             return (EscapeKind::UsedAsPointer, value);
         };
         let operator = parent
@@ -1275,29 +1321,25 @@ impl<'s> Extractor<'s> {
                 (EscapeKind::PointerArithmetic, parent)
             }
             "argument_list" => {
-                let call = parent.parent().filter(|c| c.kind() == "call_expression");
-                let callee = call.and_then(|c| c.child_by_field_name("function"));
-                match callee {
+                let call = lineage
+                    .parent(level + 1)
+                    .filter(|c| c.kind() == "call_expression");
+                let site = call.unwrap_or(parent);
+                match call.and_then(|c| c.child_by_field_name("function")) {
                     Some(f) if f.kind() == "template_function" => {
                         let name = f.child_by_field_name("name").map_or("", |n| self.text(n));
-                        let target = f
-                            .child_by_field_name("arguments")
-                            .map(|a| self.one_line(a))
-                            .unwrap_or_default();
                         if name.ends_with("_cast") {
+                            let target = f
+                                .child_by_field_name("arguments")
+                                .map(|a| self.one_line(a))
+                                .unwrap_or_default();
                             let target = target.trim_start_matches('<').trim_end_matches('>');
-                            (EscapeKind::Cast(target.to_string()), call.unwrap_or(parent))
+                            (EscapeKind::Cast(target.to_string()), site)
                         } else {
-                            (
-                                EscapeKind::PassedToFunction(self.one_line(f)),
-                                call.unwrap_or(parent),
-                            )
+                            (EscapeKind::PassedToFunction(self.one_line(f)), site)
                         }
                     }
-                    Some(f) => (
-                        EscapeKind::PassedToFunction(self.one_line(f)),
-                        call.unwrap_or(parent),
-                    ),
+                    Some(f) => (EscapeKind::PassedToFunction(self.one_line(f)), site),
                     None => (EscapeKind::UsedAsPointer, parent),
                 }
             }
@@ -1313,10 +1355,8 @@ impl<'s> Extractor<'s> {
                     .child_by_field_name("declarator")
                     .map(|d| leftmost_identifier(d, self.src).to_string())
                     .unwrap_or_default();
-                (
-                    EscapeKind::AssignedToPointer(var),
-                    parent.parent().unwrap_or(parent),
-                )
+                let site = lineage.parent(level + 1).unwrap_or(parent);
+                (EscapeKind::AssignedToPointer(var), site)
             }
             "assignment_expression" => {
                 let var = parent
@@ -1327,6 +1367,53 @@ impl<'s> Extractor<'s> {
             }
             "return_statement" => (EscapeKind::Returned, parent),
             _ => (EscapeKind::UsedAsPointer, parent),
+        }
+    }
+}
+
+/// A node and its ancestors, nearest first. Climbing is O(1) per step, whereas
+/// `Node::parent` walks down from the root each time (quadratic on deeply nested input).
+struct Lineage<'t> {
+    chain: Vec<Node<'t>>,
+}
+
+impl<'t> Lineage<'t> {
+    /// The node `level` steps above the use (0 is the use itself).
+    fn node(&self, level: usize) -> Node<'t> {
+        self.chain[level]
+    }
+
+    fn parent(&self, level: usize) -> Option<Node<'t>> {
+        self.chain.get(level + 1).copied()
+    }
+}
+
+/// Like [`walk`], also passing each node's ancestors (root first, `root` included).
+fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
+    let mut cursor = root.walk();
+    let mut ancestors: Vec<Node<'t>> = Vec::new();
+    let mut descend = visit(root, &ancestors);
+    loop {
+        if descend {
+            let parent = cursor.node();
+            if cursor.goto_first_child() {
+                ancestors.push(parent);
+                descend = visit(cursor.node(), &ancestors);
+                continue;
+            }
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                descend = visit(cursor.node(), &ancestors);
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            ancestors.pop();
         }
     }
 }

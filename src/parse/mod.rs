@@ -126,3 +126,6 @@ mod tests {
         assert!(parse_expression_text("__shared__ float x[4]").is_none());
     }
 }
+
+#[cfg(test)]
+mod frontend_tests;

@@ -14,7 +14,9 @@ pub enum SourceError {
     },
     #[error("{path}: file is {size} bytes, more than the {limit}-byte limit; split it or pass --max-file-size")]
     TooLarge { path: String, size: u64, limit: u64 },
-    #[error("{path}:{line}:{col}: error: file is not valid UTF-8 (byte 0x{byte:02x}); re-encode it as UTF-8")]
+    #[error(
+        "{path}:{line}:{col}: file is not valid UTF-8 (byte 0x{byte:02x}); re-encode it as UTF-8"
+    )]
     NotUtf8 {
         path: String,
         line: usize,
@@ -109,7 +111,7 @@ mod tests {
         ));
         assert!(err
             .to_string()
-            .contains("bad.cu:2:5: error: file is not valid UTF-8"));
+            .contains("bad.cu:2:5: file is not valid UTF-8"));
     }
 
     #[test]

@@ -72,6 +72,7 @@ fn array_json(array: &SharedArray, block: &Resolution) -> Value {
         "col": array.at.col,
         "rewritable": reason.is_none(),
         "reason": reason,
+        "declared_by_macro": array.declared_by_macro,
         "escapes": array.escapes.iter().map(|e| json!({
             "line": e.at.line,
             "col": e.at.col,

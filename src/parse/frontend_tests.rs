@@ -1,0 +1,330 @@
+//! Front-end tests on small snippets: what counts as an access, what escapes, which
+//! constants and launch shapes resolve.
+use super::*;
+
+fn parse(src: &str) -> ParsedFile {
+    analyse_source(src, &[])
+}
+
+fn parse_with(src: &str, defines: &[&str]) -> ParsedFile {
+    let defines: Vec<String> = defines.iter().map(|d| d.to_string()).collect();
+    analyse_source(src, &defines)
+}
+
+fn array<'a>(file: &'a ParsedFile, function: &str, name: &str) -> &'a SharedArray {
+    file.functions
+        .iter()
+        .filter(|f| f.display_name() == function)
+        .flat_map(|f| &f.arrays)
+        .find(|a| a.name == name)
+        .unwrap_or_else(|| panic!("no array {name} in {function}"))
+}
+
+fn kinds(array: &SharedArray) -> Vec<(&'static str, usize)> {
+    array
+        .accesses
+        .iter()
+        .map(|a| (a.kind.as_str(), a.at.line))
+        .collect()
+}
+
+fn escape_tags(array: &SharedArray) -> Vec<&'static str> {
+    array.escapes.iter().map(|e| e.kind.tag()).collect()
+}
+
+#[test]
+fn loads_stores_compound_updates_and_atomics() {
+    let file = parse(
+        "__global__ void k(float *out, int v) {
+  __shared__ float t[32][33];
+  __shared__ int h[64];
+  t[threadIdx.y][threadIdx.x] = 1.0f;
+  out[0] = t[threadIdx.x][threadIdx.y];
+  t[0][threadIdx.x] += 2.0f;
+  h[threadIdx.x]++;
+  --h[1];
+  atomicAdd(&h[v & 63], 1);
+  atomicCAS(&(h[2]), 0, 1);
+  out[1] = sizeof(t) + sizeof(h[0]);
+}",
+    );
+    let t = array(&file, "k", "t");
+    assert_eq!(t.dims, vec![Some(32), Some(33)]);
+    assert_eq!(t.bytes(), Some(4224));
+    assert_eq!(
+        kinds(t),
+        vec![("store", 4), ("load", 5), ("load", 6), ("store", 6)]
+    );
+    let h = array(&file, "k", "h");
+    assert_eq!(
+        kinds(h),
+        vec![
+            ("load", 7),
+            ("store", 7),
+            ("load", 8),
+            ("store", 8),
+            ("atomic", 9),
+            ("atomic", 10)
+        ]
+    );
+    assert_eq!(h.accesses[4].atomic_op.as_deref(), Some("atomicAdd"));
+    assert_eq!(h.accesses[4].indices[0].to_string(), "(v & 63)");
+    assert!(t.rewritable() && h.rewritable());
+}
+
+#[test]
+fn every_kind_of_escape_is_caught_with_its_line() {
+    let file = parse(
+        "#define PEEK(i) m[i]
+__device__ float use(float *p) { return p[0]; }
+__global__ void k(float *out) {
+  __shared__ float a[8][8], b[64], c[64], d[64], e[64], f[64], g[64], m[64], ok[64];
+  float *pa = &a[0][0];
+  float *pb = b + 4;
+  out[0] = use(c);
+  float *pd = d;
+  float4 v = reinterpret_cast<float4*>(e)[0];
+  asm volatile(\"st.shared.f32 [%0], %1;\" :: \"r\"(f), \"f\"(1.0f));
+  float *pg;
+  pg = g;
+  out[1] = PEEK(3) + ok[threadIdx.x];
+}",
+    );
+    let expect = [
+        ("a", "address-taken", 5),
+        ("b", "pointer-arithmetic", 6),
+        ("c", "passed-to-function", 7),
+        ("d", "assigned-to-pointer", 8),
+        ("e", "cast", 9),
+        ("f", "asm", 10),
+        ("g", "assigned-to-pointer", 12),
+        ("m", "macro-body", 1),
+    ];
+    for (name, tag, line) in expect {
+        let arr = array(&file, "k", name);
+        assert_eq!(escape_tags(arr), vec![tag], "{name}");
+        assert_eq!(arr.escapes[0].at.line, line, "{name}");
+        assert!(!arr.rewritable(), "{name}");
+    }
+    assert_eq!(
+        array(&file, "k", "c").reason().unwrap(),
+        "passed to `use` at line 7 (`use(c)`)"
+    );
+    assert_eq!(
+        array(&file, "k", "e").reason().unwrap(),
+        "cast to `float4*` at line 9 (`reinterpret_cast<float4*>(e)`)"
+    );
+    let ok = array(&file, "k", "ok");
+    assert!(ok.rewritable());
+    assert_eq!(kinds(ok), vec![("load", 13)]);
+}
+
+#[test]
+fn rows_of_a_tile_used_as_pointers_escape() {
+    let file = parse(
+        "__global__ void k(float *out) {
+  __shared__ float t[4][32];
+  float *row = t[threadIdx.y];
+  out[0] = row[threadIdx.x];
+}",
+    );
+    assert_eq!(
+        escape_tags(array(&file, "k", "t")),
+        vec!["assigned-to-pointer"]
+    );
+}
+
+#[test]
+fn members_of_vector_elements() {
+    let file = parse(
+        "__global__ void k(float *out) {
+  __shared__ float4 v[32];
+  v[threadIdx.x].y = 2.0f;
+  out[0] = v[threadIdx.x].x;
+}",
+    );
+    let v = array(&file, "k", "v");
+    assert_eq!(v.elem_bytes, Some(16));
+    assert_eq!(kinds(v), vec![("store", 3), ("load", 4)]);
+    assert_eq!(v.accesses[0].member.as_deref(), Some("y"));
+}
+
+#[test]
+fn extents_from_macros_enums_constexpr_sizeof_and_templates() {
+    let file = parse(
+        "#define TILE 16
+#define PAD(n) ((n) + 1)
+enum { BLOCK = 128, NEXT };
+constexpr int K = 4;
+struct __align__(16) P { float x, y, z; };
+typedef float2 cplx;
+template <int BS, typename T>
+__global__ void k(T *out) {
+  const int LOCAL = 3;
+  __shared__ float a[TILE][PAD(TILE)];
+  __shared__ int b[BLOCK / 32][NEXT - BLOCK];
+  __shared__ float c[K * sizeof(float4) / sizeof(float)];
+  __shared__ T d[BS];
+  __shared__ P e[LOCAL];
+  __shared__ cplx f[2];
+  a[0][0] = b[0][0] + c[0] + d[0] + e[0].x + f[0].x;
+}
+template __global__ void k<64, double>(double *);",
+    );
+    let name = "k<64, double>";
+    assert_eq!(array(&file, name, "a").dims, vec![Some(16), Some(17)]);
+    assert_eq!(array(&file, name, "b").dims, vec![Some(4), Some(1)]);
+    assert_eq!(array(&file, name, "c").dims, vec![Some(16)]);
+    let d = array(&file, name, "d");
+    assert_eq!((d.elem_type.as_str(), d.elem_bytes), ("double", Some(8)));
+    assert_eq!(d.dims, vec![Some(64)]);
+    let e = array(&file, name, "e");
+    assert_eq!((e.elem_bytes, e.dims.clone()), (Some(16), vec![Some(3)]));
+    assert_eq!(array(&file, name, "f").elem_bytes, Some(8));
+}
+
+#[test]
+fn template_values_from_launches_and_command_line() {
+    let src = "template <int BS>
+__global__ void scan(float *x) { __shared__ float s[BS]; s[threadIdx.x] = x[0]; }
+template <int N>
+__global__ void other(float *x) { __shared__ float s[N * 2]; s[0] = x[0]; }
+void host(float *x) { scan<64><<<1, 64>>>(x); scan<128><<<1, 128>>>(x); }";
+    let file = parse(src);
+    assert_eq!(array(&file, "scan<64>", "s").dims, vec![Some(64)]);
+    assert_eq!(array(&file, "scan<128>", "s").dims, vec![Some(128)]);
+    assert_eq!(array(&file, "other", "s").dims, vec![None]);
+    assert!(file.diagnostics.iter().any(|d| d
+        .message
+        .contains("`N` has no known value; pass -D N=<value>")));
+    let file = parse_with(src, &["N=16"]);
+    assert_eq!(array(&file, "other<16>", "s").dims, vec![Some(32)]);
+}
+
+#[test]
+fn preprocessor_branches_follow_defines() {
+    let src = "#ifdef BIG
+#define TILE 64
+#else
+#define TILE 32
+#endif
+__global__ void k() { __shared__ float s[TILE]; s[0] = 0; }";
+    assert_eq!(array(&parse(src), "k", "s").dims, vec![Some(32)]);
+    assert_eq!(
+        array(&parse_with(src, &["BIG"]), "k", "s").dims,
+        vec![Some(64)]
+    );
+    assert_eq!(
+        array(&parse_with(src, &["TILE=8"]), "k", "s").dims,
+        vec![Some(8)]
+    );
+}
+
+#[test]
+fn launch_sites_give_block_shapes() {
+    let file = parse(
+        "#define ROWS 8
+__global__ void a() {}
+__global__ void b() {}
+__global__ void c() {}
+__global__ void d() {}
+void host() {
+  const int threads = 256;
+  dim3 block(16, 16);
+  dim3 moved(32, 4);
+  moved.x = 64;
+  a<<<1, dim3(32, ROWS)>>>();
+  b<<<1, threads, 0, 0>>>();
+  c<<<1, block>>>();
+  d<<<1, moved>>>();
+}",
+    );
+    let block = |name: &str| {
+        file.launches
+            .iter()
+            .find(|l| l.kernel == name)
+            .map(|l| l.block.clone())
+            .unwrap()
+    };
+    assert_eq!(block("a"), Ok([32, 8, 1]));
+    assert_eq!(block("b"), Ok([256, 1, 1]));
+    assert_eq!(block("c"), Ok([16, 16, 1]));
+    assert!(block("d").is_err());
+}
+
+#[test]
+fn file_scope_arrays_and_shadowing() {
+    let file = parse(
+        "__shared__ float g[32];
+__global__ void uses(float *o) { o[0] = g[threadIdx.x]; }
+__global__ void shadows(float *o) { float g[2] = {0, 0}; o[0] = g[1]; }",
+    );
+    let uses = &file.functions[0];
+    assert_eq!(uses.arrays.len(), 1);
+    assert!(uses.arrays[0].file_scope);
+    assert!(file.functions[1].arrays.is_empty());
+}
+
+#[test]
+fn arrays_declared_by_a_macro_are_found() {
+    let file = parse(
+        "#define DECL(T, name, n) __shared__ T name[n];
+__global__ void k(float *o) {
+  DECL(float, tile, 64)
+  tile[threadIdx.x] = o[0];
+}",
+    );
+    let tile = array(&file, "k", "tile");
+    assert_eq!(tile.declared_by_macro.as_deref(), Some("DECL"));
+    assert_eq!(tile.dims, vec![Some(64)]);
+    assert_eq!(kinds(tile), vec![("store", 4)]);
+    assert!(tile.rewritable());
+}
+
+#[test]
+fn block_annotations_and_syntax_errors() {
+    let file = parse(
+        "// bankwise: block=32x8
+__global__ void annotated() { __shared__ float s[4]; s[0] = 1; }
+__global__ void broken() { int x = ; }
+__global__ void fine() { __shared__ float s[4]; s[1] = 1; }",
+    );
+    assert_eq!(file.functions[0].annotated_block, Some([32, 8, 1]));
+    assert!(file.functions[1].syntax_error.is_some());
+    assert!(file.functions[2].syntax_error.is_none());
+    assert_eq!(file.functions[2].arrays.len(), 1);
+    assert!(!file.syntax_errors.is_empty());
+}
+
+#[test]
+fn deep_nesting_does_not_overflow() {
+    let depth = 10_000;
+    let src = format!(
+        "__global__ void k(float *o) {{ __shared__ float s[4]; o[0] = {}s[threadIdx.x]{}; }}",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let file = parse(&src);
+    let s = array(&file, "k", "s");
+    assert_eq!(kinds(s), vec![("load", 1)]);
+}
+
+#[test]
+fn indexing_a_member_array_is_an_access_of_the_element() {
+    let file = parse(
+        "struct Quad { float v[4]; };
+__global__ void k(float *o) {
+  __shared__ Quad q[16];
+  q[threadIdx.x / 4].v[threadIdx.x % 4] = o[0];
+  q[1].v[2] += 1.0f;
+  o[1] = q[threadIdx.x].v[3];
+}",
+    );
+    let q = array(&file, "k", "q");
+    assert_eq!(q.elem_bytes, Some(16));
+    assert_eq!(
+        kinds(q),
+        vec![("store", 4), ("load", 5), ("store", 5), ("load", 6)]
+    );
+    assert_eq!(q.accesses[0].member.as_deref(), Some("v"));
+}

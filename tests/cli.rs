@@ -1,0 +1,254 @@
+//! Runs the `bankwise` binary as a user would: every testdata kernel (snapshotted), and
+//! every kind of bad input.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bankwise(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(args)
+        .output()
+        .expect("the bankwise binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn testdata_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::from("testdata")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("testdata exists") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "cu") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn snapshot_name(path: &Path) -> String {
+    path.strip_prefix("testdata")
+        .expect("under testdata")
+        .to_string_lossy()
+        .replace(['/', '\\'], "__")
+}
+
+fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
+
+#[test]
+fn every_testdata_kernel_checks_cleanly_and_matches_its_snapshot() {
+    let files = testdata_files();
+    assert!(files.len() >= 15, "testdata holds {} kernels", files.len());
+    for path in files {
+        let path_text = path.to_string_lossy().into_owned();
+        let output = bankwise(&["check", "--format", "json", &path_text]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{path_text}: {}",
+            stderr(&output)
+        );
+        let json: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("check prints JSON");
+        let errors: Vec<&serde_json::Value> = json["files"][0]["diagnostics"]
+            .as_array()
+            .expect("diagnostics list")
+            .iter()
+            .filter(|d| d["severity"] == "error")
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{path_text} has syntax errors: {errors:?}"
+        );
+        snapshot_settings().bind(|| {
+            insta::assert_snapshot!(
+                format!("check_json__{}", snapshot_name(&path)),
+                stdout(&output)
+            );
+        });
+    }
+}
+
+#[test]
+fn text_report_of_the_readme_example() {
+    let output = bankwise(&["check", "testdata/transpose.cu"]);
+    assert_eq!(output.status.code(), Some(0));
+    snapshot_settings()
+        .bind(|| insta::assert_snapshot!("check_text__transpose.cu", stdout(&output)));
+}
+
+#[test]
+fn directories_are_searched_for_cuda_files() {
+    let output = bankwise(&["check", "--format", "json", "testdata/config"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let kernel = &json["files"][0]["kernels"][0];
+    assert_eq!(kernel["name"], "tiledCopy");
+    assert_eq!(kernel["block"], serde_json::json!([32, 8, 1]));
+    assert!(kernel["block_source"]
+        .as_str()
+        .unwrap()
+        .ends_with("bankwise.toml"));
+}
+
+#[test]
+fn command_line_block_and_defines_resolve_what_the_file_cannot() {
+    let output = bankwise(&[
+        "check",
+        "--format",
+        "json",
+        "-D",
+        "BS=128",
+        "--block",
+        "blockSum=128",
+        "testdata/template_unresolved.cu",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let kernel = &json["files"][0]["kernels"][0];
+    assert_eq!(kernel["name"], "blockSum<128>");
+    assert_eq!(kernel["block"], serde_json::json!([128, 1, 1]));
+    assert_eq!(kernel["block_source"], "--block");
+    assert_eq!(kernel["arrays"][0]["dims"], serde_json::json!([128]));
+    assert_eq!(kernel["arrays"][0]["rewritable"], true);
+}
+
+#[test]
+fn unknown_block_shape_says_which_flag_to_pass() {
+    let output = bankwise(&["check", "--format", "json", "testdata/block_hints.cu"]);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let kernels = json["files"][0]["kernels"].as_array().unwrap();
+    let mystery = kernels.iter().find(|k| k["name"] == "mystery").unwrap();
+    assert_eq!(mystery["block"], serde_json::Value::Null);
+    for array in mystery["arrays"].as_array().unwrap() {
+        assert_eq!(array["rewritable"], false);
+        assert!(array["reason"]
+            .as_str()
+            .unwrap()
+            .contains("pass --block mystery=XxYxZ"));
+    }
+}
+
+#[test]
+fn missing_files_and_empty_directories_are_input_errors() {
+    let output = bankwise(&["check", "does/not/exist.cu"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("does/not/exist.cu: no such file"));
+
+    let empty = tempfile::tempdir().unwrap();
+    let dir = empty.path().to_string_lossy().into_owned();
+    let output = bankwise(&["check", &dir]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("no .cu or .cuh files"));
+}
+
+#[test]
+fn a_bad_file_does_not_hide_the_good_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.cu");
+    std::fs::write(&bad, b"__global__ void k() {}\n// caf\xe9\n").unwrap();
+    let output = bankwise(&[
+        "check",
+        "--format",
+        "json",
+        &bad.to_string_lossy(),
+        "testdata/transpose.cu",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("bad.cu:2:7: file is not valid UTF-8 (byte 0xe9)"));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["files"][0]["path"], "testdata/transpose.cu");
+}
+
+#[test]
+fn huge_files_are_refused_without_being_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.cu");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(50 * 1024 * 1024).unwrap();
+    let output = bankwise(&["check", &path.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("52428800 bytes, more than the 16777216-byte limit"));
+}
+
+#[test]
+fn syntax_errors_are_located_and_other_kernels_still_analysed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("partly.cu");
+    std::fs::write(
+        &path,
+        "__global__ void broken(float *o) {\n  __shared__ float s[32];\n  s[0] = o[0] +;\n}\n\
+         __global__ void fine(float *o) {\n  __shared__ float t[32];\n  t[threadIdx.x] = o[0];\n}\n",
+    )
+    .unwrap();
+    let output = bankwise(&["check", "--block", "32", &path.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("partly.cu:3:"), "{text}");
+    assert!(text.contains("error: syntax error"), "{text}");
+    assert!(
+        text.contains("`broken` not analysed: syntax error at line 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "partly.cu:7:3: note: store `t[threadIdx.x]` on `t` float[32] in `fine` (block 32x1x1)"
+        ),
+        "{text}"
+    );
+
+    std::fs::write(&path, "}}} this is not CUDA {{{\n").unwrap();
+    let output = bankwise(&["check", &path.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn deeply_nested_expressions_do_not_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep.cu");
+    let depth = 10_000;
+    std::fs::write(
+        &path,
+        format!(
+            "__global__ void k(float *o) {{\n  __shared__ float s[32];\n  o[0] = {}s[threadIdx.x]{};\n}}\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        ),
+    )
+    .unwrap();
+    let output = bankwise(&["check", "--block", "32", &path.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("note: load `s[threadIdx.x]`"));
+}
+
+#[test]
+fn bad_flags_and_bad_config_are_usage_errors() {
+    let output = bankwise(&["check", "--block", "64x32", "testdata/transpose.cu"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("2048 threads; CUDA allows at most 1024"));
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bankwise.toml"), "[block]\nk = [32, 0]\n").unwrap();
+    std::fs::copy("testdata/transpose.cu", dir.path().join("k.cu")).unwrap();
+    let output = bankwise(&["check", &dir.path().join("k.cu").to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("bankwise.toml: [block] k:"),
+        "{}",
+        stderr(&output)
+    );
+}
