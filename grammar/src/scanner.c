@@ -5,7 +5,8 @@
 #include <string.h>
 #include <wctype.h>
 
-enum TokenType { RAW_STRING_DELIMITER, RAW_STRING_CONTENT };
+// bankwise: MACRO_STATEMENT_END is `_macro_statement_end` in grammar.js.
+enum TokenType { RAW_STRING_DELIMITER, RAW_STRING_CONTENT, MACRO_STATEMENT_END };
 
 /// The spec limits delimiters to 16 chars
 #define MAX_DELIMITER_LENGTH 16
@@ -94,6 +95,110 @@ static bool scan_raw_string_content(Scanner *scanner, TSLexer *lexer) {
     }
 }
 
+static inline bool is_word_start(int32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+
+static inline bool is_word_char(int32_t c) { return is_word_start(c) || (c >= '0' && c <= '9'); }
+
+/// Skips spaces, tabs, line continuations and comments; returns false if the
+/// input ends inside a block comment or at a stray `/` or `\\`. Sets *newline
+/// when a line break (also one inside a block comment) was skipped.
+static bool skip_blanks(TSLexer *lexer, bool *newline) {
+    for (;;) {
+        int32_t c = lexer->lookahead;
+        if (lexer->eof(lexer)) {
+            return true;
+        }
+        if (c == '\n' || c == '\r') {
+            *newline = true;
+            advance(lexer);
+        } else if (c == ' ' || c == '\t' || c == '\f' || c == '\v') {
+            advance(lexer);
+        } else if (c == '\\') {
+            advance(lexer);
+            if (lexer->lookahead == '\r') {
+                advance(lexer);
+            }
+            if (lexer->lookahead != '\n') {
+                return false;
+            }
+            advance(lexer);
+        } else if (c == '/') {
+            advance(lexer);
+            if (lexer->lookahead == '/') {
+                while (!lexer->eof(lexer) && lexer->lookahead != '\n') {
+                    advance(lexer);
+                }
+            } else if (lexer->lookahead == '*') {
+                advance(lexer);
+                for (;;) {
+                    if (lexer->eof(lexer)) {
+                        return false;
+                    }
+                    if (lexer->lookahead == '\n') {
+                        *newline = true;
+                    }
+                    if (lexer->lookahead == '*') {
+                        advance(lexer);
+                        if (lexer->lookahead == '/') {
+                            advance(lexer);
+                            break;
+                        }
+                    } else {
+                        advance(lexer);
+                    }
+                }
+            } else {
+                return false;
+            }
+        } else {
+            return true;
+        }
+    }
+}
+
+/// bankwise: the zero-width end of a `macro_invocation_statement`, i.e. a
+/// statement-initial call such as `DECLARE_SMEM(float, tile, 32)` without a
+/// `;`. Valid only if the call is followed by a line break and the next line
+/// starts with something that cannot continue an expression: a word other
+/// than C++'s alternative operator spellings, `}` or a preprocessor `#`.
+static bool scan_macro_statement_end(TSLexer *lexer) {
+    static const char *const operator_words[] = {"and", "and_eq", "bitand", "bitor",
+                                                 "not_eq", "or", "or_eq", "xor", "xor_eq"};
+    lexer->result_symbol = MACRO_STATEMENT_END;
+    lexer->mark_end(lexer);
+
+    bool newline = false;
+    if (!skip_blanks(lexer, &newline) || !newline || lexer->eof(lexer)) {
+        return false;
+    }
+    int32_t c = lexer->lookahead;
+    if (c == '}' || c == '#') {
+        return true;
+    }
+    if (!is_word_start(c)) {
+        return false;
+    }
+    char word[8];
+    unsigned length = 0;
+    while (is_word_char(lexer->lookahead)) {
+        if (length < sizeof word - 1) {
+            word[length] = (char)lexer->lookahead;
+        }
+        length++;
+        advance(lexer);
+    }
+    if (length >= sizeof word) {
+        return true;
+    }
+    word[length] = '\0';
+    for (size_t i = 0; i < sizeof operator_words / sizeof operator_words[0]; ++i) {
+        if (strcmp(word, operator_words[i]) == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void *tree_sitter_cuda_external_scanner_create() {
     Scanner *scanner = (Scanner *)ts_calloc(1, sizeof(Scanner));
     memset(scanner, 0, sizeof(Scanner));
@@ -106,6 +211,10 @@ bool tree_sitter_cuda_external_scanner_scan(void *payload, TSLexer *lexer, const
     if (valid_symbols[RAW_STRING_DELIMITER] && valid_symbols[RAW_STRING_CONTENT]) {
         // we're in error recovery
         return false;
+    }
+
+    if (valid_symbols[MACRO_STATEMENT_END]) {
+        return scan_macro_statement_end(lexer);
     }
 
     // No skipping leading whitespace: raw-string grammar is space-sensitive.
