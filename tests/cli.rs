@@ -182,7 +182,26 @@ fn huge_files_are_refused_without_being_read() {
     file.set_len(50 * 1024 * 1024).unwrap();
     let output = bankwise(&["check", &path.to_string_lossy()]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("52428800 bytes, more than the 16777216-byte limit"));
+    assert!(stderr(&output).contains("52428800 bytes or more, over the 16777216-byte limit"));
+}
+
+#[test]
+fn devices_cannot_stream_past_the_size_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("zero.cu");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let output = bankwise(&[
+        "check",
+        "--max-file-size",
+        "1000000",
+        &link.to_string_lossy(),
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("over the 1000000-byte limit"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
@@ -224,7 +243,9 @@ fn deeply_nested_expressions_do_not_crash() {
     std::fs::write(
         &path,
         format!(
-            "__global__ void k(float *o) {{\n  __shared__ float s[32];\n  o[0] = {}s[threadIdx.x]{};\n}}\n",
+            "__global__ void k(float *o) {{\n  __shared__ float s[32];\n  o[0] = {}s[threadIdx.x]{} + s[{}threadIdx.x{}];\n}}\n",
+            "(".repeat(depth),
+            ")".repeat(depth),
             "(".repeat(depth),
             ")".repeat(depth)
         ),

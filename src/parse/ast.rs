@@ -240,7 +240,8 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
             ExprKind::Name(text(node, src).split_whitespace().collect())
         }
         "parenthesized_expression" => match node.named_child(0) {
-            Some(inner) if node.named_child_count() == 1 => lower_kind(inner, src, depth + 1),
+            // Through `lower_at`, so the depth limit applies to parentheses too.
+            Some(inner) if node.named_child_count() == 1 => lower_at(inner, src, depth + 1).kind,
             _ => ExprKind::Opaque("parenthesized_expression".into()),
         },
         "field_expression" => ExprKind::Member {

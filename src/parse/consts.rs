@@ -54,11 +54,6 @@ impl Macro {
             .get_or_init(|| super::parse_expression_text(&self.body))
             .as_ref()
     }
-
-    /// Whether the body mentions `name` as a whole identifier token.
-    pub fn mentions(&self, name: &str) -> bool {
-        identifier_tokens(&self.body).any(|token| token == name)
-    }
 }
 
 /// The identifier tokens of a piece of C text (string and char literals skipped).
@@ -144,10 +139,6 @@ impl ConstEnv {
     pub fn command_line_value(&self, name: &str) -> Option<Result<i64, Unresolved>> {
         let mac = self.command_line.get(name)?;
         Some(self.eval_macro_body(mac, &Bindings::default(), 0))
-    }
-
-    pub fn macros(&self) -> impl Iterator<Item = (&String, &Macro)> {
-        self.macros.iter()
     }
 
     pub fn eval(&self, expr: &Expr, scope: &Bindings) -> Result<i64, Unresolved> {
@@ -332,7 +323,7 @@ mod tests {
         assert_eq!(eval(&env, "PAD(TILE)"), Ok(33));
         assert_eq!(eval(&env, "TILE * 2 + 1"), Ok(65));
         assert_eq!(eval(&env, "ROWS << 1"), Ok(16));
-        assert_eq!(eval(&env, "PAD(1, 2)").is_err(), true);
+        assert!(eval(&env, "PAD(1, 2)").is_err());
     }
 
     #[test]

@@ -71,44 +71,148 @@ fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
+/// Source bytes parsed as one tree: larger files are split at top-level boundaries.
+const CHUNK_BYTES: usize = 512 * 1024;
+
+/// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
+/// so only one chunk's tree is alive at a time.
 struct Extractor<'s> {
     src: &'s str,
     lines: LineIndex,
     env: ConstEnv,
+    /// Macro names by the identifiers their bodies mention (for macro-body escapes).
+    macro_mentions: HashMap<String, Vec<String>>,
     diagnostics: Vec<Diagnostic>,
-    /// `(kernel name, template argument texts)` from `template __global__ void k<16>(…);`.
-    instantiations: Vec<(String, Vec<String>)>,
-    function_nodes: Vec<Node<'s>>,
-    file_scope_shared: Vec<Node<'s>>,
+    syntax_errors: Vec<Location>,
+    /// Template arguments by function name, from `template __global__ void k<16>(…);`.
+    instantiations: HashMap<String, Vec<Vec<String>>>,
+    launches: Vec<LaunchSite>,
+    file_scope_arrays: Vec<SharedArray>,
+    /// Template functions: analysed once every instantiation and launch site is known.
+    deferred_templates: Vec<std::ops::Range<usize>>,
+    functions: Vec<Function>,
 }
 
-pub fn extract(tree: &Tree, src: &str, defines: &[String]) -> ParsedFile {
-    let root = tree.root_node();
+pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
     let mut ex = Extractor {
         src,
         lines: LineIndex::new(src),
         env: ConstEnv::with_command_line(defines),
+        macro_mentions: HashMap::new(),
         diagnostics: Vec::new(),
-        instantiations: Vec::new(),
-        function_nodes: Vec::new(),
-        file_scope_shared: Vec::new(),
+        syntax_errors: Vec::new(),
+        instantiations: HashMap::new(),
+        launches: Vec::new(),
+        file_scope_arrays: Vec::new(),
+        deferred_templates: Vec::new(),
+        functions: Vec::new(),
     };
-    let syntax_errors = ex.syntax_errors(root);
-    ex.scan_top_level(root);
-    let launches = ex.launch_sites(root);
-    let mut functions = Vec::new();
-    for node in ex.function_nodes.clone() {
-        ex.function(node, &launches, &syntax_errors, &mut functions);
+    let chunks = super::chunks::top_level_chunks(src, CHUNK_BYTES);
+    let split = chunks.len() > 1;
+    let mut parsed_in_chunks = true;
+    for range in &chunks {
+        let Some(tree) = ex.parse_range(range.clone()) else {
+            parsed_in_chunks = false;
+            break;
+        };
+        if split && tree.root_node().has_error() {
+            // A boundary may have been wrong (a macro with braces): parse the file whole,
+            // so errors are tree-sitter's own.
+            parsed_in_chunks = false;
+            break;
+        }
+        ex.scan_tree(&tree);
     }
+    if !parsed_in_chunks {
+        ex = Extractor {
+            lines: LineIndex::new(src),
+            env: ConstEnv::with_command_line(defines),
+            ..ex.detached()
+        };
+        match ex.parse_range(0..src.len()) {
+            Some(tree) => ex.scan_tree(&tree),
+            None => ex.diagnose(
+                Severity::Error,
+                Location { line: 1, col: 1 },
+                "the parser gave up on this file".into(),
+            ),
+        }
+    }
+    // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does.
+    for launch in &ex.launches {
+        if !launch.template_args.is_empty() {
+            ex.instantiations
+                .entry(launch.kernel.clone())
+                .or_default()
+                .push(launch.template_args.clone());
+        }
+    }
+    for range in std::mem::take(&mut ex.deferred_templates) {
+        if let Some(tree) = ex.parse_range(range) {
+            let mut functions = Vec::new();
+            walk(tree.root_node(), |node| {
+                if node.kind() == "function_definition" {
+                    functions.push(node);
+                    return false;
+                }
+                true
+            });
+            for function in functions {
+                ex.function(function);
+            }
+        }
+    }
+    ex.functions.sort_by_key(|f| f.span.start);
     ParsedFile {
-        functions,
-        launches,
+        functions: ex.functions,
+        launches: ex.launches,
         diagnostics: ex.diagnostics,
-        syntax_errors,
+        syntax_errors: ex.syntax_errors,
     }
 }
 
 impl<'s> Extractor<'s> {
+    /// An empty state over the same text, to extract from a snippet (a macro expansion).
+    fn detached(&self) -> Extractor<'s> {
+        Extractor {
+            src: self.src,
+            lines: LineIndex::new(""),
+            env: ConstEnv::default(),
+            macro_mentions: HashMap::new(),
+            diagnostics: Vec::new(),
+            syntax_errors: Vec::new(),
+            instantiations: HashMap::new(),
+            launches: Vec::new(),
+            file_scope_arrays: Vec::new(),
+            deferred_templates: Vec::new(),
+            functions: Vec::new(),
+        }
+    }
+
+    /// Parses only `range` of the file; node offsets stay offsets into the whole file.
+    fn parse_range(&self, range: std::ops::Range<usize>) -> Option<Tree> {
+        let point = |offset: usize| {
+            let at = self.lines.location(offset);
+            tree_sitter::Point::new(at.line - 1, at.col - 1)
+        };
+        let included = tree_sitter::Range {
+            start_byte: range.start,
+            end_byte: range.end,
+            start_point: point(range.start),
+            end_point: point(range.end),
+        };
+        super::parse_ranges(self.src, &[included])
+    }
+
+    fn scan_tree(&mut self, tree: &Tree) {
+        let root = tree.root_node();
+        let errors = self.collect_syntax_errors(root);
+        self.syntax_errors.extend(errors);
+        self.scan_top_level(root);
+        let launches = self.launch_sites(root);
+        self.launches.extend(launches);
+    }
+
     fn text(&self, node: Node) -> &'s str {
         &self.src[node.byte_range()]
     }
@@ -129,7 +233,7 @@ impl<'s> Extractor<'s> {
         });
     }
 
-    fn syntax_errors(&mut self, root: Node) -> Vec<Location> {
+    fn collect_syntax_errors(&mut self, root: Node) -> Vec<Location> {
         let mut errors = Vec::new();
         walk(root, |node| {
             if node.is_error() || node.is_missing() {
@@ -151,54 +255,53 @@ impl<'s> Extractor<'s> {
 
     /// Collects, in source order, the constants, types, functions and instantiations of the
     /// file, following `#ifdef`/`#if` branches that can be decided and both branches otherwise.
-    fn scan_top_level(&mut self, root: Node<'s>) {
-        let mut stack = vec![root];
-        while let Some(container) = stack.pop() {
-            let mut items = named_children(container);
-            if container.kind().starts_with("preproc_if") || container.kind() == "preproc_elif" {
-                items = self.live_preproc_items(container);
-            }
-            // Process in order but push containers so that their items come before later ones.
-            let mut nested = Vec::new();
-            for item in items {
-                match item.kind() {
-                    "preproc_def" | "preproc_function_def" => self.define(item),
-                    "function_definition" => self.function_nodes.push(item),
-                    "template_declaration" => {
-                        for child in named_children(item) {
-                            match child.kind() {
-                                "function_definition" => self.function_nodes.push(child),
-                                "declaration" => self.declaration_at_file_scope(child),
-                                _ => {}
+    /// Order matters: a function is analysed with the definitions that precede it.
+    fn scan_top_level(&mut self, root: Node) {
+        let mut stack = vec![named_children(root).into_iter()];
+        while let Some(items) = stack.last_mut() {
+            let Some(item) = items.next() else {
+                stack.pop();
+                continue;
+            };
+            match item.kind() {
+                "preproc_def" | "preproc_function_def" => self.define(item),
+                "function_definition" => self.function(item),
+                "template_declaration" => {
+                    for child in named_children(item) {
+                        match child.kind() {
+                            "function_definition" => {
+                                let start = comments_above(item).start_byte();
+                                self.deferred_templates.push(start..item.end_byte());
                             }
+                            "declaration" => self.declaration_at_file_scope(child),
+                            _ => {}
                         }
                     }
-                    "template_instantiation" => self.instantiation(item),
-                    "declaration" => self.declaration_at_file_scope(item),
-                    "type_definition" => self.type_definition(item),
-                    "alias_declaration" => self.alias(item),
-                    "struct_specifier" | "union_specifier" | "class_specifier"
-                    | "enum_specifier" => {
-                        self.type_specifier(item);
-                    }
-                    "namespace_definition" | "linkage_specification" => {
-                        if let Some(body) = item.child_by_field_name("body") {
-                            nested.push(body);
-                        }
-                    }
-                    "declaration_list" | "preproc_ifdef" | "preproc_if" | "preproc_else"
-                    | "preproc_elif" | "preproc_elifdef" => nested.push(item),
-                    _ => {}
                 }
+                "template_instantiation" => self.instantiation(item),
+                "declaration" => self.declaration_at_file_scope(item),
+                "type_definition" => self.type_definition(item),
+                "alias_declaration" => self.alias(item),
+                "struct_specifier" | "union_specifier" | "class_specifier" | "enum_specifier" => {
+                    self.type_specifier(item);
+                }
+                "namespace_definition" | "linkage_specification" => {
+                    if let Some(body) = item.child_by_field_name("body") {
+                        stack.push(named_children(body).into_iter());
+                    }
+                }
+                "declaration_list" | "preproc_else" => stack.push(named_children(item).into_iter()),
+                "preproc_ifdef" | "preproc_if" | "preproc_elif" | "preproc_elifdef" => {
+                    stack.push(self.live_preproc_items(item).into_iter())
+                }
+                _ => {}
             }
-            // A stack is LIFO: push nested containers in reverse to visit them in order.
-            stack.extend(nested.into_iter().rev());
         }
     }
 
     /// The items of a preprocessor conditional that can be live. An undecidable condition keeps
     /// both branches (the first definition of a name wins).
-    fn live_preproc_items(&self, node: Node<'s>) -> Vec<Node<'s>> {
+    fn live_preproc_items<'t>(&self, node: Node<'t>) -> Vec<Node<'t>> {
         let condition = match node.kind() {
             "preproc_ifdef" | "preproc_elifdef" => {
                 let negated = self
@@ -252,6 +355,17 @@ impl<'s> Extractor<'s> {
             .map_or("", |value| self.text(value));
         let line = self.at(node).line;
         let name = self.text(name).to_string();
+        if self.env.macro_named(&name).is_none() {
+            let mut mentioned: Vec<&str> = identifier_tokens(body).collect();
+            mentioned.sort_unstable();
+            mentioned.dedup();
+            for token in mentioned {
+                self.macro_mentions
+                    .entry(token.to_string())
+                    .or_default()
+                    .push(name.clone());
+            }
+        }
         self.env.define_macro(&name, Macro::new(params, body, line));
     }
 
@@ -280,18 +394,19 @@ impl<'s> Extractor<'s> {
                         .collect()
                 })
                 .unwrap_or_default();
-            self.instantiations.push((name, args));
+            self.instantiations.entry(name).or_default().push(args);
         }
     }
 
     /// A namespace-scope declaration: integer constants, `__shared__` arrays, and any struct
     /// or enum it defines.
-    fn declaration_at_file_scope(&mut self, node: Node<'s>) {
+    fn declaration_at_file_scope(&mut self, node: Node) {
         if let Some(ty) = node.child_by_field_name("type") {
             self.type_specifier(ty);
         }
         if has_qualifier(node, self.src, "__shared__") {
-            self.file_scope_shared.push(node);
+            let arrays = self.shared_arrays(node, &Bindings::default(), true, None);
+            self.file_scope_arrays.extend(arrays);
             return;
         }
         let mut scope = Bindings::default();
@@ -644,13 +759,7 @@ impl<'s> Extractor<'s> {
         (scope, dim3s)
     }
 
-    fn function(
-        &mut self,
-        node: Node<'s>,
-        launches: &[LaunchSite],
-        syntax_errors: &[Location],
-        out: &mut Vec<Function>,
-    ) {
+    fn function(&mut self, node: Node) {
         let kind = if has_modifier(node, self.src, "__global__") {
             FunctionKind::Kernel
         } else if has_modifier(node, self.src, "__device__") {
@@ -668,14 +777,16 @@ impl<'s> Extractor<'s> {
             Some(parent) if parent.kind() == "template_declaration" => parent,
             _ => node,
         };
-        let syntax_error = syntax_errors
-            .iter()
-            .find(|at| {
-                let start = self.at(outer);
-                let end = self.lines.location(node.end_byte());
-                (start..=end).contains(at)
-            })
-            .copied();
+        let syntax_error = outer.has_error().then(|| {
+            let mut first = None;
+            walk(outer, |n| {
+                if first.is_none() && (n.is_error() || n.is_missing()) {
+                    first = Some(self.at(n));
+                }
+                first.is_none() && n.has_error()
+            });
+            first.unwrap_or_else(|| self.at(outer))
+        });
         let launch_bounds = named_children(node)
             .into_iter()
             .find(|c| c.kind() == "launch_bounds")
@@ -688,7 +799,7 @@ impl<'s> Extractor<'s> {
             .and_then(|v| u32::try_from(v).ok());
         let annotated_block = self.block_annotation(outer);
         let params = template_parameters(outer, self.src);
-        for (template_args, bindings) in self.instantiations_of(&name, &params, launches) {
+        for (template_args, bindings) in self.instantiations_of(&name, &params) {
             let mut function = Function {
                 name: name.clone(),
                 kind,
@@ -705,17 +816,14 @@ impl<'s> Extractor<'s> {
             if syntax_error.is_none() {
                 self.analyse_body(&mut function, body);
             }
-            out.push(function);
+            self.functions.push(function);
         }
     }
 
     /// A `// bankwise: block=XxY` comment in the run of comments directly above `node`.
     fn block_annotation(&mut self, node: Node) -> Option<[u32; 3]> {
         let mut below = node;
-        while let Some(comment) = below.prev_sibling().filter(|s| s.kind() == "comment") {
-            if comment.end_position().row + 1 < below.start_position().row {
-                break;
-            }
+        while let Some(comment) = comment_above(below) {
             let text = self.text(comment);
             let body = text
                 .trim_start_matches('/')
@@ -757,23 +865,11 @@ impl<'s> Extractor<'s> {
         &mut self,
         name: &str,
         params: &[TemplateParam],
-        launches: &[LaunchSite],
     ) -> Vec<(Vec<(String, String)>, Bindings)> {
         if params.is_empty() {
             return vec![(Vec::new(), Bindings::default())];
         }
-        let mut arg_lists: Vec<Vec<String>> = self
-            .instantiations
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, args)| args.clone())
-            .chain(
-                launches
-                    .iter()
-                    .filter(|l| l.kernel == name && !l.template_args.is_empty())
-                    .map(|l| l.template_args.clone()),
-            )
-            .collect();
+        let mut arg_lists = self.instantiations.get(name).cloned().unwrap_or_default();
         if arg_lists.is_empty() {
             arg_lists.push(Vec::new());
         }
@@ -812,7 +908,7 @@ impl<'s> Extractor<'s> {
         seen
     }
 
-    fn analyse_body(&mut self, function: &mut Function, body: Node<'s>) {
+    fn analyse_body(&mut self, function: &mut Function, body: Node) {
         let (locals, _) = self.local_scope(body, &function.bindings);
         let mut arrays = Vec::new();
         let mut decl_nodes = Vec::new();
@@ -833,11 +929,9 @@ impl<'s> Extractor<'s> {
         // Gather the identifiers that may name a shared array, the locals that shadow
         // file-scope ones, and the callees, in one walk.
         let file_scope_names: HashSet<String> = self
-            .file_scope_shared
-            .clone()
-            .into_iter()
-            .flat_map(|d| self.shared_arrays(d, &locals, true, None))
-            .map(|a| a.name)
+            .file_scope_arrays
+            .iter()
+            .map(|a| a.name.clone())
             .collect();
         let local_names: HashSet<String> = arrays.iter().map(|a| a.name.clone()).collect();
         let is_candidate =
@@ -917,12 +1011,9 @@ impl<'s> Extractor<'s> {
             }
             true
         });
-        for decl in self.file_scope_shared.clone() {
-            for mut array in self.shared_arrays(decl, &locals, true, None) {
-                if uses.contains_key(&array.name) && !shadowed.contains(&array.name) {
-                    array.file_scope = true;
-                    arrays.push(array);
-                }
+        for array in &self.file_scope_arrays {
+            if uses.contains_key(&array.name) && !shadowed.contains(&array.name) {
+                arrays.push(array.clone());
             }
         }
         callees.sort();
@@ -936,9 +1027,11 @@ impl<'s> Extractor<'s> {
             for asm in asm_uses.get(&array.name).into_iter().flatten() {
                 array.escapes.push(self.escape(EscapeKind::Asm, *asm));
             }
-            for (macro_name, mac) in self.env.macros() {
-                if Some(macro_name) != array.declared_by_macro.as_ref() && mac.mentions(&array.name)
-                {
+            for macro_name in self.macro_mentions.get(&array.name).into_iter().flatten() {
+                let Some(mac) = self.env.macro_named(macro_name) else {
+                    continue;
+                };
+                if Some(macro_name) != array.declared_by_macro.as_ref() {
                     array.escapes.push(Escape {
                         kind: EscapeKind::MacroBody(macro_name.clone()),
                         at: Location {
@@ -1124,11 +1217,7 @@ impl<'s> Extractor<'s> {
             let inner = Extractor {
                 src: &snippet,
                 lines: LineIndex::new(&snippet),
-                env: ConstEnv::default(),
-                diagnostics: Vec::new(),
-                instantiations: Vec::new(),
-                function_nodes: Vec::new(),
-                file_scope_shared: Vec::new(),
+                ..self.detached()
             };
             let mut declarations = Vec::new();
             walk(tree.root_node(), |node| {
@@ -1416,6 +1505,22 @@ fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Nod
             ancestors.pop();
         }
     }
+}
+
+/// The comment directly above `node` (on the line before it, or the same line).
+fn comment_above(node: Node) -> Option<Node> {
+    node.prev_sibling()
+        .filter(|s| s.kind() == "comment")
+        .filter(|c| c.end_position().row + 1 >= node.start_position().row)
+}
+
+/// The first of the run of comments directly above `node`, or `node` itself.
+fn comments_above(node: Node) -> Node {
+    let mut top = node;
+    while let Some(comment) = comment_above(top) {
+        top = comment;
+    }
+    top
 }
 
 fn is_atomic(callee: &str) -> bool {

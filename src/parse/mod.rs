@@ -1,6 +1,7 @@
 //! The front end: CUDA source → functions, `__shared__` arrays, their accesses and escapes,
 //! and launch sites. Nothing outside this module sees tree-sitter types.
 mod ast;
+mod chunks;
 mod consts;
 mod extract;
 pub mod language;
@@ -31,21 +32,20 @@ pub(crate) fn parse_text(text: &str) -> Option<Tree> {
     PARSER.with(|parser| parser.borrow_mut().parse(text, None))
 }
 
+/// Parses only the given ranges of `text`; node offsets are offsets into all of `text`.
+pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> Option<Tree> {
+    PARSER.with(|parser| {
+        let mut parser = parser.borrow_mut();
+        parser.set_included_ranges(ranges).ok()?;
+        let tree = parser.parse(text, None);
+        parser.set_included_ranges(&[]).ok()?;
+        tree
+    })
+}
+
 /// Analyses one translation unit. `defines` are `-D` arguments (`NAME=VALUE` or `NAME`).
 pub fn analyse_source(text: &str, defines: &[String]) -> ParsedFile {
-    match parse_text(text) {
-        Some(tree) => extract::extract(&tree, text, defines),
-        None => ParsedFile {
-            functions: Vec::new(),
-            launches: Vec::new(),
-            diagnostics: vec![Diagnostic {
-                severity: Severity::Error,
-                at: Location { line: 1, col: 1 },
-                message: "the parser gave up on this file".into(),
-            }],
-            syntax_errors: vec![Location { line: 1, col: 1 }],
-        },
-    }
+    extract::extract(text, defines)
 }
 
 /// Parses a C expression on its own (a macro body, a `-D` value, a template argument).
@@ -79,10 +79,7 @@ fn shift_spans(mut expr: Expr, by: usize) -> Expr {
 
 /// Parses a block shape `32`, `32x8` or `32x8x2` (also with `,` or `*` separators).
 pub fn parse_block_shape(text: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = text
-        .split(|c| c == 'x' || c == 'X' || c == ',' || c == '*')
-        .map(str::trim)
-        .collect();
+    let parts: Vec<&str> = text.split(['x', 'X', ',', '*']).map(str::trim).collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!(
             "block shape `{text}` must be X, XxY or XxYxZ (e.g. 32x8)"

@@ -1,5 +1,6 @@
 //! Reading a source file: size limit, UTF-8 check, and byte offset → line/column.
 use super::model::Location;
+use std::io::Read;
 use std::path::Path;
 
 /// Files larger than this are refused: bankwise is a pre-build step and must stay fast.
@@ -12,7 +13,7 @@ pub enum SourceError {
         path: String,
         source: std::io::Error,
     },
-    #[error("{path}: file is {size} bytes, more than the {limit}-byte limit; split it or pass --max-file-size")]
+    #[error("{path}: file is {size} bytes or more, over the {limit}-byte limit; split it or pass --max-file-size")]
     TooLarge { path: String, size: u64, limit: u64 },
     #[error(
         "{path}:{line}:{col}: file is not valid UTF-8 (byte 0x{byte:02x}); re-encode it as UTF-8"
@@ -31,15 +32,22 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
         path: display.clone(),
         source,
     };
-    let size = std::fs::metadata(path).map_err(io)?.len();
+    let too_large = |size| SourceError::TooLarge {
+        path: display.clone(),
+        size,
+        limit,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
     if size > limit {
-        return Err(SourceError::TooLarge {
-            path: display,
-            size,
-            limit,
-        });
+        return Err(too_large(size));
     }
-    let bytes = std::fs::read(path).map_err(io)?;
+    // Bounded read: a device or a growing file can report a small size and then stream.
+    let mut bytes = Vec::with_capacity(size as usize);
+    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(bytes.len() as u64));
+    }
     String::from_utf8(bytes).map_err(|err| {
         let valid = err.utf8_error().valid_up_to();
         let bytes = err.as_bytes();
