@@ -320,6 +320,18 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
             second: boxed(field("right"), src, depth),
         },
         "call_expression" => lower_call(node, src, depth),
+        "preproc_defined" => ExprKind::Call {
+            callee: Box::new(Expr {
+                kind: ExprKind::Name("defined".into()),
+                span: Span::of(node),
+            }),
+            template_args: Vec::new(),
+            args: node
+                .named_child(0)
+                .map(|name| lower_at(name, src, depth + 1))
+                .into_iter()
+                .collect(),
+        },
         "cast_expression" => ExprKind::Cast {
             ty: field("type")
                 .map(|t| compact_text(t, src))
@@ -384,6 +396,42 @@ fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
 }
 
 impl Expr {
+    /// Every identifier the expression mentions, outside `defined(…)`.
+    pub fn names(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            match &expr.kind {
+                ExprKind::Name(name) => names.push(name.as_str()),
+                ExprKind::Call { callee, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "defined") =>
+                    {}
+                ExprKind::Member { base, .. } => pending.push(base),
+                ExprKind::Index { base, index } => pending.extend([&**base, &**index]),
+                ExprKind::Unary { operand, .. }
+                | ExprKind::Cast { operand, .. }
+                | ExprKind::Step { operand, .. }
+                | ExprKind::SizeofExpr(operand) => pending.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => pending.extend([&**lhs, &**rhs]),
+                ExprKind::Assign { target, value, .. } => pending.extend([&**target, &**value]),
+                ExprKind::Comma { first, second } => pending.extend([&**first, &**second]),
+                ExprKind::Conditional {
+                    cond,
+                    then,
+                    otherwise,
+                } => pending.extend([&**cond, &**then, &**otherwise]),
+                ExprKind::Call { callee, args, .. } => {
+                    pending.push(callee);
+                    pending.extend(args);
+                }
+                ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::SizeofType(_)
+                | ExprKind::Opaque(_) => {}
+            }
+        }
+        names
+    }
+
     /// The callee's name when this is a call of a named function or macro.
     pub fn callee_name(&self) -> Option<&str> {
         match &self.kind {

@@ -11,7 +11,7 @@ use std::ops::Range;
 /// Splits `text` into consecutive ranges of at least `min_bytes` (the last may be shorter).
 pub fn top_level_chunks(text: &str, min_bytes: usize) -> Vec<Range<usize>> {
     if text.len() <= min_bytes {
-        return std::iter::once(0..text.len()).collect();
+        return whole(text);
     }
     let bytes = text.as_bytes();
     let mut chunks = Vec::new();
@@ -30,6 +30,11 @@ pub fn top_level_chunks(text: &str, min_bytes: usize) -> Vec<Range<usize>> {
     }
     chunks.push(start..bytes.len());
     chunks
+}
+
+/// The whole of `text` as one chunk.
+pub fn whole(text: &str) -> Vec<Range<usize>> {
+    std::iter::once(0..text.len()).collect()
 }
 
 #[derive(Default)]
@@ -90,11 +95,16 @@ impl Scanner {
             self.after_item_end = false;
             return skip_quoted(bytes, i);
         }
+        // Parentheses matter only between items (a parameter list over several lines); an
+        // unbalanced one inside a body (a syntax error) must not hide later boundaries.
         match c {
-            b'{' => self.braces += 1,
+            b'{' => {
+                self.braces += 1;
+                self.parens = 0;
+            }
             b'}' => self.braces -= 1,
-            b'(' => self.parens += 1,
-            b')' => self.parens -= 1,
+            b'(' if self.braces == 0 => self.parens += 1,
+            b')' if self.braces == 0 => self.parens -= 1,
             _ => {}
         }
         self.after_item_end = c == b'}' || c == b';';
@@ -179,6 +189,15 @@ mod tests {
                 "int c = f(\n1);\n",
                 "int d;\n"
             ]
+        );
+    }
+
+    #[test]
+    fn an_unclosed_parenthesis_in_a_body_does_not_hide_later_items() {
+        let text = "void f() {\n  x = (1 + ;\n}\nvoid g() {}\n";
+        assert_eq!(
+            pieces(text, 0),
+            ["void f() {\n  x = (1 + ;\n}\n", "void g() {}\n"]
         );
     }
 

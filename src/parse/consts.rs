@@ -141,6 +141,19 @@ impl ConstEnv {
         Some(self.eval_macro_body(mac, &Bindings::default(), 0))
     }
 
+    /// Evaluates an `#if` condition as the preprocessor does: a name that is not a macro
+    /// (nor a known constant) is 0.
+    pub fn eval_condition(&self, expr: &Expr) -> Result<bool, Unresolved> {
+        let mut scope = Bindings::default();
+        for name in expr.names() {
+            let unknown = Err(Unresolved::UnknownName(name.to_string()));
+            if self.eval_name(name, &scope, 0) == unknown {
+                scope.ints.insert(name.to_string(), 0);
+            }
+        }
+        self.eval(expr, &scope).map(|v| v != 0)
+    }
+
     pub fn eval(&self, expr: &Expr, scope: &Bindings) -> Result<i64, Unresolved> {
         self.eval_at(expr, scope, 0)
     }

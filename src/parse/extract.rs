@@ -94,84 +94,114 @@ struct Extractor<'s> {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
-    let mut ex = Extractor {
-        src,
-        lines: LineIndex::new(src),
-        env: ConstEnv::with_command_line(defines),
-        macro_mentions: HashMap::new(),
-        diagnostics: Vec::new(),
-        syntax_errors: Vec::new(),
-        instantiations: HashMap::new(),
-        launches: Vec::new(),
-        file_scope_arrays: Vec::new(),
-        deferred_templates: Vec::new(),
-        functions: Vec::new(),
-    };
-    let chunks = super::chunks::top_level_chunks(src, CHUNK_BYTES);
-    let split = chunks.len() > 1;
-    let mut parsed_in_chunks = true;
-    for range in &chunks {
-        let Some(tree) = ex.parse_range(range.clone()) else {
-            parsed_in_chunks = false;
-            break;
-        };
-        if split && tree.root_node().has_error() {
-            // A boundary may have been wrong (a macro with braces): parse the file whole,
-            // so errors are tree-sitter's own.
-            parsed_in_chunks = false;
-            break;
-        }
-        ex.scan_tree(&tree);
+    // Parse plans, cheapest first: 512 KB pieces; the whole file (a boundary may have been
+    // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
+    // error from swallowing the kernels around it. The first clean plan wins; otherwise the
+    // one that analyses the most functions without a syntax error.
+    let coarse = super::chunks::top_level_chunks(src, CHUNK_BYTES);
+    let mut plans = vec![coarse];
+    if plans[0].len() > 1 {
+        plans.push(super::chunks::whole(src));
     }
-    if !parsed_in_chunks {
-        ex = Extractor {
-            lines: LineIndex::new(src),
-            env: ConstEnv::with_command_line(defines),
-            ..ex.detached()
-        };
-        match ex.parse_range(0..src.len()) {
-            Some(tree) => ex.scan_tree(&tree),
-            None => ex.diagnose(
-                Severity::Error,
-                Location { line: 1, col: 1 },
-                "the parser gave up on this file".into(),
-            ),
+    plans.push(super::chunks::top_level_chunks(src, 0));
+    let mut best: Option<(usize, Extractor)> = None;
+    for plan in plans {
+        let (clean, ex) = Extractor::run(src, defines, &plan);
+        if clean {
+            return ex.finish();
+        }
+        let analysed = ex
+            .functions
+            .iter()
+            .filter(|f| f.syntax_error.is_none())
+            .count();
+        // On a tie the later, finer plan wins: its errors are more local.
+        if best.as_ref().is_none_or(|(most, _)| analysed >= *most) {
+            best = Some((analysed, ex));
         }
     }
-    // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does.
-    for launch in &ex.launches {
-        if !launch.template_args.is_empty() {
-            ex.instantiations
-                .entry(launch.kernel.clone())
-                .or_default()
-                .push(launch.template_args.clone());
-        }
-    }
-    for range in std::mem::take(&mut ex.deferred_templates) {
-        if let Some(tree) = ex.parse_range(range) {
-            let mut functions = Vec::new();
-            walk(tree.root_node(), |node| {
-                if node.kind() == "function_definition" {
-                    functions.push(node);
-                    return false;
-                }
-                true
-            });
-            for function in functions {
-                ex.function(function);
-            }
-        }
-    }
-    ex.functions.sort_by_key(|f| f.span.start);
-    ParsedFile {
-        functions: ex.functions,
-        launches: ex.launches,
-        diagnostics: ex.diagnostics,
-        syntax_errors: ex.syntax_errors,
+    match best {
+        Some((_, ex)) => ex.finish(),
+        None => Extractor::run(src, defines, &super::chunks::whole(src))
+            .1
+            .finish(),
     }
 }
 
 impl<'s> Extractor<'s> {
+    /// Extracts the file parsing `ranges` one at a time; also says whether no piece had a
+    /// syntax error.
+    fn run(src: &'s str, defines: &[String], ranges: &[std::ops::Range<usize>]) -> (bool, Self) {
+        let mut ex = Extractor {
+            src,
+            lines: LineIndex::new(src),
+            env: ConstEnv::with_command_line(defines),
+            macro_mentions: HashMap::new(),
+            diagnostics: Vec::new(),
+            syntax_errors: Vec::new(),
+            instantiations: HashMap::new(),
+            launches: Vec::new(),
+            file_scope_arrays: Vec::new(),
+            deferred_templates: Vec::new(),
+            functions: Vec::new(),
+        };
+        let mut clean = true;
+        for range in ranges {
+            match ex.parse_range(range.clone()) {
+                Some(tree) => {
+                    clean &= !tree.root_node().has_error();
+                    ex.scan_tree(&tree);
+                }
+                None => {
+                    clean = false;
+                    let at = ex.lines.location(range.start);
+                    ex.syntax_errors.push(at);
+                    ex.diagnose(Severity::Error, at, "the parser gave up here".into());
+                }
+            }
+        }
+        ex.analyse_templates();
+        (clean, ex)
+    }
+
+    fn finish(mut self) -> ParsedFile {
+        self.functions.sort_by_key(|f| f.span.start);
+        ParsedFile {
+            functions: self.functions,
+            launches: self.launches,
+            diagnostics: self.diagnostics,
+            syntax_errors: self.syntax_errors,
+        }
+    }
+
+    /// Template functions, once every instantiation and launch of the file is known.
+    fn analyse_templates(&mut self) {
+        // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does.
+        for launch in &self.launches {
+            if !launch.template_args.is_empty() {
+                self.instantiations
+                    .entry(launch.kernel.clone())
+                    .or_default()
+                    .push(launch.template_args.clone());
+            }
+        }
+        for range in std::mem::take(&mut self.deferred_templates) {
+            if let Some(tree) = self.parse_range(range) {
+                let mut functions = Vec::new();
+                walk(tree.root_node(), |node| {
+                    if node.kind() == "function_definition" {
+                        functions.push(node);
+                        return false;
+                    }
+                    true
+                });
+                for function in functions {
+                    self.function(function);
+                }
+            }
+        }
+    }
+
     /// An empty state over the same text, to extract from a snippet (a macro expansion).
     fn detached(&self) -> Extractor<'s> {
         Extractor {
@@ -317,12 +347,9 @@ impl<'s> Extractor<'s> {
                 node.child_by_field_name("name")
                     .map(|name| self.env.is_defined(self.text(name)) != negated)
             }
-            _ => node.child_by_field_name("condition").and_then(|cond| {
-                self.env
-                    .eval(&ast::lower(cond, self.src), &Bindings::default())
-                    .ok()
-                    .map(|v| v != 0)
-            }),
+            _ => node
+                .child_by_field_name("condition")
+                .and_then(|cond| self.env.eval_condition(&ast::lower(cond, self.src)).ok()),
         };
         let alternative = node.child_by_field_name("alternative");
         let body: Vec<Node> = named_children(node)
@@ -909,6 +936,8 @@ impl<'s> Extractor<'s> {
     }
 
     fn analyse_body(&mut self, function: &mut Function, body: Node) {
+        let dead = self.dead_branches(body);
+        let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
         let (locals, _) = self.local_scope(body, &function.bindings);
         let mut arrays = Vec::new();
         let mut decl_nodes = Vec::new();
@@ -918,24 +947,19 @@ impl<'s> Extractor<'s> {
         let mut matches = cursor.matches(query, body, self.src.as_bytes());
         while let Some(m) = matches.next() {
             if let Some(c) = m.captures().iter().find(|c| Some(c.index) == decl_ix) {
-                decl_nodes.push(c.node);
+                if !is_dead(c.node) {
+                    decl_nodes.push(c.node);
+                }
             }
         }
         for decl in &decl_nodes {
             arrays.extend(self.shared_arrays(*decl, &locals, false, None));
         }
-        arrays.extend(self.macro_declared_arrays(body, &locals));
+        arrays.extend(self.macro_declared_arrays(body, &locals, &dead));
+        let local_count = arrays.len();
+        arrays.extend(self.file_scope_arrays.iter().cloned());
 
-        // Gather the identifiers that may name a shared array, the locals that shadow
-        // file-scope ones, and the callees, in one walk.
-        let file_scope_names: HashSet<String> = self
-            .file_scope_arrays
-            .iter()
-            .map(|a| a.name.clone())
-            .collect();
-        let local_names: HashSet<String> = arrays.iter().map(|a| a.name.clone()).collect();
-        let is_candidate =
-            |name: &str| local_names.contains(name) || file_scope_names.contains(name);
+        let candidates: HashSet<&str> = arrays.iter().map(|a| a.name.as_str()).collect();
         let declarator_starts: HashSet<usize> = decl_nodes
             .iter()
             .flat_map(|d| {
@@ -949,29 +973,68 @@ impl<'s> Extractor<'s> {
                 starts
             })
             .collect();
-        let declaring_macros: Vec<Span> = arrays
+        let declaring_macros: Vec<Span> = arrays[..local_count]
             .iter()
             .filter(|a| a.declared_by_macro.is_some())
             .map(|a| a.decl_span)
             .collect();
-        let mut uses: HashMap<String, Vec<Lineage>> = HashMap::new();
-        let mut asm_uses: HashMap<String, Vec<Node>> = HashMap::new();
-        let mut shadowed = HashSet::new();
+        // Scopes by node id: the shared arrays (by index) and the other names declared in
+        // them so far. Source order makes "so far" the C++ rule.
+        let mut shared_in_scope: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut others_in_scope: HashMap<usize, HashSet<String>> = HashMap::new();
+        let parameters = function_parameters(body, self.src);
+        others_in_scope.insert(body.id(), parameters);
+        let mut uses: Vec<Vec<Lineage>> = (0..arrays.len()).map(|_| Vec::new()).collect();
+        let mut asm_uses: Vec<Vec<Node>> = vec![Vec::new(); arrays.len()];
         let mut callees = Vec::new();
+        let resolve = |name: &str,
+                       ancestors: &[Node],
+                       shared_in_scope: &HashMap<usize, Vec<usize>>,
+                       others_in_scope: &HashMap<usize, HashSet<String>>|
+         -> Option<usize> {
+            for scope in ancestors.iter().rev().filter(|a| is_scope(a.kind())) {
+                let shared = shared_in_scope.get(&scope.id()).into_iter().flatten();
+                if let Some(&i) = shared.filter(|&&i| arrays[i].name == name).next_back() {
+                    return Some(i);
+                }
+                if others_in_scope
+                    .get(&scope.id())
+                    .is_some_and(|names| names.contains(name))
+                {
+                    return None;
+                }
+            }
+            (local_count..arrays.len()).find(|&i| arrays[i].name == name)
+        };
         walk_with_ancestors(body, |node, ancestors| {
+            if is_dead(node) {
+                return false;
+            }
+            let scope = || {
+                ancestors
+                    .iter()
+                    .rev()
+                    .find(|a| is_scope(a.kind()))
+                    .map_or(body.id(), |a| a.id())
+            };
             match node.kind() {
                 // Operands of sizeof/alignof/decltype are not evaluated: no access.
                 "sizeof_expression" | "alignof_expression" | "decltype" => return false,
                 "gnu_asm_expression" => {
-                    walk(node, |inner| {
-                        if inner.kind() == "identifier" && is_candidate(self.text(inner)) {
-                            asm_uses
-                                .entry(self.text(inner).to_string())
-                                .or_default()
-                                .push(node);
+                    let mut inner_uses = Vec::new();
+                    walk_with_ancestors(node, |inner, inner_ancestors| {
+                        if inner.kind() == "identifier" && candidates.contains(self.text(inner)) {
+                            let chain: Vec<Node> =
+                                ancestors.iter().chain(inner_ancestors).copied().collect();
+                            inner_uses.push((self.text(inner), chain));
                         }
                         true
                     });
+                    for (name, chain) in inner_uses {
+                        if let Some(i) = resolve(name, &chain, &shared_in_scope, &others_in_scope) {
+                            asm_uses[i].push(node);
+                        }
+                    }
                     return false;
                 }
                 "identifier" => {
@@ -979,59 +1042,76 @@ impl<'s> Extractor<'s> {
                     let in_declaring_macro = declaring_macros
                         .iter()
                         .any(|span| (span.start..span.end).contains(&node.start_byte()));
-                    if is_candidate(name)
+                    if candidates.contains(name)
                         && !declarator_starts.contains(&node.start_byte())
                         && !in_declaring_macro
                     {
-                        let chain = std::iter::once(node)
-                            .chain(ancestors.iter().rev().copied())
-                            .collect();
-                        uses.entry(name.to_string())
-                            .or_default()
-                            .push(Lineage { chain });
+                        if let Some(i) =
+                            resolve(name, ancestors, &shared_in_scope, &others_in_scope)
+                        {
+                            let chain = std::iter::once(node)
+                                .chain(ancestors.iter().rev().copied())
+                                .collect();
+                            uses[i].push(Lineage { chain });
+                        }
                     }
                 }
                 "call_expression" => {
                     if let Some(f) = node.child_by_field_name("function") {
-                        if f.kind() == "identifier" {
-                            callees.push(self.text(f).to_string());
-                        }
-                    }
-                }
-                "declaration" | "parameter_declaration" if !decl_nodes.contains(&node) => {
-                    let mut cursor = node.walk();
-                    for declarator in node.children_by_field_name("declarator", &mut cursor) {
-                        let name = leftmost_identifier(declarator, self.src);
-                        if file_scope_names.contains(name) {
-                            shadowed.insert(name.to_string());
+                        if matches!(f.kind(), "identifier" | "qualified_identifier") {
+                            let name = compact_text(f, self.src);
+                            callees.push(name.rsplit("::").next().unwrap_or(&name).to_string());
                         }
                     }
                 }
                 _ => {}
             }
+            let span = Span::of(node);
+            let declared: Vec<usize> = (0..local_count)
+                .filter(|&i| arrays[i].decl_span == span)
+                .collect();
+            if !declared.is_empty() {
+                shared_in_scope.entry(scope()).or_default().extend(declared);
+            } else if matches!(node.kind(), "declaration" | "parameter_declaration") {
+                let mut cursor = node.walk();
+                let names: Vec<String> = node
+                    .children_by_field_name("declarator", &mut cursor)
+                    .map(|d| leftmost_identifier(d, self.src).to_string())
+                    .collect();
+                others_in_scope.entry(scope()).or_default().extend(names);
+            }
             true
         });
-        for array in &self.file_scope_arrays {
-            if uses.contains_key(&array.name) && !shadowed.contains(&array.name) {
-                arrays.push(array.clone());
-            }
-        }
         callees.sort();
         callees.dedup();
         function.callees = callees;
 
-        for array in &mut arrays {
-            for node in uses.get(&array.name).into_iter().flatten() {
-                self.classify_use(array, node);
+        let body_text = self.text(body);
+        let mut kept = Vec::new();
+        for (i, mut array) in arrays.into_iter().enumerate() {
+            if i >= local_count && uses[i].is_empty() && asm_uses[i].is_empty() {
+                continue;
             }
-            for asm in asm_uses.get(&array.name).into_iter().flatten() {
+            for lineage in &uses[i] {
+                self.classify_use(&mut array, lineage);
+            }
+            for asm in &asm_uses[i] {
                 array.escapes.push(self.escape(EscapeKind::Asm, *asm));
             }
             for macro_name in self.macro_mentions.get(&array.name).into_iter().flatten() {
                 let Some(mac) = self.env.macro_named(macro_name) else {
                     continue;
                 };
-                if Some(macro_name) != array.declared_by_macro.as_ref() {
+                let declares = Some(macro_name) == array.declared_by_macro.as_ref();
+                let parameter = mac
+                    .params
+                    .as_ref()
+                    .is_some_and(|params| params.contains(&array.name));
+                // Reachable from this body: named in it, or in another macro's body (a
+                // macro may expand another, so this errs on the side of an escape).
+                let reachable = identifier_tokens(body_text).any(|t| t == macro_name)
+                    || self.macro_mentions.contains_key(macro_name);
+                if !declares && !parameter && reachable {
                     array.escapes.push(Escape {
                         kind: EscapeKind::MacroBody(macro_name.clone()),
                         at: Location {
@@ -1043,11 +1123,36 @@ impl<'s> Extractor<'s> {
                 }
             }
             array.escapes.sort_by_key(|e| e.at);
+            kept.push(array);
         }
-        for array in &arrays {
+        for array in &kept {
             self.report_unknown_extents(function, array);
         }
-        function.arrays = arrays;
+        function.arrays = kept;
+    }
+
+    /// Byte ranges of `#if`/`#ifdef` branches inside `body` that are known to be dead.
+    fn dead_branches(&self, body: Node) -> Vec<std::ops::Range<usize>> {
+        let mut dead = Vec::new();
+        walk(body, |node| {
+            if matches!(
+                node.kind(),
+                "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
+            ) {
+                let live: Vec<Node> = self.live_preproc_items(node);
+                let guards = [
+                    node.child_by_field_name("condition"),
+                    node.child_by_field_name("name"),
+                ];
+                for child in named_children(node) {
+                    if !live.contains(&child) && !guards.contains(&Some(child)) {
+                        dead.push(child.byte_range());
+                    }
+                }
+            }
+            true
+        });
+        dead
     }
 
     fn report_unknown_extents(&mut self, function: &Function, array: &SharedArray) {
@@ -1178,9 +1283,17 @@ impl<'s> Extractor<'s> {
 
     /// Arrays declared by invoking a macro whose body contains `__shared__`: the invocation is
     /// expanded textually and parsed on its own.
-    fn macro_declared_arrays(&self, body: Node, scope: &Bindings) -> Vec<SharedArray> {
+    fn macro_declared_arrays(
+        &self,
+        body: Node,
+        scope: &Bindings,
+        dead: &[std::ops::Range<usize>],
+    ) -> Vec<SharedArray> {
         let mut calls = Vec::new();
         walk(body, |node| {
+            if dead.iter().any(|r| r.contains(&node.start_byte())) {
+                return false;
+            }
             if node.kind() == "call_expression" {
                 calls.push(node);
             }
@@ -1505,6 +1618,44 @@ fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Nod
             ancestors.pop();
         }
     }
+}
+
+/// Node kinds that open a C++ scope for the names declared in them.
+fn is_scope(kind: &str) -> bool {
+    matches!(
+        kind,
+        "compound_statement"
+            | "for_statement"
+            | "for_range_loop"
+            | "lambda_expression"
+            | "if_statement"
+            | "while_statement"
+            | "switch_statement"
+            | "catch_clause"
+    )
+}
+
+/// The names of the parameters of the function whose body is `body`.
+fn function_parameters(body: Node, src: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    let declarator = body
+        .parent()
+        .and_then(|f| f.child_by_field_name("declarator"));
+    let mut list = None;
+    if let Some(declarator) = declarator {
+        walk(declarator, |n| {
+            if n.kind() == "parameter_list" && list.is_none() {
+                list = Some(n);
+            }
+            list.is_none()
+        });
+    }
+    for param in list.map(named_children).unwrap_or_default() {
+        if let Some(declarator) = param.child_by_field_name("declarator") {
+            names.insert(leftmost_identifier(declarator, src).to_string());
+        }
+    }
+    names
 }
 
 /// The comment directly above `node` (on the line before it, or the same line).

@@ -328,3 +328,110 @@ __global__ void k(float *o) {
     );
     assert_eq!(q.accesses[0].member.as_deref(), Some("v"));
 }
+
+#[test]
+fn names_bind_to_the_nearest_declaration() {
+    let file = parse(
+        "__shared__ float g[64];
+__global__ void k1(float *o) {
+  g[threadIdx.x] = 1.0f;
+  { float g[4]; g[0] = 2.0f; o[0] = g[1]; }
+  o[threadIdx.x] = g[threadIdx.x];
+}
+__global__ void k2(float *o, float *g) { o[0] = g[0]; }
+__global__ void k3(float *o) {
+  __shared__ int s[32];
+  s[threadIdx.x] = 0;
+  auto f = [&](int s) { return s + 1; };
+  for (int s = 0; s < 2; ++s) o[s] = 0;
+  o[0] = f(s[1]);
+  { __shared__ int s[8]; s[threadIdx.x % 8] = 1; }
+}",
+    );
+    assert_eq!(
+        kinds(array(&file, "k1", "g")),
+        vec![("store", 3), ("load", 5)]
+    );
+    assert!(file.functions[1].arrays.is_empty());
+    let k3 = &file.functions[2];
+    assert_eq!(k3.arrays.len(), 2);
+    assert_eq!(kinds(&k3.arrays[0]), vec![("store", 10), ("load", 13)]);
+    assert!(k3.arrays[0].rewritable());
+    assert_eq!(k3.arrays[1].dims, vec![Some(8)]);
+    assert_eq!(kinds(&k3.arrays[1]), vec![("store", 14)]);
+}
+
+#[test]
+fn dead_preprocessor_branches_in_bodies_are_skipped() {
+    let src = "#define MODE 2
+#if defined(WIDE) && WIDE > 2
+#define M 64
+#elif MODE == 2
+#define M 16
+#else
+#define M 8
+#endif
+__global__ void k(float *o) {
+  __shared__ float s[M];
+#if 0
+  __shared__ float dead[4];
+  dead[0] = 1;
+  s[1] = 5;
+#else
+  s[2] = 6;
+#endif
+#ifdef EXTRA
+  s[3] = 7;
+#endif
+}";
+    let file = parse(src);
+    let k = &file.functions[0];
+    assert_eq!(k.arrays.len(), 1);
+    assert_eq!(k.arrays[0].dims, vec![Some(16)]);
+    assert_eq!(kinds(&k.arrays[0]), vec![("store", 16)]);
+    let file = parse_with(src, &["WIDE=3", "EXTRA"]);
+    let s = &file.functions[0].arrays[0];
+    assert_eq!(s.dims, vec![Some(64)]);
+    assert_eq!(kinds(s), vec![("store", 16), ("store", 19)]);
+}
+
+#[test]
+fn macro_escapes_need_the_name_and_a_use() {
+    let file = parse(
+        "#define SQ(s) ((s) * (s))
+#define NEVER_USED(i) t[i]
+#define STORE(v) u[threadIdx.x] = (v)
+#define VIA_OTHER(v) STORE(v)
+__global__ void k(float *o) {
+  __shared__ float s[32], t[32], u[32];
+  s[threadIdx.x] = SQ(o[0]);
+  t[threadIdx.x] = 0;
+  VIA_OTHER(1.0f);
+  o[0] = s[1] + t[2] + u[0];
+}",
+    );
+    assert!(array(&file, "k", "s").rewritable());
+    assert!(array(&file, "k", "t").rewritable());
+    let u = array(&file, "k", "u");
+    assert_eq!(escape_tags(u), vec!["macro-body"]);
+    assert_eq!(u.escapes[0].at.line, 3);
+}
+
+#[test]
+fn a_syntax_error_does_not_swallow_the_next_kernel() {
+    let file = parse(
+        "__global__ void broken(float *o) {
+  __shared__ float b[32];
+  b[threadIdx.x] = (1 + ;
+  o[0] = b[0]
+}
+__global__ void good(float *o) {
+  __shared__ float g[64];
+  g[threadIdx.x] = o[0];
+}",
+    );
+    assert!(file.functions[0].syntax_error.is_some());
+    assert_eq!(file.functions[1].name, "good");
+    assert!(file.functions[1].syntax_error.is_none());
+    assert_eq!(kinds(array(&file, "good", "g")), vec![("store", 8)]);
+}
