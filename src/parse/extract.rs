@@ -993,8 +993,8 @@ impl<'s> Extractor<'s> {
                        others_in_scope: &HashMap<usize, HashSet<String>>|
          -> Option<usize> {
             for scope in ancestors.iter().rev().filter(|a| is_scope(a.kind())) {
-                let shared = shared_in_scope.get(&scope.id()).into_iter().flatten();
-                if let Some(&i) = shared.filter(|&&i| arrays[i].name == name).next_back() {
+                let mut shared = shared_in_scope.get(&scope.id()).into_iter().flatten();
+                if let Some(&i) = shared.rfind(|&&i| arrays[i].name == name) {
                     return Some(i);
                 }
                 if others_in_scope
