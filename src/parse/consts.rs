@@ -51,7 +51,17 @@ impl Macro {
 
     fn expr(&self) -> Option<&Expr> {
         self.expr
-            .get_or_init(|| super::parse_expression_text(&self.body))
+            .get_or_init(|| match super::ast::parse_int_literal(&self.body) {
+                // Most macros are plain numbers: no need for the parser.
+                Some(value) => Some(Expr {
+                    kind: ExprKind::Int(value),
+                    span: super::ast::Span {
+                        start: 0,
+                        end: self.body.len(),
+                    },
+                }),
+                None => super::parse_expression_text(&self.body),
+            })
             .as_ref()
     }
 }

@@ -20,14 +20,6 @@ fn query(cell: &'static OnceLock<Query>, source: &str) -> &'static Query {
     })
 }
 
-fn shared_declarations_query() -> &'static Query {
-    static CELL: OnceLock<Query> = OnceLock::new();
-    query(
-        &CELL,
-        include_str!("../../grammar/queries/shared_declarations.scm"),
-    )
-}
-
 fn launch_sites_query() -> &'static Query {
     static CELL: OnceLock<Query> = OnceLock::new();
     query(
@@ -72,7 +64,7 @@ fn children(node: Node) -> Vec<Node> {
 }
 
 /// Source bytes parsed as one tree: larger files are split at top-level boundaries.
-const CHUNK_BYTES: usize = 512 * 1024;
+const CHUNK_BYTES: usize = 128 * 1024;
 
 /// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
 /// so only one chunk's tree is alive at a time.
@@ -88,8 +80,8 @@ struct Extractor<'s> {
     instantiations: HashMap<String, Vec<Vec<String>>>,
     launches: Vec<LaunchSite>,
     file_scope_arrays: Vec<SharedArray>,
-    /// Template functions: analysed once every instantiation and launch site is known.
-    deferred_templates: Vec<std::ops::Range<usize>>,
+    /// Template functions, instantiated once every instantiation and launch is known.
+    templates: Vec<Prototype>,
     functions: Vec<Function>,
 }
 
@@ -142,12 +134,12 @@ impl<'s> Extractor<'s> {
             instantiations: HashMap::new(),
             launches: Vec::new(),
             file_scope_arrays: Vec::new(),
-            deferred_templates: Vec::new(),
+            templates: Vec::new(),
             functions: Vec::new(),
         };
         let mut clean = true;
-        for range in ranges {
-            match ex.parse_range(range.clone()) {
+        let mut consume =
+            |ex: &mut Extractor, range: &std::ops::Range<usize>, tree: Option<Tree>| match tree {
                 Some(tree) => {
                     clean &= !tree.root_node().has_error();
                     ex.scan_tree(&tree);
@@ -158,7 +150,30 @@ impl<'s> Extractor<'s> {
                     ex.syntax_errors.push(at);
                     ex.diagnose(Severity::Error, at, "the parser gave up here".into());
                 }
-            }
+            };
+        if let [range] = ranges {
+            let tree = ex.parse_range(range.clone());
+            consume(&mut ex, range, tree);
+        } else {
+            // Parse the next piece on another thread while this one is analysed. The bounded
+            // channel keeps at most two trees alive besides the one being analysed.
+            let included: Vec<tree_sitter::Range> = ranges
+                .iter()
+                .map(|r| ex.included_range(r.clone()))
+                .collect();
+            std::thread::scope(|scope| {
+                let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+                scope.spawn(move || {
+                    for range in included {
+                        if sender.send(super::parse_ranges(src, &[range])).is_err() {
+                            break;
+                        }
+                    }
+                });
+                for (range, tree) in ranges.iter().zip(receiver) {
+                    consume(&mut ex, range, tree);
+                }
+            });
         }
         ex.analyse_templates();
         (clean, ex)
@@ -185,19 +200,11 @@ impl<'s> Extractor<'s> {
                     .push(launch.template_args.clone());
             }
         }
-        for range in std::mem::take(&mut self.deferred_templates) {
-            if let Some(tree) = self.parse_range(range) {
-                let mut functions = Vec::new();
-                walk(tree.root_node(), |node| {
-                    if node.kind() == "function_definition" {
-                        functions.push(node);
-                        return false;
-                    }
-                    true
-                });
-                for function in functions {
-                    self.function(function);
-                }
+        for prototype in std::mem::take(&mut self.templates) {
+            let name = prototype.function.name.clone();
+            for (args, bindings) in self.instantiations_of(&name, &prototype.params) {
+                let function = self.instantiate(&prototype, args, bindings);
+                self.functions.push(function);
             }
         }
     }
@@ -214,24 +221,27 @@ impl<'s> Extractor<'s> {
             instantiations: HashMap::new(),
             launches: Vec::new(),
             file_scope_arrays: Vec::new(),
-            deferred_templates: Vec::new(),
+            templates: Vec::new(),
             functions: Vec::new(),
         }
     }
 
     /// Parses only `range` of the file; node offsets stay offsets into the whole file.
     fn parse_range(&self, range: std::ops::Range<usize>) -> Option<Tree> {
+        super::parse_ranges(self.src, &[self.included_range(range)])
+    }
+
+    fn included_range(&self, range: std::ops::Range<usize>) -> tree_sitter::Range {
         let point = |offset: usize| {
             let at = self.lines.location(offset);
             tree_sitter::Point::new(at.line - 1, at.col - 1)
         };
-        let included = tree_sitter::Range {
+        tree_sitter::Range {
             start_byte: range.start,
             end_byte: range.end,
             start_point: point(range.start),
             end_point: point(range.end),
-        };
-        super::parse_ranges(self.src, &[included])
+        }
     }
 
     fn scan_tree(&mut self, tree: &Tree) {
@@ -239,8 +249,6 @@ impl<'s> Extractor<'s> {
         let errors = self.collect_syntax_errors(root);
         self.syntax_errors.extend(errors);
         self.scan_top_level(root);
-        let launches = self.launch_sites(root);
-        self.launches.extend(launches);
     }
 
     fn text(&self, node: Node) -> &'s str {
@@ -295,13 +303,16 @@ impl<'s> Extractor<'s> {
             };
             match item.kind() {
                 "preproc_def" | "preproc_function_def" => self.define(item),
-                "function_definition" => self.function(item),
+                "function_definition" => {
+                    self.function(item);
+                    self.launch_sites(item);
+                }
                 "template_declaration" => {
                     for child in named_children(item) {
                         match child.kind() {
                             "function_definition" => {
-                                let start = comments_above(item).start_byte();
-                                self.deferred_templates.push(start..item.end_byte());
+                                self.function(child);
+                                self.launch_sites(child);
                             }
                             "declaration" => self.declaration_at_file_scope(child),
                             _ => {}
@@ -436,22 +447,21 @@ impl<'s> Extractor<'s> {
             self.file_scope_arrays.extend(arrays);
             return;
         }
-        let mut scope = Bindings::default();
-        self.integer_constants(node, &mut scope, &HashSet::new());
-        for (name, value) in scope.ints {
+        let definitions = self.integer_definitions(node, &HashSet::new());
+        for (name, value) in self.bind_constants(&definitions, &Bindings::default()).ints {
             self.env.define_value(&name, value);
         }
     }
 
-    /// Adds to `scope` the integer variables `node` declares with a constant initializer, when
-    /// they are `const`/`constexpr` or never assigned afterwards (`reassigned`).
-    fn integer_constants(&self, node: Node, scope: &mut Bindings, reassigned: &HashSet<String>) {
+    /// The integer variables `node` declares with an initializer, when they are
+    /// `const`/`constexpr` or never assigned afterwards (`reassigned`), as `(name, value)`.
+    fn integer_definitions(&self, node: Node, reassigned: &HashSet<String>) -> Vec<(String, Expr)> {
+        let mut definitions = Vec::new();
         let Some(ty) = node.child_by_field_name("type") else {
-            return;
+            return definitions;
         };
-        let ty_text = self.one_line(ty);
-        if !is_integer_type(&ty_text) {
-            return;
+        if !is_integer_type(&self.one_line(ty)) {
+            return definitions;
         }
         let constant =
             has_qualifier(node, self.src, "const") || has_qualifier(node, self.src, "constexpr");
@@ -480,10 +490,20 @@ impl<'s> Extractor<'s> {
                 },
                 _ => value,
             };
-            if let Ok(v) = self.env.eval(&ast::lower(value, self.src), scope) {
-                scope.ints.insert(name, v);
+            definitions.push((name, ast::lower(value, self.src)));
+        }
+        definitions
+    }
+
+    /// `base` plus the constants of `definitions` that evaluate, in order.
+    fn bind_constants(&self, definitions: &[(String, Expr)], base: &Bindings) -> Bindings {
+        let mut scope = base.clone();
+        for (name, value) in definitions {
+            if let Ok(v) = self.env.eval(value, &scope) {
+                scope.ints.insert(name.clone(), v);
             }
         }
+        scope
     }
 
     fn type_definition(&mut self, node: Node) {
@@ -633,7 +653,13 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn launch_sites(&mut self, root: Node) -> Vec<LaunchSite> {
+    /// Records the kernel launches inside `function`.
+    fn launch_sites(&mut self, function: Node) {
+        // Matching a query visits every node: look only where a launch can be.
+        if !self.text(function).contains("<<<") {
+            return;
+        }
+        let root = function;
         let query = launch_sites_query();
         let kernel_ix = query.capture_index_for_name("kernel");
         let config_ix = query.capture_index_for_name("config");
@@ -654,7 +680,7 @@ impl<'s> Extractor<'s> {
                 found.push((kernel, config, launch));
             }
         }
-        found
+        let sites: Vec<LaunchSite> = found
             .into_iter()
             .map(|(kernel, config, launch)| {
                 let (name, template_args) = match kernel.kind() {
@@ -686,14 +712,19 @@ impl<'s> Extractor<'s> {
                     block,
                 }
             })
-            .collect()
+            .collect();
+        self.launches.extend(sites);
     }
 
     /// Evaluates a launch's block argument: a constant, `dim3(…)`, or a local `dim3` variable.
     fn launch_block(&self, block: Node, launch: Node) -> Result<[u32; 3], String> {
         let function = ancestor(launch, "function_definition");
         let (scope, declarations) = match function.and_then(|f| f.child_by_field_name("body")) {
-            Some(body) => self.local_scope(body, &Bindings::default()),
+            Some(body) => {
+                let locals = self.local_definitions(body, &[]);
+                let scope = self.bind_constants(&locals.constants, &Bindings::default());
+                (scope, locals.dim3s)
+            }
             None => (Bindings::default(), HashMap::new()),
         };
         let expr = ast::lower(block, self.src);
@@ -724,12 +755,22 @@ impl<'s> Extractor<'s> {
         Ok(shape)
     }
 
-    /// Integer constants and `dim3` variables declared in a function body. A variable that
-    /// is assigned anywhere in the body does not count (unless declared `const`).
-    fn local_scope(&self, body: Node, base: &Bindings) -> (Bindings, HashMap<String, Vec<Expr>>) {
+    /// What a function body declares that evaluation needs: integer constants (in order,
+    /// unevaluated, so a template can bind them per instantiation), `dim3` variables, and the
+    /// `__shared__` declarations, direct or through a macro. `dead` branches are skipped.
+    fn local_definitions<'t>(
+        &self,
+        body: Node<'t>,
+        dead: &[std::ops::Range<usize>],
+    ) -> LocalDefinitions<'t> {
         let mut reassigned = HashSet::new();
         let mut declarations = Vec::new();
+        let mut shared = Vec::new();
+        let mut shared_macro_calls = Vec::new();
         walk(body, |node| {
+            if dead.iter().any(|r| r.contains(&node.start_byte())) {
+                return false;
+            }
             match node.kind() {
                 "assignment_expression" | "update_expression" => {
                     let target = node
@@ -740,15 +781,25 @@ impl<'s> Extractor<'s> {
                         reassigned.insert(root.to_string());
                     }
                 }
+                "declaration" if has_qualifier(node, self.src, "__shared__") => shared.push(node),
                 "declaration" => declarations.push(node),
+                "call_expression" => {
+                    let declares = node
+                        .child_by_field_name("function")
+                        .and_then(|f| self.env.macro_named(self.text(f)))
+                        .is_some_and(|mac| mac.body.contains("__shared__"));
+                    if declares {
+                        shared_macro_calls.push(node);
+                    }
+                }
                 _ => {}
             }
             true
         });
-        let mut scope = base.clone();
+        let mut constants = Vec::new();
         let mut dim3s = HashMap::new();
         for declaration in declarations {
-            self.integer_constants(declaration, &mut scope, &reassigned);
+            constants.extend(self.integer_definitions(declaration, &reassigned));
             let is_dim3 = declaration
                 .child_by_field_name("type")
                 .is_some_and(|t| self.text(t) == "dim3");
@@ -783,7 +834,12 @@ impl<'s> Extractor<'s> {
                 dim3s.insert(name, args);
             }
         }
-        (scope, dim3s)
+        LocalDefinitions {
+            constants,
+            dim3s,
+            shared,
+            shared_macro_calls,
+        }
     }
 
     fn function(&mut self, node: Node) {
@@ -818,33 +874,100 @@ impl<'s> Extractor<'s> {
             .into_iter()
             .find(|c| c.kind() == "launch_bounds")
             .and_then(|lb| named_children(lb).first().copied())
-            .and_then(|e| {
-                self.env
-                    .eval(&ast::lower(e, self.src), &Bindings::default())
-                    .ok()
-            })
-            .and_then(|v| u32::try_from(v).ok());
+            .map(|e| ast::lower(e, self.src));
         let annotated_block = self.block_annotation(outer);
         let params = template_parameters(outer, self.src);
-        for (template_args, bindings) in self.instantiations_of(&name, &params) {
-            let mut function = Function {
-                name: name.clone(),
-                kind,
-                template_args,
-                bindings,
-                at: self.at(node),
-                span: Span::of(node),
-                launch_bounds,
-                annotated_block,
-                callees: Vec::new(),
-                syntax_error,
-                arrays: Vec::new(),
-            };
-            if syntax_error.is_none() {
-                self.analyse_body(&mut function, body);
-            }
+        let mut function = Function {
+            name,
+            kind,
+            template_args: Vec::new(),
+            bindings: Bindings::default(),
+            at: self.at(node),
+            span: Span::of(node),
+            launch_bounds: None,
+            annotated_block,
+            callees: Vec::new(),
+            syntax_error,
+            arrays: Vec::new(),
+        };
+        let constants = match syntax_error {
+            None => self.analyse_body(&mut function, body),
+            Some(_) => Vec::new(),
+        };
+        let prototype = Prototype {
+            function,
+            params,
+            constants,
+            launch_bounds,
+        };
+        if prototype.params.is_empty() {
+            let function = self.instantiate(&prototype, Vec::new(), Bindings::default());
             self.functions.push(function);
+        } else {
+            // Instantiated once every instantiation and launch of the file is known.
+            self.templates.push(prototype);
         }
+    }
+
+    /// A function with its template arguments bound: the constants, extents, element types
+    /// and launch bounds evaluated with them.
+    fn instantiate(
+        &mut self,
+        prototype: &Prototype,
+        template_args: Vec<(String, String)>,
+        bindings: Bindings,
+    ) -> Function {
+        let template = &prototype.function;
+        let scope = self.bind_constants(&prototype.constants, &bindings);
+        let arrays = template
+            .arrays
+            .iter()
+            .map(|array| {
+                let mut array = array.clone();
+                if !array.file_scope {
+                    let (base, pointers) = split_pointer(&array.elem_type);
+                    if let Some(bound) = bindings.types.get(base) {
+                        array.elem_type = format!("{bound}{pointers}");
+                    }
+                    array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
+                    array.dims = array
+                        .dim_exprs
+                        .iter()
+                        .map(|e| self.extent(e.as_ref(), &scope))
+                        .collect();
+                }
+                array
+            })
+            .collect();
+        let launch_bounds = prototype
+            .launch_bounds
+            .as_ref()
+            .and_then(|e| self.env.eval(e, &bindings).ok())
+            .and_then(|v| u32::try_from(v).ok());
+        let function = Function {
+            name: template.name.clone(),
+            kind: template.kind,
+            template_args,
+            bindings,
+            at: template.at,
+            span: template.span,
+            launch_bounds,
+            annotated_block: template.annotated_block,
+            callees: template.callees.clone(),
+            syntax_error: template.syntax_error,
+            arrays,
+        };
+        for array in &function.arrays {
+            self.report_unknown_extents(&function, array);
+        }
+        function
+    }
+
+    fn extent(&self, size: Option<&Expr>, scope: &Bindings) -> Option<u64> {
+        self.env
+            .eval(size?, scope)
+            .ok()
+            .and_then(|v| u64::try_from(v).ok())
     }
 
     /// A `// bankwise: block=XxY` comment in the run of comments directly above `node`.
@@ -935,27 +1058,19 @@ impl<'s> Extractor<'s> {
         seen
     }
 
-    fn analyse_body(&mut self, function: &mut Function, body: Node) {
+    /// Finds the function's shared arrays and classifies every use; returns the body's
+    /// integer constants, for binding per template instantiation.
+    fn analyse_body(&mut self, function: &mut Function, body: Node) -> Vec<(String, Expr)> {
         let dead = self.dead_branches(body);
         let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
-        let (locals, _) = self.local_scope(body, &function.bindings);
+        let definitions = self.local_definitions(body, &dead);
+        let locals = self.bind_constants(&definitions.constants, &function.bindings);
+        let decl_nodes = definitions.shared;
         let mut arrays = Vec::new();
-        let mut decl_nodes = Vec::new();
-        let query = shared_declarations_query();
-        let decl_ix = query.capture_index_for_name("declaration");
-        let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(query, body, self.src.as_bytes());
-        while let Some(m) = matches.next() {
-            if let Some(c) = m.captures().iter().find(|c| Some(c.index) == decl_ix) {
-                if !is_dead(c.node) {
-                    decl_nodes.push(c.node);
-                }
-            }
-        }
         for decl in &decl_nodes {
             arrays.extend(self.shared_arrays(*decl, &locals, false, None));
         }
-        arrays.extend(self.macro_declared_arrays(body, &locals, &dead));
+        arrays.extend(self.macro_declared_arrays(&definitions.shared_macro_calls, &locals));
         let local_count = arrays.len();
         arrays.extend(self.file_scope_arrays.iter().cloned());
 
@@ -1125,15 +1240,16 @@ impl<'s> Extractor<'s> {
             array.escapes.sort_by_key(|e| e.at);
             kept.push(array);
         }
-        for array in &kept {
-            self.report_unknown_extents(function, array);
-        }
         function.arrays = kept;
+        definitions.constants
     }
 
     /// Byte ranges of `#if`/`#ifdef` branches inside `body` that are known to be dead.
     fn dead_branches(&self, body: Node) -> Vec<std::ops::Range<usize>> {
         let mut dead = Vec::new();
+        if !self.text(body).contains('#') {
+            return dead;
+        }
         walk(body, |node| {
             if matches!(
                 node.kind(),
@@ -1248,12 +1364,13 @@ impl<'s> Extractor<'s> {
                 }
             };
             let elem_bytes = self.env.types.layout(&elem_type).map(|l| l.size);
-            let dims = sizes
+            let dim_exprs: Vec<Option<Expr>> = sizes
                 .iter()
-                .map(|size| {
-                    size.and_then(|s| self.env.eval(&ast::lower(s, self.src), scope).ok())
-                        .and_then(|v| u64::try_from(v).ok())
-                })
+                .map(|size| size.map(|s| ast::lower(s, self.src)))
+                .collect();
+            let dims = dim_exprs
+                .iter()
+                .map(|e| self.extent(e.as_ref(), scope))
                 .collect();
             let dim_texts = sizes
                 .iter()
@@ -1268,6 +1385,7 @@ impl<'s> Extractor<'s> {
                 elem_type,
                 elem_bytes,
                 dims,
+                dim_exprs,
                 dim_texts,
                 is_extern,
                 file_scope,
@@ -1283,24 +1401,9 @@ impl<'s> Extractor<'s> {
 
     /// Arrays declared by invoking a macro whose body contains `__shared__`: the invocation is
     /// expanded textually and parsed on its own.
-    fn macro_declared_arrays(
-        &self,
-        body: Node,
-        scope: &Bindings,
-        dead: &[std::ops::Range<usize>],
-    ) -> Vec<SharedArray> {
-        let mut calls = Vec::new();
-        walk(body, |node| {
-            if dead.iter().any(|r| r.contains(&node.start_byte())) {
-                return false;
-            }
-            if node.kind() == "call_expression" {
-                calls.push(node);
-            }
-            true
-        });
+    fn macro_declared_arrays(&self, calls: &[Node], scope: &Bindings) -> Vec<SharedArray> {
         let mut arrays = Vec::new();
-        for call in calls {
+        for &call in calls {
             let Some(callee) = call.child_by_field_name("function") else {
                 continue;
             };
@@ -1308,9 +1411,6 @@ impl<'s> Extractor<'s> {
             let Some(mac) = self.env.macro_named(name) else {
                 continue;
             };
-            if !mac.body.contains("__shared__") {
-                continue;
-            }
             let args: Vec<&str> = call
                 .child_by_field_name("arguments")
                 .map(|list| {
@@ -1349,14 +1449,15 @@ impl<'s> Extractor<'s> {
                     Some((name, self.at(call), Span::of(call))),
                 ) {
                     array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
-                    array.dims = array
+                    array.dim_exprs = array
                         .dim_texts
                         .iter()
-                        .map(|text| {
-                            super::parse_expression_text(text)
-                                .and_then(|e| self.env.eval(&e, scope).ok())
-                                .and_then(|v| u64::try_from(v).ok())
-                        })
+                        .map(|text| super::parse_expression_text(text))
+                        .collect();
+                    array.dims = array
+                        .dim_exprs
+                        .iter()
+                        .map(|e| self.extent(e.as_ref(), scope))
                         .collect();
                     arrays.push(array);
                 }
@@ -1620,6 +1721,30 @@ fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Nod
     }
 }
 
+/// A function analysed once; template functions are instantiated from it per argument set.
+struct Prototype {
+    function: Function,
+    params: Vec<TemplateParam>,
+    /// The body's integer constants, unevaluated (they may depend on template arguments).
+    constants: Vec<(String, Expr)>,
+    launch_bounds: Option<Expr>,
+}
+
+/// What a function body declares: see [`Extractor::local_definitions`].
+struct LocalDefinitions<'t> {
+    constants: Vec<(String, Expr)>,
+    dim3s: HashMap<String, Vec<Expr>>,
+    shared: Vec<Node<'t>>,
+    /// Invocations of macros whose bodies declare `__shared__` arrays.
+    shared_macro_calls: Vec<Node<'t>>,
+}
+
+/// `("T", "**")` for `T**`.
+fn split_pointer(ty: &str) -> (&str, &str) {
+    let base = ty.trim_end_matches('*').trim_end();
+    (base, &ty[base.len()..])
+}
+
 /// Node kinds that open a C++ scope for the names declared in them.
 fn is_scope(kind: &str) -> bool {
     matches!(
@@ -1663,15 +1788,6 @@ fn comment_above(node: Node) -> Option<Node> {
     node.prev_sibling()
         .filter(|s| s.kind() == "comment")
         .filter(|c| c.end_position().row + 1 >= node.start_position().row)
-}
-
-/// The first of the run of comments directly above `node`, or `node` itself.
-fn comments_above(node: Node) -> Node {
-    let mut top = node;
-    while let Some(comment) = comment_above(top) {
-        top = comment;
-    }
-    top
 }
 
 fn is_atomic(callee: &str) -> bool {

@@ -106,6 +106,8 @@ pub struct SharedArray {
     pub elem_bytes: Option<u64>,
     /// Extents, outermost first; `None` for `extern` `[]` or an unresolved size.
     pub dims: Vec<Option<u64>>,
+    /// Each extent as an expression (`TILE + 1`), `None` for `[]`.
+    pub dim_exprs: Vec<Option<Expr>>,
     /// The source text of each extent, as written (kept symbolic for rewriting).
     pub dim_texts: Vec<String>,
     pub is_extern: bool,
