@@ -147,32 +147,42 @@ pub fn resolve_all(
         .iter()
         .map(|f| resolve_direct(f, launches, cli, config, &mut warnings))
         .collect();
-    for (i, function) in functions.iter().enumerate() {
-        if function.kind != FunctionKind::Device || resolved[i].is_ok() {
-            continue;
-        }
-        let callers: Vec<(String, [u32; 3])> = functions
-            .iter()
-            .zip(&resolved)
-            .filter(|(caller, _)| caller.callees.contains(&function.name))
-            .filter_map(|(caller, block)| {
-                block
-                    .as_ref()
-                    .ok()
-                    .map(|b| (caller.display_name(), b.shape))
-            })
-            .collect();
-        if let Some((_, shape)) = callers.first() {
-            if callers.iter().all(|(_, s)| s == shape) {
-                resolved[i] = Ok(Block {
+    // Device functions inherit from their callers, through any depth of calls.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (i, function) in functions.iter().enumerate() {
+            if function.kind != FunctionKind::Device || resolved[i].is_ok() {
+                continue;
+            }
+            let callers: Vec<(String, [u32; 3])> = functions
+                .iter()
+                .zip(&resolved)
+                .filter(|(caller, _)| caller.callees.contains(&function.name))
+                .filter_map(|(caller, block)| {
+                    block
+                        .as_ref()
+                        .ok()
+                        .map(|b| (caller.display_name(), b.shape))
+                })
+                .collect();
+            let Some((_, shape)) = callers.first() else {
+                continue;
+            };
+            let inherited = if callers.iter().all(|(_, s)| s == shape) {
+                Ok(Block {
                     shape: *shape,
                     source: BlockSource::Callers(callers.iter().map(|(n, _)| n.clone()).collect()),
-                });
+                })
             } else {
-                resolved[i] = Err(format!(
+                Err(format!(
                     "callers of `{}` run with different block shapes; pass --block {}=XxYxZ",
                     function.name, function.name
-                ));
+                ))
+            };
+            if resolved[i] != inherited {
+                resolved[i] = inherited;
+                changed = true;
             }
         }
     }
@@ -219,14 +229,9 @@ fn resolve_direct(
             source: BlockSource::Annotation,
         });
     }
-    let args: Vec<&str> = function
-        .template_args
-        .iter()
-        .map(|(_, v)| v.as_str())
-        .collect();
     let sites: Vec<&LaunchSite> = launches
         .iter()
-        .filter(|l| &l.kernel == name && (l.template_args.is_empty() || l.template_args == args))
+        .filter(|l| &l.kernel == name && l.instance.as_ref().is_none_or(|i| *i == display))
         .collect();
     let known: Vec<(&LaunchSite, [u32; 3])> = sites
         .iter()

@@ -71,6 +71,14 @@ fn check(args: CheckArgs) -> ExitCode {
         blocks,
         max_file_bytes: args.max_file_size,
     };
+    if let Some(bad) = options
+        .defines
+        .iter()
+        .find(|d| d.split('=').next().unwrap_or("").trim().is_empty())
+    {
+        eprintln!("bankwise: error: -D {bad}: the name is empty");
+        return ExitCode::from(EXIT_INPUT_ERROR);
+    }
     let mut failed = false;
     let mut analysed: Vec<AnalysedFile> = Vec::new();
     for path in collect_sources(&args.files, &mut failed) {
@@ -83,6 +91,17 @@ fn check(args: CheckArgs) -> ExitCode {
                 eprintln!("bankwise: error: {err}");
                 failed = true;
             }
+        }
+    }
+    for kernel in options.blocks.per_kernel.keys() {
+        let known = analysed
+            .iter()
+            .flat_map(|f| &f.parsed.functions)
+            .any(|f| &f.name == kernel || &f.display_name() == kernel);
+        if !known {
+            eprintln!(
+                "bankwise: warning: --block {kernel}=…: no kernel named `{kernel}` in these files"
+            );
         }
     }
     let output = match args.format {
@@ -157,7 +176,9 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
         };
         for entry in entries.flatten() {
             let path = entry.path();
-            if path.is_dir() {
+            // Symlinked directories are not followed: a link loop would never end.
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
                 pending.push(path);
             } else if path
                 .extension()

@@ -273,3 +273,25 @@ fn bad_flags_and_bad_config_are_usage_errors() {
         stderr(&output)
     );
 }
+
+#[test]
+fn flags_that_match_nothing_are_reported() {
+    let output = bankwise(&["check", "--block", "nosuch=32", "testdata/transpose.cu"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stderr(&output).contains("--block nosuch=…: no kernel named `nosuch`"));
+
+    let output = bankwise(&["check", "-D", "=5", "testdata/transpose.cu"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("-D =5: the name is empty"));
+}
+
+#[test]
+fn symlinked_directories_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy("testdata/transpose.cu", dir.path().join("k.cu")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), dir.path().join("loop")).unwrap();
+    let output = bankwise(&["check", "--format", "json", &dir.path().to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["files"].as_array().unwrap().len(), 1);
+}

@@ -191,9 +191,15 @@ impl<'s> Extractor<'s> {
 
     /// Template functions, once every instantiation and launch of the file is known.
     fn analyse_templates(&mut self) {
-        // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does.
+        let templates: HashSet<String> = self
+            .templates
+            .iter()
+            .map(|t| t.function.name.clone())
+            .collect();
+        // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does; a
+        // launch without arguments (`k<<<…>>>`) instantiates the defaults.
         for launch in &self.launches {
-            if !launch.template_args.is_empty() {
+            if templates.contains(&launch.kernel) {
                 self.instantiations
                     .entry(launch.kernel.clone())
                     .or_default()
@@ -206,6 +212,17 @@ impl<'s> Extractor<'s> {
                 let function = self.instantiate(&prototype, args, bindings);
                 self.functions.push(function);
             }
+            // Tie each launch of this template to the instance it runs.
+            let mut launches = std::mem::take(&mut self.launches);
+            for launch in launches.iter_mut().filter(|l| l.kernel == name) {
+                let (args, _) = self.instance(&prototype.params, &launch.template_args);
+                let probe = Function {
+                    template_args: args,
+                    ..prototype.function.clone_header()
+                };
+                launch.instance = Some(probe.display_name());
+            }
+            self.launches = launches;
         }
     }
 
@@ -327,8 +344,13 @@ impl<'s> Extractor<'s> {
                     self.type_specifier(item);
                 }
                 "namespace_definition" | "linkage_specification" => {
-                    if let Some(body) = item.child_by_field_name("body") {
-                        stack.push(named_children(body).into_iter());
+                    match item.child_by_field_name("body") {
+                        Some(body) if body.kind() == "declaration_list" => {
+                            stack.push(named_children(body).into_iter())
+                        }
+                        // `extern "C" __global__ void k() {…}`: the body is the item itself.
+                        Some(body) => stack.push(vec![body].into_iter()),
+                        None => {}
                     }
                 }
                 "declaration_list" | "preproc_else" => stack.push(named_children(item).into_iter()),
@@ -708,6 +730,7 @@ impl<'s> Extractor<'s> {
                 LaunchSite {
                     kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
                     template_args,
+                    instance: None,
                     at: self.at(launch),
                     block,
                 }
@@ -752,7 +775,7 @@ impl<'s> Extractor<'s> {
                 .filter(|&v| v > 0)
                 .ok_or_else(|| format!("block shape `{}` is not positive", self.one_line(block)))?;
         }
-        Ok(shape)
+        super::check_block_shape(shape, &self.one_line(block))
     }
 
     /// What a function body declares that evaluation needs: integer constants (in order,
@@ -1025,37 +1048,48 @@ impl<'s> Extractor<'s> {
         }
         let mut seen = Vec::new();
         for args in arg_lists {
-            let mut shown = Vec::new();
-            let mut bindings = Bindings::default();
-            for (i, param) in params.iter().enumerate() {
-                let given = args.get(i).cloned();
-                let value = given
-                    .or_else(|| {
-                        self.env
-                            .command_line_value(&param.name)
-                            .and_then(Result::ok)
-                            .map(|v| v.to_string())
-                    })
-                    .or_else(|| param.default.clone());
-                let Some(value) = value else { continue };
-                if param.is_type {
-                    bindings.types.insert(param.name.clone(), value.clone());
-                } else if let Some(expr) = super::parse_expression_text(&value) {
-                    match self.env.eval(&expr, &bindings) {
-                        Ok(v) => {
-                            bindings.ints.insert(param.name.clone(), v);
-                        }
-                        Err(_) => continue,
-                    }
-                }
-                shown.push((param.name.clone(), value));
-            }
-            let entry = (shown, bindings);
+            let entry = self.instance(params, &args);
             if !seen.contains(&entry) {
                 seen.push(entry);
             }
         }
         seen
+    }
+
+    /// The template arguments and bindings that `args` (as written, possibly fewer than the
+    /// parameters) give, completed from `-D` values and defaults.
+    fn instance(
+        &self,
+        params: &[TemplateParam],
+        args: &[String],
+    ) -> (Vec<(String, String)>, Bindings) {
+        let mut shown = Vec::new();
+        let mut bindings = Bindings::default();
+        for (i, param) in params.iter().enumerate() {
+            let value = args
+                .get(i)
+                .cloned()
+                .or_else(|| {
+                    self.env
+                        .command_line_value(&param.name)
+                        .and_then(Result::ok)
+                        .map(|v| v.to_string())
+                })
+                .or_else(|| param.default.clone());
+            let Some(value) = value else { continue };
+            if param.is_type {
+                bindings.types.insert(param.name.clone(), value.clone());
+            } else if let Some(expr) = super::parse_expression_text(&value) {
+                match self.env.eval(&expr, &bindings) {
+                    Ok(v) => {
+                        bindings.ints.insert(param.name.clone(), v);
+                    }
+                    Err(_) => continue,
+                }
+            }
+            shown.push((param.name.clone(), value));
+        }
+        (shown, bindings)
     }
 
     /// Finds the function's shared arrays and classifies every use; returns the body's
@@ -1517,7 +1551,7 @@ impl<'s> Extractor<'s> {
         // Look through parentheses, `.member` and `.member[k]` to the expression that uses
         // the element.
         let mut user = level;
-        let mut member = None;
+        let mut member: Option<String> = None;
         while let Some(parent) = lineage.parent(user) {
             match parent.kind() {
                 "parenthesized_expression" => user += 1,
@@ -1527,11 +1561,12 @@ impl<'s> Extractor<'s> {
                             .child_by_field_name("operator")
                             .is_some_and(|op| self.text(op) == ".") =>
                 {
-                    if member.is_none() {
-                        member = parent
-                            .child_by_field_name("field")
-                            .map(|f| self.text(f).to_string());
-                    }
+                    let field = parent
+                        .child_by_field_name("field")
+                        .map_or("", |f| self.text(f));
+                    member
+                        .get_or_insert_with(String::new)
+                        .push_str(&format!(".{field}"));
                     user += 1;
                 }
                 // `s[i].v[k]`: indexing a member array still touches element `s[i]`.
@@ -1539,6 +1574,14 @@ impl<'s> Extractor<'s> {
                     if member.is_some()
                         && parent.child_by_field_name("argument") == Some(lineage.node(user)) =>
                 {
+                    let index = parent
+                        .child_by_field_name("indices")
+                        .and_then(|list| list.named_child(0))
+                        .map(|i| self.one_line(i))
+                        .unwrap_or_default();
+                    if let Some(path) = member.as_mut() {
+                        path.push_str(&format!("[{index}]"));
+                    }
                     user += 1
                 }
                 _ => break,
@@ -1945,4 +1988,88 @@ fn expand_macro(mac: &Macro, args: &[&str]) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Everything the later stages read, in a comparable form.
+    fn summary(file: &ParsedFile) -> String {
+        let mut out = String::new();
+        for f in &file.functions {
+            out.push_str(&format!(
+                "{} {:?} {:?} {:?}\n",
+                f.display_name(),
+                f.kind,
+                f.launch_bounds,
+                f.callees
+            ));
+            for a in &f.arrays {
+                out.push_str(&format!(
+                    "  {} {} {:?} {:?} {:?}\n",
+                    a.name, a.elem_type, a.elem_bytes, a.dims, a.escapes
+                ));
+                for access in &a.accesses {
+                    out.push_str(&format!(
+                        "    {:?} {} {} {:?}\n",
+                        access.kind, access.at, access.text, access.member
+                    ));
+                }
+            }
+        }
+        for l in &file.launches {
+            out.push_str(&format!(
+                "launch {} {:?} {:?}\n",
+                l.kernel, l.instance, l.block
+            ));
+        }
+        out
+    }
+
+    #[test]
+    fn chunked_parsing_gives_the_same_model_as_whole_file_parsing() {
+        let mut src = String::from("__shared__ float shared_everywhere[32];\n");
+        for i in 0..60 {
+            src.push_str(&format!(
+                "#define T{i} 32
+#define MACRO_LOAD{i}(k) escaped{i}[k]
+enum {{ E{i} = {i} + 1 }};
+struct S{i} {{ float a, b; }};
+template <int R = 8, typename V = float>
+__global__ void __launch_bounds__(T{i} * R) kernel{i}(V *out) {{
+    __shared__ V tile[T{i}][T{i} + 1];
+    __shared__ S{i} pairs[E{i}], escaped{i}[4];
+    for (int j = 0; j < T{i}; j += R) {{
+        tile[threadIdx.y + j][threadIdx.x] += out[j];
+    }}
+    pairs[threadIdx.x % E{i}].b = tile[threadIdx.x][threadIdx.y] + shared_everywhere[threadIdx.x];
+    out[0] = MACRO_LOAD{i}(1).a;
+}}
+void host{i}(float *p) {{ kernel{i}<4><<<1, dim3(T{i}, 4)>>>(p); kernel{i}<<<1, dim3(T{i}, 8)>>>(p); }}
+"
+            ));
+        }
+        let defines = ["T3=16".to_string()];
+        let (whole_clean, whole) =
+            Extractor::run(&src, &defines, &super::super::chunks::whole(&src));
+        let chunks = super::super::chunks::top_level_chunks(&src, 1024);
+        assert!(chunks.len() > 20, "{} chunks", chunks.len());
+        let (chunked_clean, chunked) = Extractor::run(&src, &defines, &chunks);
+        assert!(whole_clean && chunked_clean);
+        let whole = summary(&whole.finish());
+        assert_eq!(whole, summary(&chunked.finish()));
+        assert!(
+            whole.contains("kernel3<4, float> Kernel Some(64)"),
+            "{whole}"
+        );
+        assert!(
+            whole.contains("tile float Some(4) [Some(16), Some(17)]"),
+            "{whole}"
+        );
+        assert!(
+            whole.contains("launch kernel5 Some(\"kernel5<8, float>\")"),
+            "{whole}"
+        );
+    }
 }

@@ -146,7 +146,7 @@ fn members_of_vector_elements() {
     let v = array(&file, "k", "v");
     assert_eq!(v.elem_bytes, Some(16));
     assert_eq!(kinds(v), vec![("store", 3), ("load", 4)]);
-    assert_eq!(v.accesses[0].member.as_deref(), Some("y"));
+    assert_eq!(v.accesses[0].member.as_deref(), Some(".y"));
 }
 
 #[test]
@@ -326,7 +326,7 @@ __global__ void k(float *o) {
         kinds(q),
         vec![("store", 4), ("load", 5), ("store", 5), ("load", 6)]
     );
-    assert_eq!(q.accesses[0].member.as_deref(), Some("v"));
+    assert_eq!(q.accesses[0].member.as_deref(), Some(".v[threadIdx.x % 4]"));
 }
 
 #[test]

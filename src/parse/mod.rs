@@ -92,6 +92,11 @@ pub fn parse_block_shape(text: &str) -> Result<[u32; 3], String> {
                 format!("block shape `{text}`: `{part}` is not a positive integer")
             })?;
     }
+    check_block_shape(shape, text)
+}
+
+/// Rejects shapes CUDA cannot launch: more than 1024 threads, or z above 64.
+pub fn check_block_shape(shape: [u32; 3], text: &str) -> Result<[u32; 3], String> {
     let threads: u64 = shape.iter().map(|&v| u64::from(v)).product();
     if threads > 1024 || shape[2] > 64 {
         return Err(format!(

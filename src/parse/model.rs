@@ -87,6 +87,23 @@ pub struct Function {
 }
 
 impl Function {
+    /// A copy of everything but the arrays and template arguments.
+    pub fn clone_header(&self) -> Function {
+        Function {
+            name: self.name.clone(),
+            kind: self.kind,
+            template_args: Vec::new(),
+            bindings: Bindings::default(),
+            at: self.at,
+            span: self.span,
+            launch_bounds: self.launch_bounds,
+            annotated_block: self.annotated_block,
+            callees: Vec::new(),
+            syntax_error: self.syntax_error,
+            arrays: Vec::new(),
+        }
+    }
+
     /// `k<16, float>` for an instantiation, `k` otherwise.
     pub fn display_name(&self) -> String {
         if self.template_args.is_empty() {
@@ -166,7 +183,8 @@ pub struct Access {
     pub text: String,
     /// One index expression per dimension, outermost first.
     pub indices: Vec<Expr>,
-    /// `.x` when only a member of a vector or struct element is touched.
+    /// The member path when only part of a vector or struct element is touched, as written
+    /// after the element: `.x`, `.v[k]`, `.p.z`.
     pub member: Option<String>,
     /// The atomic function, for atomics.
     pub atomic_op: Option<String>,
@@ -240,6 +258,8 @@ impl fmt::Display for Escape {
 pub struct LaunchSite {
     pub kernel: String,
     pub template_args: Vec<String>,
+    /// For a template kernel, the instance launched (`k<64>`), defaults filled in.
+    pub instance: Option<String>,
     pub at: Location,
     /// The block shape, or why it could not be evaluated.
     pub block: Result<[u32; 3], String>,

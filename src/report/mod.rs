@@ -128,13 +128,17 @@ pub fn text(files: &[AnalysedFile]) -> String {
                         Ok(b) => format!("block {}", crate::block::format_shape(b.shape)),
                         Err(_) => "block unknown".into(),
                     };
+                    let kind = match &access.atomic_op {
+                        Some(op) => format!("atomic ({op})"),
+                        None => access.kind.as_str().to_string(),
+                    };
                     lines.push((
                         access.at,
                         Severity::Note,
                         format!(
-                            "{} `{}` on `{}` {shape} in `{}` ({block})",
-                            access.kind.as_str(),
+                            "{kind} `{}{}` on `{}` {shape} in `{}` ({block})",
                             access.text,
+                            access.member.as_deref().unwrap_or(""),
                             array.name,
                             function.display_name()
                         ),
