@@ -13,10 +13,12 @@
 //               load lb_buf[255 - threadIdx.x].
 //   hintedTile: h_tile float [8][32] 1024 B, rewritable; store
 //               h_tile[threadIdx.y][threadIdx.x], load h_tile[7 - threadIdx.y][threadIdx.x].
-//   mystery:    q_tile float [4][32] 512 B, rewritable; store
+//   mystery:    q_tile float [4][32] 512 B; store
 //               q_tile[threadIdx.y][threadIdx.x],
 //               load q_tile[threadIdx.x % 4][threadIdx.y * 8 + threadIdx.x / 4]
 //               (with --block mystery=32x4: 8 banks x 4 words -> 4-way conflict).
+//               Without --block the block shape is unknown: q_tile is reported
+//               but not rewritable, and the reason names the flag to pass.
 
 __global__ void __launch_bounds__(256) lbReverse(float *v)
 {

@@ -11,7 +11,8 @@
 //     fail the whole file. With bankwise's `-D BS=128`: s_part float [128],
 //     512 B, block 128x1x1. (That is a bankwise option binding the template
 //     parameter; the same -D given to nvcc would break `template <int BS>`.)
-//   array s_part: rewritable. store s_part[tid]; load+store (+=) s_part[tid],
+//   array s_part: rewritable once BS is known (without -D BS its extent and the
+//     block shape are unknown, so it is not). store s_part[tid]; load+store (+=) s_part[tid],
 //     load s_part[tid + s] under `if (tid < s)`; load s_part[0].
 //   kernel fixedSum (same file, no template): s_fixed float [256], block
 //     256x1x1 from `__launch_bounds__(256)` -- fully known, rewritable;

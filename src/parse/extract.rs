@@ -124,19 +124,7 @@ impl<'s> Extractor<'s> {
     /// Extracts the file parsing `ranges` one at a time; also says whether no piece had a
     /// syntax error.
     fn run(src: &'s str, defines: &[String], ranges: &[std::ops::Range<usize>]) -> (bool, Self) {
-        let mut ex = Extractor {
-            src,
-            lines: LineIndex::new(src),
-            env: ConstEnv::with_command_line(defines),
-            macro_mentions: HashMap::new(),
-            diagnostics: Vec::new(),
-            syntax_errors: Vec::new(),
-            instantiations: HashMap::new(),
-            launches: Vec::new(),
-            file_scope_arrays: Vec::new(),
-            templates: Vec::new(),
-            functions: Vec::new(),
-        };
+        let mut ex = Extractor::new(src, ConstEnv::with_command_line(defines));
         let mut clean = true;
         let mut consume =
             |ex: &mut Extractor, range: &std::ops::Range<usize>, tree: Option<Tree>| match tree {
@@ -226,12 +214,12 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    /// An empty state over the same text, to extract from a snippet (a macro expansion).
-    fn detached(&self) -> Extractor<'s> {
+    /// A fresh state for `src` with the given constants.
+    fn new(src: &'s str, env: ConstEnv) -> Self {
         Extractor {
-            src: self.src,
-            lines: LineIndex::new(""),
-            env: ConstEnv::default(),
+            src,
+            lines: LineIndex::new(src),
+            env,
             macro_mentions: HashMap::new(),
             diagnostics: Vec::new(),
             syntax_errors: Vec::new(),
@@ -1461,11 +1449,7 @@ impl<'s> Extractor<'s> {
             let Some(tree) = super::parse_text(&snippet) else {
                 continue;
             };
-            let inner = Extractor {
-                src: &snippet,
-                lines: LineIndex::new(&snippet),
-                ..self.detached()
-            };
+            let inner = Extractor::new(&snippet, ConstEnv::default());
             let mut declarations = Vec::new();
             walk(tree.root_node(), |node| {
                 if node.kind() == "declaration" && has_qualifier(node, &snippet, "__shared__") {
