@@ -194,6 +194,13 @@ impl<'s> Extractor<'s> {
                     .push(launch.template_args.clone());
             }
         }
+        let mut launches_of: HashMap<String, Vec<usize>> = HashMap::new();
+        for (i, launch) in self.launches.iter().enumerate() {
+            launches_of
+                .entry(launch.kernel.clone())
+                .or_default()
+                .push(i);
+        }
         for prototype in std::mem::take(&mut self.templates) {
             let name = prototype.function.name.clone();
             for (args, bindings) in self.instantiations_of(&name, &prototype.params) {
@@ -201,16 +208,14 @@ impl<'s> Extractor<'s> {
                 self.functions.push(function);
             }
             // Tie each launch of this template to the instance it runs.
-            let mut launches = std::mem::take(&mut self.launches);
-            for launch in launches.iter_mut().filter(|l| l.kernel == name) {
-                let (args, _) = self.instance(&prototype.params, &launch.template_args);
+            for &i in launches_of.get(&name).into_iter().flatten() {
+                let (args, _) = self.instance(&prototype.params, &self.launches[i].template_args);
                 let probe = Function {
                     template_args: args,
                     ..prototype.function.clone_header()
                 };
-                launch.instance = Some(probe.display_name());
+                self.launches[i].instance = Some(probe.display_name());
             }
-            self.launches = launches;
         }
     }
 
