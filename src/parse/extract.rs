@@ -434,19 +434,7 @@ impl<'s> Extractor<'s> {
             target.is_none()
         });
         if let Some(function) = target {
-            let name = function
-                .child_by_field_name("name")
-                .map(|n| self.text(n).to_string())
-                .unwrap_or_default();
-            let args = function
-                .child_by_field_name("arguments")
-                .map(|list| {
-                    named_children(list)
-                        .into_iter()
-                        .map(|a| self.one_line(a))
-                        .collect()
-                })
-                .unwrap_or_default();
+            let (name, args) = self.template_id(function);
             self.instantiations.entry(name).or_default().push(args);
         }
     }
@@ -668,6 +656,24 @@ impl<'s> Extractor<'s> {
         }
     }
 
+    /// The name and the argument texts of a template id `k<16, float>`.
+    fn template_id(&self, node: Node) -> (String, Vec<String>) {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| self.one_line(n))
+            .unwrap_or_default();
+        let args = node
+            .child_by_field_name("arguments")
+            .map(|list| {
+                named_children(list)
+                    .into_iter()
+                    .map(|a| self.one_line(a))
+                    .collect()
+            })
+            .unwrap_or_default();
+        (name, args)
+    }
+
     /// Records the kernel launches inside `function`.
     fn launch_sites(&mut self, function: Node) {
         // Matching a query visits every node: look only where a launch can be.
@@ -699,21 +705,7 @@ impl<'s> Extractor<'s> {
             .into_iter()
             .map(|(kernel, config, launch)| {
                 let (name, template_args) = match kernel.kind() {
-                    "template_function" => (
-                        kernel
-                            .child_by_field_name("name")
-                            .map(|n| self.one_line(n))
-                            .unwrap_or_default(),
-                        kernel
-                            .child_by_field_name("arguments")
-                            .map(|list| {
-                                named_children(list)
-                                    .into_iter()
-                                    .map(|a| self.one_line(a))
-                                    .collect()
-                            })
-                            .unwrap_or_default(),
-                    ),
+                    "template_function" => self.template_id(kernel),
                     _ => (self.one_line(kernel), Vec::new()),
                 };
                 let block = match named_children(config).get(1) {
