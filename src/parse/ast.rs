@@ -432,6 +432,45 @@ impl Expr {
         names
     }
 
+    /// Moves every span of the tree `by` bytes towards the start (an expression parsed from
+    /// wrapped text, re-based onto the text itself).
+    pub fn rebase(&mut self, by: usize) {
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            expr.span = Span {
+                start: expr.span.start.saturating_sub(by),
+                end: expr.span.end.saturating_sub(by),
+            };
+            match &mut expr.kind {
+                ExprKind::Member { base, .. } => pending.push(base),
+                ExprKind::Index { base, index } => pending.extend([&mut **base, &mut **index]),
+                ExprKind::Unary { operand, .. }
+                | ExprKind::Cast { operand, .. }
+                | ExprKind::Step { operand, .. }
+                | ExprKind::SizeofExpr(operand) => pending.push(operand),
+                ExprKind::Binary { lhs, rhs, .. } => pending.extend([&mut **lhs, &mut **rhs]),
+                ExprKind::Assign { target, value, .. } => {
+                    pending.extend([&mut **target, &mut **value])
+                }
+                ExprKind::Comma { first, second } => pending.extend([&mut **first, &mut **second]),
+                ExprKind::Conditional {
+                    cond,
+                    then,
+                    otherwise,
+                } => pending.extend([&mut **cond, &mut **then, &mut **otherwise]),
+                ExprKind::Call { callee, args, .. } => {
+                    pending.push(callee);
+                    pending.extend(args.iter_mut());
+                }
+                ExprKind::Int(_)
+                | ExprKind::Float(_)
+                | ExprKind::Name(_)
+                | ExprKind::SizeofType(_)
+                | ExprKind::Opaque(_) => {}
+            }
+        }
+    }
+
     /// The callee's name when this is a call of a named function or macro.
     pub fn callee_name(&self) -> Option<&str> {
         match &self.kind {

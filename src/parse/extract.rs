@@ -210,11 +210,7 @@ impl<'s> Extractor<'s> {
             // Tie each launch of this template to the instance it runs.
             for &i in launches_of.get(&name).into_iter().flatten() {
                 let (args, _) = self.instance(&prototype.params, &self.launches[i].template_args);
-                let probe = Function {
-                    template_args: args,
-                    ..prototype.function.clone_header()
-                };
-                self.launches[i].instance = Some(probe.display_name());
+                self.launches[i].instance = Some(instance_name(&name, &args));
             }
         }
     }
@@ -681,6 +677,14 @@ impl<'s> Extractor<'s> {
             return;
         }
         let root = function;
+        // The function's constants and dim3 variables, for every launch in it.
+        let locals = function
+            .child_by_field_name("body")
+            .map(|body| self.local_definitions(body, &[]));
+        let scope = locals.as_ref().map_or_else(Bindings::default, |l| {
+            self.bind_constants(&l.constants, &Bindings::default())
+        });
+        let dim3s = locals.map(|l| l.dim3s).unwrap_or_default();
         let query = launch_sites_query();
         let kernel_ix = query.capture_index_for_name("kernel");
         let config_ix = query.capture_index_for_name("config");
@@ -709,7 +713,7 @@ impl<'s> Extractor<'s> {
                     _ => (self.one_line(kernel), Vec::new()),
                 };
                 let block = match named_children(config).get(1) {
-                    Some(block) => self.launch_block(*block, launch),
+                    Some(block) => self.launch_block(*block, &scope, &dim3s),
                     None => Err("the launch has no block argument".to_string()),
                 };
                 LaunchSite {
@@ -725,22 +729,18 @@ impl<'s> Extractor<'s> {
     }
 
     /// Evaluates a launch's block argument: a constant, `dim3(…)`, or a local `dim3` variable.
-    fn launch_block(&self, block: Node, launch: Node) -> Result<[u32; 3], String> {
-        let function = ancestor(launch, "function_definition");
-        let (scope, declarations) = match function.and_then(|f| f.child_by_field_name("body")) {
-            Some(body) => {
-                let locals = self.local_definitions(body, &[]);
-                let scope = self.bind_constants(&locals.constants, &Bindings::default());
-                (scope, locals.dim3s)
-            }
-            None => (Bindings::default(), HashMap::new()),
-        };
+    fn launch_block(
+        &self,
+        block: Node,
+        scope: &Bindings,
+        dim3s: &HashMap<String, Vec<Expr>>,
+    ) -> Result<[u32; 3], String> {
         let expr = ast::lower(block, self.src);
         let components: Vec<Expr> = match &expr.kind {
             ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "dim3") => {
                 args.clone()
             }
-            ExprKind::Name(name) if declarations.contains_key(name) => declarations[name].clone(),
+            ExprKind::Name(name) if dim3s.contains_key(name) => dim3s[name].clone(),
             _ => vec![expr.clone()],
         };
         if components.is_empty() || components.len() > 3 {
@@ -753,7 +753,7 @@ impl<'s> Extractor<'s> {
         for (slot, component) in shape.iter_mut().zip(&components) {
             let value = self
                 .env
-                .eval(component, &scope)
+                .eval(component, scope)
                 .map_err(|why| format!("block shape `{}`: {why}", self.one_line(block)))?;
             *slot = u32::try_from(value)
                 .ok()
@@ -1296,14 +1296,19 @@ impl<'s> Extractor<'s> {
             .iter()
             .map(|(p, _)| p.as_str())
             .collect();
-        for (i, (dim, text)) in array.dims.iter().zip(&array.dim_texts).enumerate() {
+        let extents = array
+            .dims
+            .iter()
+            .zip(&array.dim_exprs)
+            .zip(&array.dim_texts);
+        for (i, ((dim, expr), text)) in extents.enumerate() {
             if dim.is_some() || (array.is_extern && i == 0) {
                 continue;
             }
-            let Some(expr) = super::parse_expression_text(text) else {
+            let Some(expr) = expr else {
                 continue;
             };
-            let why = match self.env.eval(&expr, &function.bindings) {
+            let why = match self.env.eval(expr, &function.bindings) {
                 Err(Unresolved::UnknownName(name)) if !params.contains(&name.as_str()) => {
                     format!("`{name}` has no known value; pass -D {name}=<value>")
                 }
@@ -1842,17 +1847,6 @@ fn is_integer_type(ty: &str) -> bool {
             | "uint"
             | "auto"
     )
-}
-
-fn ancestor<'t>(node: Node<'t>, kind: &str) -> Option<Node<'t>> {
-    let mut current = node.parent();
-    while let Some(n) = current {
-        if n.kind() == kind {
-            return Some(n);
-        }
-        current = n.parent();
-    }
-    None
 }
 
 /// The first identifier of a declarator or lvalue: `p` in `*p`, `p[3]`, `p.x = …`.

@@ -63,18 +63,15 @@ pub fn parse_expression_text(text: &str) -> Option<Expr> {
         }
         value.is_none()
     });
-    let expr = ast::lower(value?, &wrapped);
-    Some(shift_spans(expr, PREFIX.len()))
-}
-
-/// Re-bases an expression parsed from wrapped text: spans become offsets into `text` itself.
-/// The wrapper's parentheses are dropped by lowering, so only the offsets need adjusting.
-fn shift_spans(mut expr: Expr, by: usize) -> Expr {
-    expr.span = Span {
-        start: expr.span.start.saturating_sub(by),
-        end: expr.span.end.saturating_sub(by),
-    };
-    expr
+    // Lower what is inside the wrapper's parentheses, then make spans offsets into `text`.
+    let value = value?;
+    let mut cursor = value.walk();
+    let inner = value
+        .named_children(&mut cursor)
+        .find(|child| child.kind() != "comment")?;
+    let mut expr = ast::lower(inner, &wrapped);
+    expr.rebase(PREFIX.len());
+    Some(expr)
 }
 
 /// Parses a block shape `32`, `32x8` or `32x8x2` (also with `,` or `*` separators).
@@ -123,9 +120,19 @@ mod tests {
 
     #[test]
     fn expressions_parse_on_their_own() {
-        let expr = parse_expression_text("TILE * 2 + 1").unwrap();
+        let text = "TILE * 2 + 1";
+        let expr = parse_expression_text(text).unwrap();
         assert_eq!(expr.to_string(), "((TILE * 2) + 1)");
+        assert_eq!((expr.span.start, expr.span.end), (0, text.len()));
+        let ExprKind::Binary { lhs, rhs, .. } = &expr.kind else {
+            panic!("{expr:?}")
+        };
+        assert_eq!(&text[lhs.span.start..lhs.span.end], "TILE * 2");
+        assert_eq!(&text[rhs.span.start..rhs.span.end], "1");
         assert!(parse_expression_text("__shared__ float x[4]").is_none());
+        let commented = parse_expression_text("/* tiles */ 32").unwrap();
+        assert_eq!(commented.kind, ExprKind::Int(32));
+        assert_eq!((commented.span.start, commented.span.end), (12, 14));
     }
 }
 

@@ -87,31 +87,19 @@ pub struct Function {
 }
 
 impl Function {
-    /// A copy of everything but the arrays and template arguments.
-    pub fn clone_header(&self) -> Function {
-        Function {
-            name: self.name.clone(),
-            kind: self.kind,
-            template_args: Vec::new(),
-            bindings: Bindings::default(),
-            at: self.at,
-            span: self.span,
-            launch_bounds: self.launch_bounds,
-            annotated_block: self.annotated_block,
-            callees: Vec::new(),
-            syntax_error: self.syntax_error,
-            arrays: Vec::new(),
-        }
-    }
-
     /// `k<16, float>` for an instantiation, `k` otherwise.
     pub fn display_name(&self) -> String {
-        if self.template_args.is_empty() {
-            self.name.clone()
-        } else {
-            let args: Vec<&str> = self.template_args.iter().map(|(_, v)| v.as_str()).collect();
-            format!("{}<{}>", self.name, args.join(", "))
-        }
+        instance_name(&self.name, &self.template_args)
+    }
+}
+
+/// `k<16, float>` for template arguments `(parameter, value)`, `k` when there are none.
+pub fn instance_name(name: &str, template_args: &[(String, String)]) -> String {
+    if template_args.is_empty() {
+        name.to_string()
+    } else {
+        let args: Vec<&str> = template_args.iter().map(|(_, v)| v.as_str()).collect();
+        format!("{name}<{}>", args.join(", "))
     }
 }
 
