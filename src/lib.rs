@@ -1,5 +1,6 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
 //! them. Stages: [`parse`] → [`block`] (launch shapes) → [`report`].
+pub mod affine;
 pub mod analysis;
 pub mod block;
 pub mod parse;

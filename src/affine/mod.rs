@@ -1,0 +1,11 @@
+//! The affine stage: every shared subscript as a symbolic value over the thread indices
+//! (`sym`), its digit-affine normal form (`digits`), and its class (`class`).
+mod class;
+mod digits;
+#[cfg(test)]
+mod properties;
+mod sym;
+
+pub use class::{classify, lane_thread, Class};
+pub use digits::{normalize, Context, Digit, DigitAffine, NotAffine};
+pub use sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown};

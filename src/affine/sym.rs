@@ -1,0 +1,488 @@
+//! Symbolic values: what a variable holds, as an expression over the thread indices, loop
+//! counters and warp-uniform unknowns, with every local variable already substituted.
+//!
+//! A `Sym` can always be evaluated exactly for one thread and one loop iteration (the bank
+//! model does that); the digit-affine normal form (see `digits`) is the structured view of the
+//! ones that fit the papers' model.
+use std::fmt;
+use std::rc::Rc;
+
+/// A thread index dimension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Axis {
+    X,
+    Y,
+    Z,
+}
+
+impl Axis {
+    pub const ALL: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn short_name(self) -> &'static str {
+        match self {
+            Axis::X => "tx",
+            Axis::Y => "ty",
+            Axis::Z => "tz",
+        }
+    }
+}
+
+/// Index of a loop counter in the analysis of one function.
+pub type LoopId = usize;
+
+/// A leaf that is not a constant.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Atom {
+    Thread(Axis),
+    /// A loop counter with a known sequence of values, uniform across the warp.
+    Loop {
+        id: LoopId,
+        name: String,
+    },
+    /// A warp-uniform value the analysis cannot know: `blockIdx.x`, a kernel parameter, a
+    /// counter of a loop with unknown bounds.
+    Uniform(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Shl,
+    Shr,
+    And,
+    Or,
+    Xor,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    LogAnd,
+    LogOr,
+}
+
+impl Op {
+    pub fn token(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::Rem => "%",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+            Op::And => "&",
+            Op::Or => "|",
+            Op::Xor => "^",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::LogAnd => "&&",
+            Op::LogOr => "||",
+        }
+    }
+
+    /// C semantics on 64-bit integers; `None` where C is undefined (division by zero, a shift
+    /// out of range).
+    pub fn apply(self, l: i64, r: i64) -> Option<i64> {
+        Some(match self {
+            Op::Add => l.wrapping_add(r),
+            Op::Sub => l.wrapping_sub(r),
+            Op::Mul => l.wrapping_mul(r),
+            Op::Div => l.checked_div(r)?,
+            Op::Rem => l.checked_rem(r)?,
+            Op::Shl => l.checked_shl(u32::try_from(r).ok().filter(|s| *s < 63)?)?,
+            Op::Shr => l >> u32::try_from(r).ok().filter(|s| *s < 64)?,
+            Op::And => l & r,
+            Op::Or => l | r,
+            Op::Xor => l ^ r,
+            Op::Eq => i64::from(l == r),
+            Op::Ne => i64::from(l != r),
+            Op::Lt => i64::from(l < r),
+            Op::Le => i64::from(l <= r),
+            Op::Gt => i64::from(l > r),
+            Op::Ge => i64::from(l >= r),
+            Op::LogAnd => i64::from(l != 0 && r != 0),
+            Op::LogOr => i64::from(l != 0 || r != 0),
+        })
+    }
+
+    pub(crate) fn precedence(self) -> u8 {
+        match self {
+            Op::Mul | Op::Div | Op::Rem => 10,
+            Op::Add | Op::Sub => 9,
+            Op::Shl | Op::Shr => 8,
+            Op::Lt | Op::Le | Op::Gt | Op::Ge => 7,
+            Op::Eq | Op::Ne => 6,
+            Op::And => 5,
+            Op::Xor => 4,
+            Op::Or => 3,
+            Op::LogAnd => 2,
+            Op::LogOr => 1,
+        }
+    }
+}
+
+/// Why a value is not known as a function of the thread indices and loop counters.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Unknown {
+    /// Read from memory, a call result, a float: differs per thread in a way we cannot see.
+    DataDependent(String),
+    /// A name bound to no definition the analysis can see.
+    UnknownName(String),
+    /// A variable given different values on different paths or iterations.
+    Reassigned(String),
+}
+
+impl fmt::Display for Unknown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unknown::DataDependent(what) => write!(f, "data-dependent ({what})"),
+            Unknown::UnknownName(name) => write!(f, "unknown value `{name}`"),
+            Unknown::Reassigned(name) => {
+                write!(
+                    f,
+                    "`{name}` is reassigned in a way the analysis cannot follow"
+                )
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Sym {
+    Const(i64),
+    Atom(Atom),
+    Neg(Rc<Sym>),
+    BitNot(Rc<Sym>),
+    Not(Rc<Sym>),
+    Binary(Op, Rc<Sym>, Rc<Sym>),
+    Select(Rc<Sym>, Rc<Sym>, Rc<Sym>),
+    Unknown(Unknown),
+}
+
+/// The power of two that `>> k` or `/ k` divides by, when it is one.
+fn divisor(op: Op, k: i64) -> Option<i64> {
+    match op {
+        Op::Shr if (0..62).contains(&k) => Some(1 << k),
+        Op::Div if k > 0 && k.count_ones() == 1 => Some(k),
+        _ => None,
+    }
+}
+
+/// Values for the atoms of one evaluation: one thread, one loop iteration, one choice of the
+/// unknown uniforms.
+pub trait AtomValues {
+    fn value(&self, atom: &Atom) -> Option<i64>;
+}
+
+impl Sym {
+    pub fn thread(axis: Axis) -> Sym {
+        Sym::Atom(Atom::Thread(axis))
+    }
+
+    pub fn constant(&self) -> Option<i64> {
+        match self {
+            Sym::Const(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// Builds `l op r`, folding constants and the neutral elements so that values stay small.
+    pub fn binary(op: Op, l: Sym, r: Sym) -> Sym {
+        if let (Sym::Const(a), Sym::Const(b)) = (&l, &r) {
+            if let Some(v) = op.apply(*a, *b) {
+                return Sym::Const(v);
+            }
+        }
+        match (op, l.constant(), r.constant()) {
+            (Op::Add | Op::Sub | Op::Or | Op::Xor | Op::Shl | Op::Shr, _, Some(0)) => l,
+            (Op::Add | Op::Or | Op::Xor, Some(0), _) => r,
+            (Op::Mul | Op::Div, _, Some(1)) => l,
+            (Op::Mul, Some(1), _) => r,
+            (Op::Mul | Op::And, _, Some(0)) | (Op::Mul | Op::And, Some(0), _) => Sym::Const(0),
+            // An exact multiple divided by a power of two: `64*b >> 5` is `2*b`.
+            (Op::Shr | Op::Div, _, Some(k)) => match (&l, divisor(op, k)) {
+                (Sym::Binary(Op::Mul, x, m), Some(d))
+                    if m.constant().is_some_and(|m| m % d == 0) =>
+                {
+                    let m = m.constant().unwrap_or(0) / d;
+                    Sym::binary(Op::Mul, (**x).clone(), Sym::Const(m))
+                }
+                _ => Sym::Binary(op, Rc::new(l), Rc::new(r)),
+            },
+            _ => Sym::Binary(op, Rc::new(l), Rc::new(r)),
+        }
+    }
+
+    pub fn select(cond: Sym, then: Sym, otherwise: Sym) -> Sym {
+        match cond.constant() {
+            Some(0) => otherwise,
+            Some(_) => then,
+            None if then == otherwise => then,
+            None => Sym::Select(Rc::new(cond), Rc::new(then), Rc::new(otherwise)),
+        }
+    }
+
+    pub fn negate(value: Sym) -> Sym {
+        match value {
+            Sym::Const(v) => Sym::Const(v.wrapping_neg()),
+            other => Sym::Neg(Rc::new(other)),
+        }
+    }
+
+    pub fn bit_not(value: Sym) -> Sym {
+        match value {
+            Sym::Const(v) => Sym::Const(!v),
+            other => Sym::BitNot(Rc::new(other)),
+        }
+    }
+
+    pub fn logical_not(value: Sym) -> Sym {
+        match value {
+            Sym::Const(v) => Sym::Const(i64::from(v == 0)),
+            other => Sym::Not(Rc::new(other)),
+        }
+    }
+
+    /// Evaluates with C semantics; `None` when an atom has no value, a value is unknown, or
+    /// the arithmetic is undefined.
+    pub fn eval(&self, atoms: &impl AtomValues) -> Option<i64> {
+        match self {
+            Sym::Const(v) => Some(*v),
+            Sym::Atom(atom) => atoms.value(atom),
+            Sym::Neg(v) => Some(v.eval(atoms)?.wrapping_neg()),
+            Sym::BitNot(v) => Some(!v.eval(atoms)?),
+            Sym::Not(v) => Some(i64::from(v.eval(atoms)? == 0)),
+            Sym::Binary(op, l, r) => {
+                let l = l.eval(atoms)?;
+                // Short-circuit like C, so that `i < n && a / i` stays defined.
+                match op {
+                    Op::LogAnd if l == 0 => return Some(0),
+                    Op::LogOr if l != 0 => return Some(1),
+                    _ => {}
+                }
+                op.apply(l, r.eval(atoms)?)
+            }
+            Sym::Select(c, t, e) => {
+                if c.eval(atoms)? != 0 {
+                    t.eval(atoms)
+                } else {
+                    e.eval(atoms)
+                }
+            }
+            Sym::Unknown(_) => None,
+        }
+    }
+
+    /// Every atom the value mentions, each once.
+    pub fn atoms(&self) -> Vec<&Atom> {
+        let mut found: Vec<&Atom> = Vec::new();
+        let mut pending = vec![self];
+        while let Some(sym) = pending.pop() {
+            match sym {
+                Sym::Const(_) | Sym::Unknown(_) => {}
+                Sym::Atom(atom) => {
+                    if !found.contains(&atom) {
+                        found.push(atom);
+                    }
+                }
+                Sym::Neg(v) | Sym::BitNot(v) | Sym::Not(v) => pending.push(v),
+                Sym::Binary(_, l, r) => pending.extend([&**l, &**r]),
+                Sym::Select(c, t, e) => pending.extend([&**c, &**t, &**e]),
+            }
+        }
+        found
+    }
+
+    /// The first reason the value is unknown, if any part of it is.
+    pub fn unknown(&self) -> Option<&Unknown> {
+        let mut pending = vec![self];
+        while let Some(sym) = pending.pop() {
+            match sym {
+                Sym::Unknown(why) => return Some(why),
+                Sym::Const(_) | Sym::Atom(_) => {}
+                Sym::Neg(v) | Sym::BitNot(v) | Sym::Not(v) => pending.push(v),
+                Sym::Binary(_, l, r) => pending.extend([&**r, &**l]),
+                Sym::Select(c, t, e) => pending.extend([&**e, &**t, &**c]),
+            }
+        }
+        None
+    }
+
+    /// Same value in every lane of a warp: no thread index and nothing unknown.
+    pub fn is_uniform(&self) -> bool {
+        self.unknown().is_none()
+            && self
+                .atoms()
+                .iter()
+                .all(|atom| !matches!(atom, Atom::Thread(_)))
+    }
+
+    pub fn mentions_thread(&self) -> bool {
+        self.atoms()
+            .iter()
+            .any(|atom| matches!(atom, Atom::Thread(_)))
+    }
+
+    fn precedence(&self) -> u8 {
+        match self {
+            Sym::Binary(op, ..) => op.precedence(),
+            Sym::Select(..) => 0,
+            Sym::Const(v) if *v < 0 => 11,
+            _ => 12,
+        }
+    }
+
+    fn fmt_operand(&self, f: &mut fmt::Formatter<'_>, context: u8) -> fmt::Result {
+        if self.precedence() <= context {
+            write!(f, "({self})")
+        } else {
+            write!(f, "{self}")
+        }
+    }
+}
+
+impl fmt::Display for Atom {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Atom::Thread(axis) => write!(f, "{}", axis.short_name()),
+            Atom::Loop { name, .. } | Atom::Uniform(name) => write!(f, "{name}"),
+        }
+    }
+}
+
+/// C syntax with the fewest parentheses that keep the meaning.
+impl fmt::Display for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Sym::Const(v) => write!(f, "{v}"),
+            Sym::Atom(atom) => write!(f, "{atom}"),
+            Sym::Neg(v) => {
+                write!(f, "-")?;
+                v.fmt_operand(f, 10)
+            }
+            Sym::BitNot(v) => {
+                write!(f, "~")?;
+                v.fmt_operand(f, 10)
+            }
+            Sym::Not(v) => {
+                write!(f, "!")?;
+                v.fmt_operand(f, 10)
+            }
+            Sym::Binary(op, l, r) => {
+                let p = op.precedence();
+                l.fmt_operand(f, p - 1)?;
+                write!(f, " {} ", op.token())?;
+                r.fmt_operand(f, p)
+            }
+            Sym::Select(c, t, e) => {
+                c.fmt_operand(f, 0)?;
+                write!(f, " ? ")?;
+                t.fmt_operand(f, 0)?;
+                write!(f, " : ")?;
+                e.fmt_operand(f, 0)
+            }
+            Sym::Unknown(why) => write!(f, "<{why}>"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Thread([i64; 3]);
+    impl AtomValues for Thread {
+        fn value(&self, atom: &Atom) -> Option<i64> {
+            match atom {
+                Atom::Thread(axis) => Some(self.0[axis.index()]),
+                _ => None,
+            }
+        }
+    }
+
+    fn tx() -> Sym {
+        Sym::thread(Axis::X)
+    }
+
+    #[test]
+    fn constants_fold_and_neutral_elements_vanish() {
+        let sum = Sym::binary(Op::Add, Sym::Const(2), Sym::Const(3));
+        assert_eq!(sum, Sym::Const(5));
+        assert_eq!(Sym::binary(Op::Mul, tx(), Sym::Const(1)), tx());
+        assert_eq!(Sym::binary(Op::Add, Sym::Const(0), tx()), tx());
+        assert_eq!(Sym::binary(Op::Mul, tx(), Sym::Const(0)), Sym::Const(0));
+        // Division by zero is not folded: it stays for the evaluator to refuse.
+        let div = Sym::binary(Op::Div, Sym::Const(1), Sym::Const(0));
+        assert!(matches!(div, Sym::Binary(Op::Div, ..)));
+        assert_eq!(div.eval(&Thread([0; 3])), None);
+    }
+
+    #[test]
+    fn evaluation_follows_c() {
+        let e = Sym::binary(
+            Op::Add,
+            Sym::binary(Op::Mul, tx(), Sym::Const(33)),
+            Sym::binary(Op::Div, Sym::negate(tx()), Sym::Const(2)),
+        );
+        // -3 / 2 truncates towards zero in C.
+        assert_eq!(e.eval(&Thread([3, 0, 0])), Some(99 - 1));
+        let select = Sym::select(
+            Sym::binary(Op::Lt, tx(), Sym::Const(4)),
+            tx(),
+            Sym::Const(-1),
+        );
+        assert_eq!(select.eval(&Thread([2, 0, 0])), Some(2));
+        assert_eq!(select.eval(&Thread([5, 0, 0])), Some(-1));
+    }
+
+    #[test]
+    fn display_uses_minimal_parentheses() {
+        let e = Sym::binary(
+            Op::Mul,
+            Sym::binary(Op::Add, tx(), Sym::Const(1)),
+            Sym::Const(32),
+        );
+        assert_eq!(e.to_string(), "(tx + 1) * 32");
+        let e = Sym::binary(
+            Op::Sub,
+            Sym::Const(8),
+            Sym::binary(Op::Sub, tx(), Sym::Const(1)),
+        );
+        assert_eq!(e.to_string(), "8 - (tx - 1)");
+        let e = Sym::binary(
+            Op::And,
+            Sym::binary(Op::Shr, tx(), Sym::Const(3)),
+            Sym::Const(3),
+        );
+        assert_eq!(e.to_string(), "tx >> 3 & 3");
+    }
+
+    #[test]
+    fn uniformity() {
+        let block = Sym::Atom(Atom::Uniform("blockIdx.x".into()));
+        assert!(block.is_uniform());
+        assert!(!Sym::binary(Op::Add, block.clone(), tx()).is_uniform());
+        let data = Sym::Unknown(Unknown::DataDependent("load of `in`".into()));
+        assert!(!data.is_uniform());
+        assert_eq!(
+            Sym::binary(Op::Add, block, data)
+                .unknown()
+                .map(ToString::to_string),
+            Some("data-dependent (load of `in`)".to_string())
+        );
+    }
+}
