@@ -1,6 +1,7 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
 //! them. Stages: [`parse`] → [`block`] (launch shapes) → [`report`].
 pub mod analysis;
+pub mod bank;
 pub mod block;
 pub mod parse;
 pub mod report;
