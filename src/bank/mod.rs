@@ -109,8 +109,8 @@ fn evaluate(config: &BankConfig, request: &Request, witness: bool) -> Cost {
         if degree == 0 {
             continue;
         }
-        cost.wavefronts += degree;
-        cost.ideal_wavefronts += 1;
+        cost.wavefronts = cost.wavefronts.saturating_add(degree);
+        cost.ideal_wavefronts = cost.ideal_wavefronts.saturating_add(1);
         if degree > cost.conflict_degree {
             cost.conflict_degree = degree;
             if witness && degree > 1 {
