@@ -2,6 +2,7 @@
 //! them. Stages: [`parse`] → [`block`] (launch shapes) → [`report`].
 pub mod affine;
 pub mod analysis;
+pub mod bank;
 pub mod block;
 pub mod parse;
 pub mod report;
