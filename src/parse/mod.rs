@@ -129,6 +129,14 @@ mod tests {
         };
         assert_eq!(&text[lhs.span.start..lhs.span.end], "TILE * 2");
         assert_eq!(&text[rhs.span.start..rhs.span.end], "1");
+        // Parentheses are looked through: `(e)` is `e`, with `e`'s span.
+        let text = "a * (t[i])";
+        let expr = parse_expression_text(text).unwrap();
+        let ExprKind::Binary { rhs, .. } = &expr.kind else {
+            panic!("{expr:?}")
+        };
+        assert!(matches!(rhs.kind, ExprKind::Index { .. }));
+        assert_eq!(&text[rhs.span.start..rhs.span.end], "t[i]");
         assert!(parse_expression_text("__shared__ float x[4]").is_none());
         let commented = parse_expression_text("/* tiles */ 32").unwrap();
         assert_eq!(commented.kind, ExprKind::Int(32));
