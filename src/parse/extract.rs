@@ -354,7 +354,26 @@ impl<'s> Extractor<'s> {
     /// The items of a preprocessor conditional that can be live. An undecidable condition keeps
     /// both branches (the first definition of a name wins).
     fn live_preproc_items<'t>(&self, node: Node<'t>) -> Vec<Node<'t>> {
-        let condition = match node.kind() {
+        let condition = self.preproc_condition(node);
+        let alternative = node.child_by_field_name("alternative");
+        let body: Vec<Node> = named_children(node)
+            .into_iter()
+            .filter(|child| {
+                Some(*child) != alternative
+                    && Some(*child) != node.child_by_field_name("condition")
+                    && Some(*child) != node.child_by_field_name("name")
+            })
+            .collect();
+        match condition {
+            Some(true) => body,
+            Some(false) => alternative.into_iter().collect(),
+            None => body.into_iter().chain(alternative).collect(),
+        }
+    }
+
+    /// Whether the condition of an `#if`/`#ifdef`/`#elif` holds; `None` when undecidable.
+    fn preproc_condition(&self, node: Node) -> Option<bool> {
+        match node.kind() {
             "preproc_ifdef" | "preproc_elifdef" => {
                 let negated = self
                     .text(node)
@@ -372,20 +391,6 @@ impl<'s> Extractor<'s> {
             _ => node
                 .child_by_field_name("condition")
                 .and_then(|cond| self.env.eval_condition(&ast::lower(cond, self.src)).ok()),
-        };
-        let alternative = node.child_by_field_name("alternative");
-        let body: Vec<Node> = named_children(node)
-            .into_iter()
-            .filter(|child| {
-                Some(*child) != alternative
-                    && Some(*child) != node.child_by_field_name("condition")
-                    && Some(*child) != node.child_by_field_name("name")
-            })
-            .collect();
-        match condition {
-            Some(true) => body,
-            Some(false) => alternative.into_iter().collect(),
-            None => body.into_iter().chain(alternative).collect(),
         }
     }
 
@@ -899,7 +904,10 @@ impl<'s> Extractor<'s> {
             arrays: Vec::new(),
         };
         let constants = match syntax_error {
-            None => self.analyse_body(&mut function, body),
+            None => {
+                let dead = self.dead_branches(body);
+                self.analyse_body(&mut function, body, &dead)
+            }
             Some(_) => Vec::new(),
         };
         let prototype = Prototype {
@@ -1079,10 +1087,15 @@ impl<'s> Extractor<'s> {
 
     /// Finds the function's shared arrays and classifies every use; returns the body's
     /// integer constants, for binding per template instantiation.
-    fn analyse_body(&mut self, function: &mut Function, body: Node) -> Vec<(String, Expr)> {
-        let dead = self.dead_branches(body);
+    /// `dead` are the body's dead `#if` branches ([`Extractor::dead_branches`]).
+    fn analyse_body(
+        &mut self,
+        function: &mut Function,
+        body: Node,
+        dead: &[std::ops::Range<usize>],
+    ) -> Vec<(String, Expr)> {
         let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
-        let definitions = self.local_definitions(body, &dead);
+        let definitions = self.local_definitions(body, dead);
         let locals = self.bind_constants(&definitions.constants, &function.bindings);
         let decl_nodes = definitions.shared;
         let mut arrays = Vec::new();
