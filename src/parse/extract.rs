@@ -3,12 +3,13 @@
 //! Every walk here is iterative (a tree cursor or an explicit stack), so deeply nested input
 //! cannot overflow the stack.
 use super::ast::{self, compact_text, Expr, ExprKind, Span};
+use super::body::{parameters, Lowering};
 use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
 use super::source::LineIndex;
 use super::types::{aggregate_layout, Layout};
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
 
 /// Struct nesting depth beyond which a layout is given up as unknown.
@@ -889,7 +890,7 @@ impl<'s> Extractor<'s> {
             .and_then(|lb| named_children(lb).first().copied())
             .map(|e| ast::lower(e, self.src));
         let annotated_block = self.block_annotation(outer);
-        let params = template_parameters(outer, self.src);
+        let template_params = template_parameters(outer, self.src);
         let mut function = Function {
             name,
             kind,
@@ -902,17 +903,26 @@ impl<'s> Extractor<'s> {
             callees: Vec::new(),
             syntax_error,
             arrays: Vec::new(),
+            params: parameters(node, self.src),
+            body: Arc::default(),
         };
         let constants = match syntax_error {
             None => {
                 let dead = self.dead_branches(body);
-                self.analyse_body(&mut function, body, &dead)
+                let constants = self.analyse_body(&mut function, body, &dead);
+                let lowering = Lowering {
+                    src: self.src,
+                    dead: &dead,
+                    condition: &|node| self.preproc_condition(node),
+                };
+                function.body = Arc::new(lowering.body(body));
+                constants
             }
             Some(_) => Vec::new(),
         };
         let prototype = Prototype {
             function,
-            params,
+            params: template_params,
             constants,
             launch_bounds,
         };
@@ -972,6 +982,8 @@ impl<'s> Extractor<'s> {
             callees: template.callees.clone(),
             syntax_error: template.syntax_error,
             arrays,
+            params: template.params.clone(),
+            body: Arc::clone(&template.body),
         };
         for array in &function.arrays {
             self.report_unknown_extents(&function, array);
@@ -1863,7 +1875,7 @@ fn is_integer_type(ty: &str) -> bool {
 }
 
 /// The first identifier of a declarator or lvalue: `p` in `*p`, `p[3]`, `p.x = …`.
-fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
+pub(super) fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
     let mut found = "";
     walk(node, |n| {
         if found.is_empty() && n.kind() == "identifier" {

@@ -1,6 +1,7 @@
 //! The front end: CUDA source → functions, `__shared__` arrays, their accesses and escapes,
 //! and launch sites. Nothing outside this module sees tree-sitter types.
 mod ast;
+mod body;
 mod chunks;
 mod consts;
 mod extract;
@@ -10,6 +11,7 @@ mod source;
 mod types;
 
 pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};
+pub use body::*;
 pub use consts::Bindings;
 pub use model::*;
 pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
