@@ -147,4 +147,6 @@ mod tests {
 }
 
 #[cfg(test)]
+mod body_tests;
+#[cfg(test)]
 mod frontend_tests;
