@@ -220,6 +220,13 @@ fn lower_at(node: Node, src: &str, depth: usize) -> Expr {
     let span = Span::of(node);
     let kind = if depth > MAX_DEPTH {
         ExprKind::Opaque("expression nested too deeply".into())
+    } else if node.kind() == "parenthesized_expression" && node.named_child_count() == 1 {
+        // `(e)` is `e`, with `e`'s span: an access `(t[i])` keeps the span of `t[i]`.
+        // Through `lower_at`, so the depth limit applies to parentheses too.
+        match node.named_child(0) {
+            Some(inner) => return lower_at(inner, src, depth + 1),
+            None => ExprKind::Opaque("parenthesized_expression".into()),
+        }
     } else {
         lower_kind(node, src, depth)
     };
@@ -239,11 +246,8 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
         "identifier" | "qualified_identifier" | "field_identifier" => {
             ExprKind::Name(text(node, src).split_whitespace().collect())
         }
-        "parenthesized_expression" => match node.named_child(0) {
-            // Through `lower_at`, so the depth limit applies to parentheses too.
-            Some(inner) if node.named_child_count() == 1 => lower_at(inner, src, depth + 1).kind,
-            _ => ExprKind::Opaque("parenthesized_expression".into()),
-        },
+        // With one operand, handled by `lower_at`.
+        "parenthesized_expression" => ExprKind::Opaque("parenthesized_expression".into()),
         "field_expression" => ExprKind::Member {
             base: boxed(field("argument"), src, depth),
             field: field("field")

@@ -3,12 +3,13 @@
 //! Every walk here is iterative (a tree cursor or an explicit stack), so deeply nested input
 //! cannot overflow the stack.
 use super::ast::{self, compact_text, Expr, ExprKind, Span};
+use super::body::{parameters, Lowering};
 use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
 use super::source::LineIndex;
 use super::types::{aggregate_layout, Layout};
 use std::collections::{HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
 
 /// Struct nesting depth beyond which a layout is given up as unknown.
@@ -354,7 +355,26 @@ impl<'s> Extractor<'s> {
     /// The items of a preprocessor conditional that can be live. An undecidable condition keeps
     /// both branches (the first definition of a name wins).
     fn live_preproc_items<'t>(&self, node: Node<'t>) -> Vec<Node<'t>> {
-        let condition = match node.kind() {
+        let condition = self.preproc_condition(node);
+        let alternative = node.child_by_field_name("alternative");
+        let body: Vec<Node> = named_children(node)
+            .into_iter()
+            .filter(|child| {
+                Some(*child) != alternative
+                    && Some(*child) != node.child_by_field_name("condition")
+                    && Some(*child) != node.child_by_field_name("name")
+            })
+            .collect();
+        match condition {
+            Some(true) => body,
+            Some(false) => alternative.into_iter().collect(),
+            None => body.into_iter().chain(alternative).collect(),
+        }
+    }
+
+    /// Whether the condition of an `#if`/`#ifdef`/`#elif` holds; `None` when undecidable.
+    fn preproc_condition(&self, node: Node) -> Option<bool> {
+        match node.kind() {
             "preproc_ifdef" | "preproc_elifdef" => {
                 let negated = self
                     .text(node)
@@ -372,20 +392,6 @@ impl<'s> Extractor<'s> {
             _ => node
                 .child_by_field_name("condition")
                 .and_then(|cond| self.env.eval_condition(&ast::lower(cond, self.src)).ok()),
-        };
-        let alternative = node.child_by_field_name("alternative");
-        let body: Vec<Node> = named_children(node)
-            .into_iter()
-            .filter(|child| {
-                Some(*child) != alternative
-                    && Some(*child) != node.child_by_field_name("condition")
-                    && Some(*child) != node.child_by_field_name("name")
-            })
-            .collect();
-        match condition {
-            Some(true) => body,
-            Some(false) => alternative.into_iter().collect(),
-            None => body.into_iter().chain(alternative).collect(),
         }
     }
 
@@ -884,7 +890,7 @@ impl<'s> Extractor<'s> {
             .and_then(|lb| named_children(lb).first().copied())
             .map(|e| ast::lower(e, self.src));
         let annotated_block = self.block_annotation(outer);
-        let params = template_parameters(outer, self.src);
+        let template_params = template_parameters(outer, self.src);
         let mut function = Function {
             name,
             kind,
@@ -897,14 +903,26 @@ impl<'s> Extractor<'s> {
             callees: Vec::new(),
             syntax_error,
             arrays: Vec::new(),
+            params: parameters(node, self.src),
+            body: Arc::default(),
         };
         let constants = match syntax_error {
-            None => self.analyse_body(&mut function, body),
+            None => {
+                let dead = self.dead_branches(body);
+                let constants = self.analyse_body(&mut function, body, &dead);
+                let lowering = Lowering {
+                    src: self.src,
+                    dead: &dead,
+                    condition: &|node| self.preproc_condition(node),
+                };
+                function.body = Arc::new(lowering.body(body));
+                constants
+            }
             Some(_) => Vec::new(),
         };
         let prototype = Prototype {
             function,
-            params,
+            params: template_params,
             constants,
             launch_bounds,
         };
@@ -964,6 +982,8 @@ impl<'s> Extractor<'s> {
             callees: template.callees.clone(),
             syntax_error: template.syntax_error,
             arrays,
+            params: template.params.clone(),
+            body: Arc::clone(&template.body),
         };
         for array in &function.arrays {
             self.report_unknown_extents(&function, array);
@@ -1079,10 +1099,15 @@ impl<'s> Extractor<'s> {
 
     /// Finds the function's shared arrays and classifies every use; returns the body's
     /// integer constants, for binding per template instantiation.
-    fn analyse_body(&mut self, function: &mut Function, body: Node) -> Vec<(String, Expr)> {
-        let dead = self.dead_branches(body);
+    /// `dead` are the body's dead `#if` branches ([`Extractor::dead_branches`]).
+    fn analyse_body(
+        &mut self,
+        function: &mut Function,
+        body: Node,
+        dead: &[std::ops::Range<usize>],
+    ) -> Vec<(String, Expr)> {
         let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
-        let definitions = self.local_definitions(body, &dead);
+        let definitions = self.local_definitions(body, dead);
         let locals = self.bind_constants(&definitions.constants, &function.bindings);
         let decl_nodes = definitions.shared;
         let mut arrays = Vec::new();
@@ -1850,7 +1875,7 @@ fn is_integer_type(ty: &str) -> bool {
 }
 
 /// The first identifier of a declarator or lvalue: `p` in `*p`, `p[3]`, `p.x = …`.
-fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
+pub(super) fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
     let mut found = "";
     walk(node, |n| {
         if found.is_empty() && n.kind() == "identifier" {

@@ -1,6 +1,7 @@
 //! The front end: CUDA source → functions, `__shared__` arrays, their accesses and escapes,
 //! and launch sites. Nothing outside this module sees tree-sitter types.
 mod ast;
+mod body;
 mod chunks;
 mod consts;
 mod extract;
@@ -10,6 +11,7 @@ mod source;
 mod types;
 
 pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};
+pub use body::*;
 pub use consts::Bindings;
 pub use model::*;
 pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
@@ -129,6 +131,14 @@ mod tests {
         };
         assert_eq!(&text[lhs.span.start..lhs.span.end], "TILE * 2");
         assert_eq!(&text[rhs.span.start..rhs.span.end], "1");
+        // Parentheses are looked through: `(e)` is `e`, with `e`'s span.
+        let text = "a * (t[i])";
+        let expr = parse_expression_text(text).unwrap();
+        let ExprKind::Binary { rhs, .. } = &expr.kind else {
+            panic!("{expr:?}")
+        };
+        assert!(matches!(rhs.kind, ExprKind::Index { .. }));
+        assert_eq!(&text[rhs.span.start..rhs.span.end], "t[i]");
         assert!(parse_expression_text("__shared__ float x[4]").is_none());
         let commented = parse_expression_text("/* tiles */ 32").unwrap();
         assert_eq!(commented.kind, ExprKind::Int(32));
@@ -136,5 +146,7 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod body_tests;
 #[cfg(test)]
 mod frontend_tests;

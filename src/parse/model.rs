@@ -1,7 +1,9 @@
 //! What the front end hands to the later stages: plain data, no tree-sitter types.
 use super::ast::{Expr, Span};
+use super::body::{Param, Stmt};
 use super::consts::Bindings;
 use std::fmt;
+use std::sync::Arc;
 
 /// A 1-based line and column (columns count bytes, as clang and nvcc do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -84,6 +86,11 @@ pub struct Function {
     /// A syntax error inside the function: it is reported but not analysed.
     pub syntax_error: Option<Location>,
     pub arrays: Vec<SharedArray>,
+    /// The named parameters, from the function's declarator.
+    pub params: Vec<Param>,
+    /// The body's statements (empty when the function has a syntax error); the instances of
+    /// a template share their prototype's.
+    pub body: Arc<Vec<Stmt>>,
 }
 
 impl Function {

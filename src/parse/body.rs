@@ -1,0 +1,839 @@
+//! Function bodies as a small owned statement tree, for the analyses that follow variables
+//! through their definitions, loops and conditions (see [`Stmt`]).
+//!
+//! Lowering recurses over statements only, and no deeper than [`MAX_STMT_DEPTH`]: a statement
+//! nested deeper becomes [`Stmt::Opaque`], whose contents are collected by an iterative walk.
+//! Expressions are lowered with [`ast::lower`] (bounded by [`ast::MAX_DEPTH`]), so every span is
+//! the one the rest of the front end uses, and adversarial bodies cannot overflow the stack.
+use super::ast::{self, compact_text, Expr, ExprKind, Span};
+use super::extract::{leftmost_identifier, walk};
+use std::collections::HashSet;
+use std::ops::Range;
+use tree_sitter::Node;
+
+/// Statement nesting depth beyond which a statement is kept as [`Stmt::Opaque`].
+const MAX_STMT_DEPTH: usize = 200;
+
+/// One statement of a function body, as far as the affine analysis follows it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stmt {
+    /// One declarator of a declaration: `int i = e, *p = &x;` gives two.
+    Decl(Decl),
+    Expr(Expr),
+    /// Also an undecidable `#if`/`#ifdef`/`#elif` in a body: its condition is then an
+    /// [`ExprKind::Opaque`] that names the directive, and exactly one branch is live.
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        otherwise: Vec<Stmt>,
+    },
+    /// `for (init; cond; update) body`; a range-for is `Opaque`. Comma-separated
+    /// initializer expressions and updates (`j += 2, ++m`) are split, one per entry.
+    For {
+        init: Vec<Stmt>,
+        cond: Option<Expr>,
+        update: Vec<Expr>,
+        body: Vec<Stmt>,
+        span: Span,
+    },
+    /// A `while` whose condition declares a variable (`while (int x = f())`) is `Opaque`.
+    While {
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
+    DoWhile {
+        body: Vec<Stmt>,
+        cond: Expr,
+    },
+    /// The case labels are dropped: every statement of the body may run.
+    Switch {
+        cond: Expr,
+        body: Vec<Stmt>,
+    },
+    Block(Vec<Stmt>),
+    Return(Option<Expr>),
+    Break,
+    Continue,
+    /// Anything else (goto, asm statements, range-for, try, lambdas, local class definitions,
+    /// statements nested too deeply, …); labels are dropped and their statement kept.
+    /// `assigned` lists the local names it may write or declare (assignment targets, `++`/`--`
+    /// operands, `&x`, asm outputs, declared names), so the analysis forgets their values;
+    /// `exprs` holds the outermost expressions inside it that could be lowered, in source
+    /// order, so that the accesses in them are still visible; `span` locates it.
+    Opaque {
+        what: String,
+        span: Span,
+        assigned: Vec<String>,
+        exprs: Vec<Expr>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decl {
+    pub name: String,
+    /// The type as written without the declarator and without storage classes
+    /// (`const unsigned int`, `float`, `T`).
+    pub ty: String,
+    /// Pointer declarator (`*p`, `* const p`), reference (`&r`), array (`a[4]`).
+    pub pointer: bool,
+    pub reference: bool,
+    pub array: bool,
+    pub is_static: bool,
+    pub is_extern: bool,
+    pub is_shared: bool,
+    /// `= e` lowered as `e`. Constructor-style and brace initializers (`dim3 b(32, 8)`,
+    /// `int a[2] = {x, y}`, `float4 v{…}`) are a [`ExprKind::Call`] of the type name (the
+    /// callee's span is the type's) whose span is the argument or initializer list.
+    pub init: Option<Expr>,
+    /// The declarator, initializer included (`i = e`); for a condition declaration
+    /// (`if (int x = f())`) the whole declaration.
+    pub span: Span,
+}
+
+/// A named function parameter; unnamed ones are skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub name: String,
+    /// The type as written without the declarator (`const int`, `float`).
+    pub ty: String,
+    /// A function-pointer parameter (`float (*f)(int)`) is a pointer.
+    pub pointer: bool,
+    pub reference: bool,
+    pub array: bool,
+}
+
+/// Why a statement is kept opaque: a node kind, or a fixed reason.
+type Why<'t> = &'t str;
+
+/// Expression nodes kinds whose lowering is collected into [`Stmt::Opaque::exprs`]: the ones
+/// that can hold an access (bare names and literals cannot).
+const EXPRESSION_ROOTS: &[&str] = &[
+    "assignment_expression",
+    "update_expression",
+    "call_expression",
+    "subscript_expression",
+    "field_expression",
+    "binary_expression",
+    "unary_expression",
+    "pointer_expression",
+    "conditional_expression",
+    "comma_expression",
+    "cast_expression",
+    "parenthesized_expression",
+];
+
+/// Node kinds that [`ast::lower`] keeps opaque although they contain statements or effects the
+/// analysis must see: a statement holding one is lowered as [`Stmt::Opaque`].
+const HIDES_STATEMENTS: &[&str] = &[
+    "lambda_expression",
+    "gnu_asm_expression",
+    "compound_statement",
+];
+
+/// What lowering needs besides the tree: the source text, the dead `#if` branches of the body,
+/// and how a `#if`/`#ifdef`/`#elif` condition evaluates (`None`: undecidable).
+pub(super) struct Lowering<'a> {
+    pub src: &'a str,
+    pub dead: &'a [Range<usize>],
+    pub condition: &'a dyn Fn(Node) -> Option<bool>,
+}
+
+impl Lowering<'_> {
+    /// The statements of a function body (a `compound_statement`).
+    pub fn body(&self, body: Node) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        self.items(body, 0, &mut out);
+        out
+    }
+
+    /// Lowers the block items of `node` (a compound statement, a case, a preprocessor branch)
+    /// into `out`, skipping the guards of preprocessor conditionals and case values.
+    fn items(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
+        let mut cursor = node.walk();
+        if !cursor.goto_first_child() {
+            return;
+        }
+        loop {
+            let child = cursor.node();
+            let guard = matches!(
+                cursor.field_name(),
+                Some("condition" | "name" | "alternative" | "value")
+            );
+            if child.is_named() && !guard && child.kind() != "comment" {
+                self.item(child, depth, out);
+            }
+            if !cursor.goto_next_sibling() {
+                return;
+            }
+        }
+    }
+
+    fn item(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
+        match node.kind() {
+            "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
+            | "preproc_else" => self.preproc(node, depth + 1, out),
+            // `#pragma unroll`, local `#define`s, …: no run-time effect.
+            "preproc_call" | "preproc_def" | "preproc_function_def" | "preproc_include" => {}
+            // Case labels are dropped: their statements run in place.
+            "case_statement" => self.items(node, depth + 1, out),
+            _ => self.stmt(node, depth, out),
+        }
+    }
+
+    /// Inlines the live branch of a preprocessor conditional; both branches of an
+    /// undecidable one become an `If` whose condition is opaque.
+    fn preproc(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
+        if depth > MAX_STMT_DEPTH {
+            out.push(self.opaque(node, "statement nested too deeply"));
+            return;
+        }
+        let alternative = node.child_by_field_name("alternative");
+        let decided = match node.kind() {
+            "preproc_else" => Some(true),
+            _ => (self.condition)(node),
+        };
+        match decided {
+            Some(true) => self.items(node, depth, out),
+            Some(false) => {
+                if let Some(alternative) = alternative {
+                    self.preproc(alternative, depth + 1, out);
+                }
+            }
+            None => {
+                let guard = node
+                    .child_by_field_name("condition")
+                    .or_else(|| node.child_by_field_name("name"))
+                    .unwrap_or(node);
+                let directive = self.src[node.byte_range()].lines().next().unwrap_or("");
+                let cond = Expr {
+                    kind: ExprKind::Opaque(format!(
+                        "preprocessor condition `{}`",
+                        directive.trim()
+                    )),
+                    span: Span::of(guard),
+                };
+                let mut then = Vec::new();
+                self.items(node, depth, &mut then);
+                let mut otherwise = Vec::new();
+                if let Some(alternative) = alternative {
+                    self.preproc(alternative, depth + 1, &mut otherwise);
+                }
+                out.push(Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                });
+            }
+        }
+    }
+
+    /// Lowers one statement into `out` (a declaration may give several), or an `Opaque`.
+    fn stmt(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
+        if depth > MAX_STMT_DEPTH {
+            out.push(self.opaque(node, "statement nested too deeply"));
+            return;
+        }
+        let mark = out.len();
+        if let Err(why) = self.lower_stmt(node, depth, out) {
+            out.truncate(mark);
+            out.push(self.opaque(node, why));
+        }
+    }
+
+    /// Each compound statement is lowered by its own method, which keeps this frame small:
+    /// it is on the stack once per nesting level.
+    fn lower_stmt<'t>(
+        &self,
+        node: Node<'t>,
+        depth: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), Why<'t>> {
+        match node.kind() {
+            "expression_statement" | "macro_invocation_statement" => self.expression(node, out)?,
+            "declaration" => self.declaration(node, out)?,
+            "compound_statement" => self.block(node, depth, out),
+            "if_statement" => self.if_statement(node, depth, out)?,
+            "for_statement" => self.for_statement(node, depth, out)?,
+            "while_statement" => self.while_statement(node, depth, out)?,
+            "do_statement" => self.do_statement(node, depth, out)?,
+            "switch_statement" => self.switch_statement(node, depth, out)?,
+            "return_statement" => self.return_statement(node, out)?,
+            "break_statement" => out.push(Stmt::Break),
+            "continue_statement" => out.push(Stmt::Continue),
+            "labeled_statement" | "attributed_statement" => self.labeled(node, depth, out),
+            other => return Err(other),
+        }
+        Ok(())
+    }
+
+    fn expression<'t>(&self, node: Node<'t>, out: &mut Vec<Stmt>) -> Result<(), Why<'t>> {
+        if let Some(expr) = first_named(node) {
+            out.push(Stmt::Expr(self.expr(expr)?));
+        }
+        Ok(())
+    }
+
+    fn return_statement<'t>(&self, node: Node<'t>, out: &mut Vec<Stmt>) -> Result<(), Why<'t>> {
+        let value = match first_named(node) {
+            Some(value) => Some(self.expr(value)?),
+            None => None,
+        };
+        out.push(Stmt::Return(value));
+        Ok(())
+    }
+
+    /// A nested block.
+    fn block(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
+        let mut items = Vec::new();
+        self.items(node, depth + 1, &mut items);
+        out.push(Stmt::Block(items));
+    }
+
+    fn if_statement<'t>(
+        &self,
+        node: Node<'t>,
+        depth: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), Why<'t>> {
+        let field = |name: &str| node.child_by_field_name(name);
+        let (mut prefix, cond) = self.condition(field("condition"), depth, true)?;
+        let then = self.branch(field("consequence"), depth);
+        let otherwise = self.branch(field("alternative").and_then(first_named), depth);
+        let stmt = Stmt::If {
+            cond,
+            then,
+            otherwise,
+        };
+        out.push(wrap(&mut prefix, stmt));
+        Ok(())
+    }
+
+    fn for_statement<'t>(
+        &self,
+        node: Node<'t>,
+        depth: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), Why<'t>> {
+        let ForHeader { init, cond, update } = self.for_header(node)?;
+        let body = self.branch(node.child_by_field_name("body"), depth);
+        out.push(Stmt::For {
+            init,
+            cond,
+            update,
+            body,
+            span: Span::of(node),
+        });
+        Ok(())
+    }
+
+    /// The initializer, condition and updates of a `for`, lowered in a frame of their own
+    /// (not on the stack while the body is lowered).
+    fn for_header<'t>(&self, node: Node<'t>) -> Result<ForHeader, Why<'t>> {
+        let field = |name: &str| node.child_by_field_name(name);
+        let mut init = Vec::new();
+        match field("initializer") {
+            Some(decl) if decl.kind() == "declaration" => self.declaration(decl, &mut init)?,
+            Some(expr) => {
+                for part in split_commas(expr) {
+                    init.push(Stmt::Expr(self.expr(part)?));
+                }
+            }
+            None => {}
+        }
+        let cond = field("condition").map(|c| self.expr(c)).transpose()?;
+        let update = field("update")
+            .map(split_commas)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|u| self.expr(u))
+            .collect::<Result<_, _>>()?;
+        Ok(ForHeader { init, cond, update })
+    }
+
+    fn while_statement<'t>(
+        &self,
+        node: Node<'t>,
+        depth: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), Why<'t>> {
+        let clause = node.child_by_field_name("condition");
+        let (prefix, cond) = self.condition(clause, depth, false)?;
+        if !prefix.is_empty() {
+            return Err("while_statement");
+        }
+        let body = self.branch(node.child_by_field_name("body"), depth);
+        out.push(Stmt::While { cond, body });
+        Ok(())
+    }
+
+    fn do_statement<'t>(
+        &self,
+        node: Node<'t>,
+        depth: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), Why<'t>> {
+        let cond = node
+            .child_by_field_name("condition")
+            .ok_or("do_statement")?;
+        let cond = self.expr(cond)?;
+        let body = self.branch(node.child_by_field_name("body"), depth);
+        out.push(Stmt::DoWhile { body, cond });
+        Ok(())
+    }
+
+    fn switch_statement<'t>(
+        &self,
+        node: Node<'t>,
+        depth: usize,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), Why<'t>> {
+        let clause = node.child_by_field_name("condition");
+        let (mut prefix, cond) = self.condition(clause, depth, true)?;
+        let mut body = Vec::new();
+        if let Some(block) = node.child_by_field_name("body") {
+            self.items(block, depth + 1, &mut body);
+        }
+        out.push(wrap(&mut prefix, Stmt::Switch { cond, body }));
+        Ok(())
+    }
+
+    /// A labeled or attributed statement: the label or attributes are dropped.
+    fn labeled(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
+        let mut cursor = node.walk();
+        let inner: Vec<Node> = node
+            .named_children(&mut cursor)
+            .filter(|c| {
+                !matches!(
+                    c.kind(),
+                    "statement_identifier" | "attribute_declaration" | "comment"
+                )
+            })
+            .collect();
+        for statement in inner {
+            self.item(statement, depth + 1, out);
+        }
+    }
+
+    /// The body of a branch or loop: a block's items, or the one statement.
+    fn branch(&self, node: Option<Node>, depth: usize) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        match node {
+            Some(block) if block.kind() == "compound_statement" => {
+                self.items(block, depth + 1, &mut out)
+            }
+            Some(statement) => self.item(statement, depth + 1, &mut out),
+            None => {}
+        }
+        out
+    }
+
+    /// A `condition_clause`: the statements to run first (an init-statement, a declared
+    /// condition variable) and the condition.
+    fn condition<'t>(
+        &self,
+        clause: Option<Node<'t>>,
+        depth: usize,
+        allow_declaration: bool,
+    ) -> Result<(Vec<Stmt>, Expr), Why<'t>> {
+        let clause = clause.ok_or("condition_clause")?;
+        let mut prefix = Vec::new();
+        if let Some(init) = clause.child_by_field_name("initializer") {
+            let mut cursor = init.walk();
+            let statements: Vec<Node> = init
+                .named_children(&mut cursor)
+                .filter(|c| c.kind() != "comment")
+                .collect();
+            for statement in statements {
+                self.stmt(statement, depth + 1, &mut prefix);
+            }
+        }
+        let value = clause
+            .child_by_field_name("value")
+            .ok_or("condition_clause")?;
+        if value.kind() != "declaration" {
+            return Ok((prefix, self.expr(value)?));
+        }
+        if !allow_declaration {
+            return Err("declaration in a loop condition");
+        }
+        self.declaration(value, &mut prefix)?;
+        let declarator = value
+            .child_by_field_name("declarator")
+            .ok_or("condition_clause")?;
+        let (name, _) = declarator_shape(declarator, false)?;
+        let cond = Expr {
+            kind: ExprKind::Name(self.text(name).to_string()),
+            span: Span::of(name),
+        };
+        Ok((prefix, cond))
+    }
+
+    /// One `Decl` per declarator of a declaration.
+    fn declaration<'t>(&self, node: Node<'t>, out: &mut Vec<Stmt>) -> Result<(), Why<'t>> {
+        let type_node = node.child_by_field_name("type");
+        if let Some(ty) = type_node {
+            let class = matches!(
+                ty.kind(),
+                "struct_specifier" | "union_specifier" | "class_specifier" | "enum_specifier"
+            );
+            if class && ty.child_by_field_name("body").is_some() {
+                return Err(ty.kind());
+            }
+        }
+        let specifiers = Specifiers::of(node, self.src);
+        let mut cursor = node.walk();
+        let declarators: Vec<Node> = node
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
+        for declarator in declarators {
+            // A condition declaration (`if (int x = f())`) has its value on the declaration.
+            let (target, value, span) = if declarator.kind() == "init_declarator" {
+                let target = declarator
+                    .child_by_field_name("declarator")
+                    .ok_or("init_declarator")?;
+                let value = declarator.child_by_field_name("value");
+                (target, value, Span::of(declarator))
+            } else {
+                match node.child_by_field_name("value") {
+                    Some(value) => (declarator, Some(value), Span::of(node)),
+                    None => (declarator, None, Span::of(declarator)),
+                }
+            };
+            let (name, shape) = declarator_shape(target, false)?;
+            let init = match value {
+                Some(value) => Some(self.initializer(value, type_node, &specifiers.ty)?),
+                None => None,
+            };
+            out.push(Stmt::Decl(Decl {
+                name: self.text(name).to_string(),
+                ty: specifiers.ty.clone(),
+                pointer: shape.pointer,
+                reference: shape.reference,
+                array: shape.array,
+                is_static: specifiers.is_static,
+                is_extern: specifiers.is_extern,
+                is_shared: specifiers.is_shared,
+                init,
+                span,
+            }));
+        }
+        Ok(())
+    }
+
+    /// An initializer; `(…)` and `{…}` become a call of the type.
+    fn initializer(
+        &self,
+        value: Node,
+        type_node: Option<Node>,
+        ty: &str,
+    ) -> Result<Expr, Why<'static>> {
+        if !matches!(value.kind(), "argument_list" | "initializer_list") {
+            return self.expr(value);
+        }
+        let mut cursor = value.walk();
+        let args = value
+            .named_children(&mut cursor)
+            .filter(|c| c.kind() != "comment")
+            .map(|arg| self.expr(arg))
+            .collect::<Result<_, _>>()?;
+        let callee = Expr {
+            kind: ExprKind::Name(
+                type_node.map_or_else(|| ty.to_string(), |t| compact_text(t, self.src)),
+            ),
+            span: Span::of(type_node.unwrap_or(value)),
+        };
+        Ok(Expr {
+            kind: ExprKind::Call {
+                callee: Box::new(callee),
+                template_args: Vec::new(),
+                args,
+            },
+            span: Span::of(value),
+        })
+    }
+
+    /// Lowers an expression; one that hides statements (a lambda, inline asm) makes the
+    /// statement holding it opaque.
+    fn expr(&self, node: Node) -> Result<Expr, Why<'static>> {
+        let expr = ast::lower(node, self.src);
+        match hidden_statements(&expr) {
+            Some(why) => Err(why),
+            None => Ok(expr),
+        }
+    }
+
+    fn text(&self, node: Node) -> &str {
+        &self.src[node.byte_range()]
+    }
+
+    fn is_dead(&self, node: Node) -> bool {
+        self.dead.iter().any(|r| r.contains(&node.start_byte()))
+    }
+
+    /// `node` as an opaque statement: the names it may write and the expressions in it, found
+    /// by an iterative walk that skips dead `#if` branches and unevaluated operands.
+    fn opaque(&self, node: Node, what: &str) -> Stmt {
+        let mut assigned = Vec::new();
+        let mut seen = HashSet::new();
+        let mut exprs = Vec::new();
+        let mut covered_until = 0;
+        let mut guards = Vec::new();
+        walk(node, |n| {
+            if self.is_dead(n) || guards.contains(&n.id()) {
+                return false;
+            }
+            let field = |name: &str| n.child_by_field_name(name);
+            let mut targets = Vec::new();
+            match n.kind() {
+                "sizeof_expression" | "alignof_expression" | "decltype" => return false,
+                "preproc_if" | "preproc_elif" => guards.extend(field("condition").map(|c| c.id())),
+                "assignment_expression" => targets.extend(field("left")),
+                "update_expression" => targets.extend(field("argument")),
+                "pointer_expression"
+                    if field("operator").is_some_and(|op| self.text(op) == "&") =>
+                {
+                    targets.extend(field("argument"))
+                }
+                "gnu_asm_output_operand" => targets.extend(field("value")),
+                "declaration" | "for_range_loop" => {
+                    let mut cursor = n.walk();
+                    for declarator in n.children_by_field_name("declarator", &mut cursor) {
+                        let declarator = match declarator.kind() {
+                            "init_declarator" => match declarator.child_by_field_name("declarator")
+                            {
+                                Some(inner) => inner,
+                                None => continue,
+                            },
+                            _ => declarator,
+                        };
+                        if declarator.kind() == "structured_binding_declarator" {
+                            let mut inner = declarator.walk();
+                            targets.extend(declarator.named_children(&mut inner));
+                        } else {
+                            targets.push(declarator);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            for target in targets {
+                let name = leftmost_identifier(target, self.src);
+                if !name.is_empty() && seen.insert(name) {
+                    assigned.push(name.to_string());
+                }
+            }
+            if n.start_byte() >= covered_until && EXPRESSION_ROOTS.contains(&n.kind()) {
+                let expr = ast::lower(n, self.src);
+                // One that hides statements is not kept: the walk finds what is inside.
+                if hidden_statements(&expr).is_none() {
+                    covered_until = n.end_byte();
+                    exprs.push(expr);
+                }
+            }
+            true
+        });
+        Stmt::Opaque {
+            what: what.to_string(),
+            span: Span::of(node),
+            assigned,
+            exprs,
+        }
+    }
+}
+
+struct ForHeader {
+    init: Vec<Stmt>,
+    cond: Option<Expr>,
+    update: Vec<Expr>,
+}
+
+/// `stmt` after the statements `prefix` of its condition, as one block when there are any.
+fn wrap(prefix: &mut Vec<Stmt>, stmt: Stmt) -> Stmt {
+    if prefix.is_empty() {
+        stmt
+    } else {
+        prefix.push(stmt);
+        Stmt::Block(std::mem::take(prefix))
+    }
+}
+
+fn first_named(node: Node) -> Option<Node> {
+    let mut cursor = node.walk();
+    let first = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() != "comment");
+    first
+}
+
+/// The operands of a chain of comma operators, `a, b, c` → `[a, b, c]`.
+fn split_commas(node: Node) -> Vec<Node> {
+    let mut parts = Vec::new();
+    let mut rest = node;
+    while rest.kind() == "comma_expression" {
+        let (Some(left), Some(right)) = (
+            rest.child_by_field_name("left"),
+            rest.child_by_field_name("right"),
+        ) else {
+            break;
+        };
+        parts.push(left);
+        rest = right;
+    }
+    parts.push(rest);
+    parts
+}
+
+/// The kind of the first node that [`ast::lower`] kept opaque although it holds statements.
+fn hidden_statements(expr: &Expr) -> Option<Why<'static>> {
+    let mut pending = vec![expr];
+    while let Some(expr) = pending.pop() {
+        match &expr.kind {
+            ExprKind::Opaque(why) => {
+                if let Some(kind) = HIDES_STATEMENTS.iter().find(|k| **k == why.as_str()) {
+                    return Some(*kind);
+                }
+            }
+            ExprKind::Member { base, .. } => pending.push(base),
+            ExprKind::Index { base, index } => pending.extend([&**base, &**index]),
+            ExprKind::Unary { operand, .. }
+            | ExprKind::Cast { operand, .. }
+            | ExprKind::Step { operand, .. }
+            | ExprKind::SizeofExpr(operand) => pending.push(operand),
+            ExprKind::Binary { lhs, rhs, .. } => pending.extend([&**lhs, &**rhs]),
+            ExprKind::Assign { target, value, .. } => pending.extend([&**target, &**value]),
+            ExprKind::Comma { first, second } => pending.extend([&**first, &**second]),
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => pending.extend([&**cond, &**then, &**otherwise]),
+            ExprKind::Call { callee, args, .. } => {
+                pending.push(callee);
+                pending.extend(args);
+            }
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Name(_) | ExprKind::SizeofType(_) => {
+            }
+        }
+    }
+    None
+}
+
+#[derive(Default)]
+struct Shape {
+    pointer: bool,
+    reference: bool,
+    array: bool,
+}
+
+/// The declared identifier of a declarator and whether it declares a pointer, reference or
+/// array. A function declarator is a pointer when `function_pointers` (parameters) and
+/// unsupported otherwise, like structured bindings: the error is the declarator's kind.
+fn declarator_shape<'t>(
+    declarator: Node<'t>,
+    function_pointers: bool,
+) -> Result<(Node<'t>, Shape), Why<'t>> {
+    let mut shape = Shape::default();
+    let mut node = declarator;
+    loop {
+        let next = match node.kind() {
+            "identifier" => return Ok((node, shape)),
+            "pointer_declarator" => {
+                shape.pointer = true;
+                node.child_by_field_name("declarator")
+            }
+            "reference_declarator" => {
+                shape.reference = true;
+                node.named_child(0)
+            }
+            "array_declarator" => {
+                shape.array = true;
+                node.child_by_field_name("declarator")
+            }
+            "function_declarator" if function_pointers => {
+                shape.pointer = true;
+                node.child_by_field_name("declarator")
+            }
+            "parenthesized_declarator" | "attributed_declarator" => node.named_child(0),
+            other => return Err(other),
+        };
+        node = next.ok_or(node.kind())?;
+    }
+}
+
+/// The type and storage of a declaration, as written.
+struct Specifiers {
+    ty: String,
+    is_static: bool,
+    is_extern: bool,
+    is_shared: bool,
+}
+
+impl Specifiers {
+    fn of(node: Node, src: &str) -> Self {
+        let mut specifiers = Specifiers {
+            ty: String::new(),
+            is_static: false,
+            is_extern: false,
+            is_shared: false,
+        };
+        let mut parts = Vec::new();
+        let mut cursor = node.walk();
+        if cursor.goto_first_child() {
+            loop {
+                let child = cursor.node();
+                let text = src[child.byte_range()].trim();
+                let declarator = matches!(
+                    cursor.field_name(),
+                    Some("declarator" | "value" | "default_value")
+                );
+                if !child.is_named() || declarator || child.kind() == "comment" {
+                    // Not part of the type.
+                } else if text == "__shared__"
+                    && matches!(
+                        child.kind(),
+                        "type_qualifier" | "storage_class_specifier" | "attribute_specifier"
+                    )
+                {
+                    specifiers.is_shared = true;
+                } else if child.kind() == "storage_class_specifier" {
+                    specifiers.is_static |= text == "static";
+                    specifiers.is_extern |= text == "extern";
+                } else {
+                    parts.push(compact_text(child, src));
+                }
+                if !cursor.goto_next_sibling() {
+                    break;
+                }
+            }
+        }
+        specifiers.ty = parts.join(" ");
+        specifiers
+    }
+}
+
+/// The named parameters of a function definition, from its declarator's parameter list.
+pub(super) fn parameters(function: Node, src: &str) -> Vec<Param> {
+    let mut declarator = function.child_by_field_name("declarator");
+    while let Some(node) = declarator.filter(|d| d.kind() != "function_declarator") {
+        declarator = node.child_by_field_name("declarator");
+    }
+    let Some(list) = declarator.and_then(|d| d.child_by_field_name("parameters")) else {
+        return Vec::new();
+    };
+    let mut cursor = list.walk();
+    let params: Vec<Node> = list.named_children(&mut cursor).collect();
+    params
+        .into_iter()
+        .filter_map(|param| {
+            let declarator = param.child_by_field_name("declarator")?;
+            let (name, shape) = declarator_shape(declarator, true).ok()?;
+            Some(Param {
+                name: src[name.byte_range()].to_string(),
+                ty: Specifiers::of(param, src).ty,
+                pointer: shape.pointer,
+                reference: shape.reference,
+                array: shape.array,
+            })
+        })
+        .collect()
+}
