@@ -1,5 +1,8 @@
 //! One file through the pipeline stages that exist so far: read → parse → block shapes.
+use crate::affine::{self, FunctionAffine};
+use crate::bank::BankConfig;
 use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
+use crate::cost::{self, SiteCost};
 use crate::parse::{
     self, Diagnostic, Function, FunctionKind, ParsedFile, Severity, SharedArray, SourceError,
 };
@@ -11,6 +14,7 @@ pub struct Options {
     pub defines: Vec<String>,
     pub blocks: CommandLineBlocks,
     pub max_file_bytes: u64,
+    pub bank: BankConfig,
 }
 
 impl Default for Options {
@@ -19,6 +23,7 @@ impl Default for Options {
             defines: Vec::new(),
             blocks: CommandLineBlocks::default(),
             max_file_bytes: parse::MAX_FILE_BYTES,
+            bank: BankConfig::default(),
         }
     }
 }
@@ -31,6 +36,10 @@ pub struct AnalysedFile {
     pub blocks: Vec<Resolution>,
     /// Parser diagnostics plus the block-shape ones, sorted by location.
     pub diagnostics: Vec<Diagnostic>,
+    /// The affine analysis of each function whose block shape is known, same order.
+    pub affine: Vec<Option<FunctionAffine>>,
+    /// Per function, array and access: the simulated conflict figures, or why there are none.
+    pub costs: Vec<Vec<Vec<Result<SiteCost, String>>>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -85,12 +94,64 @@ pub fn analyse_text(
         }
     }
     diagnostics.sort_by_key(|d| d.at);
+    let affine = parsed
+        .functions
+        .iter()
+        .zip(&blocks)
+        .map(|(function, block)| match (block, function.syntax_error) {
+            (Ok(block), None) if is_reported(function) => Some(affine::analyse_function(
+                function,
+                &function.body,
+                &function.params,
+                block.shape,
+                &parsed.constants,
+            )),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    let costs = parsed
+        .functions
+        .iter()
+        .zip(&affine)
+        .map(|(function, affine)| {
+            function
+                .arrays
+                .iter()
+                .enumerate()
+                .map(|(a, array)| {
+                    array
+                        .accesses
+                        .iter()
+                        .enumerate()
+                        .map(|(i, access)| {
+                            let affine = affine.as_ref().ok_or("block shape unknown")?;
+                            let site = affine.sites[a][i]
+                                .as_ref()
+                                .ok_or("the access is not reached by the analysis")?;
+                            cost::measure(affine, site, array, access, &options.bank)
+                        })
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
     AnalysedFile {
         path: path.to_path_buf(),
         parsed,
         blocks,
         diagnostics,
+        affine,
+        costs,
     }
+}
+
+/// One function with everything the stages found about it.
+pub struct Reported<'a> {
+    pub function: &'a Function,
+    pub block: &'a Resolution,
+    pub affine: Option<&'a FunctionAffine>,
+    /// Per array, per access.
+    pub costs: &'a [Vec<Result<SiteCost, String>>],
 }
 
 /// Kernels are always reported; device functions only when they use shared memory.
@@ -99,13 +160,20 @@ pub fn is_reported(function: &Function) -> bool {
 }
 
 impl AnalysedFile {
-    /// The reported functions with their block shapes.
-    pub fn reported(&self) -> impl Iterator<Item = (&Function, &Resolution)> {
+    /// The reported functions with their block shapes, affine analyses and costs.
+    pub fn reported(&self) -> impl Iterator<Item = Reported<'_>> {
         self.parsed
             .functions
             .iter()
             .zip(&self.blocks)
-            .filter(|(f, _)| is_reported(f))
+            .zip(self.affine.iter().zip(&self.costs))
+            .filter(|((f, _), _)| is_reported(f))
+            .map(|((function, block), (affine, costs))| Reported {
+                function,
+                block,
+                affine: affine.as_ref(),
+                costs,
+            })
     }
 
     /// Whether the file yielded nothing: syntax errors and no function analysed.

@@ -1,7 +1,9 @@
 //! The command line: parses arguments and wires the stages together.
 use bankwise::analysis::{analyse_file, AnalysedFile, Options};
+use bankwise::bank::BankConfig;
 use bankwise::block::CommandLineBlocks;
 use bankwise::report;
+use clap::builder::TypedValueParser;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,6 +11,8 @@ use std::process::ExitCode;
 
 /// Exit status for usage and input errors (DESIGN.md §8).
 const EXIT_INPUT_ERROR: u8 = 2;
+/// Exit status of `check --deny-conflicts` when an access has bank conflicts.
+const EXIT_CONFLICTS: u8 = 1;
 
 #[derive(Parser)]
 #[command(
@@ -43,6 +47,16 @@ struct CheckArgs {
     /// Refuse files larger than this many bytes.
     #[arg(long, default_value_t = bankwise::parse::MAX_FILE_BYTES)]
     max_file_size: u64,
+    /// Number of shared-memory banks: 32 (every GPU since Fermi) or 16 (Tesla, half-warp
+    /// phases).
+    #[arg(long, default_value_t = 32, value_parser = clap::builder::PossibleValuesParser::new(["16", "32"]).map(|s| s.parse::<u32>().unwrap_or(32)))]
+    banks: u32,
+    /// Bank width in bytes: 4, or 8 (Kepler's 8-byte mode).
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::PossibleValuesParser::new(["4", "8"]).map(|s| s.parse::<u32>().unwrap_or(4)))]
+    bank_width: u32,
+    /// Exit with status 1 when any access has excess wavefronts (for CI).
+    #[arg(long)]
+    deny_conflicts: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -70,6 +84,11 @@ fn check(args: CheckArgs) -> ExitCode {
         defines: args.defines,
         blocks,
         max_file_bytes: args.max_file_size,
+        bank: BankConfig {
+            banks: args.banks,
+            bank_width: args.bank_width,
+            warp: 32,
+        },
     };
     if let Some(bad) = options
         .defines
@@ -115,8 +134,14 @@ fn check(args: CheckArgs) -> ExitCode {
             failed = true;
         }
     }
+    let conflicts = analysed.iter().any(|file| {
+        file.reported()
+            .any(|r| r.costs.iter().flatten().flatten().any(|c| c.excess() > 0))
+    });
     if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
+    } else if args.deny_conflicts && conflicts {
+        ExitCode::from(EXIT_CONFLICTS)
     } else {
         ExitCode::SUCCESS
     }

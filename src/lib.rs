@@ -4,5 +4,6 @@ pub mod affine;
 pub mod analysis;
 pub mod bank;
 pub mod block;
+pub mod cost;
 pub mod parse;
 pub mod report;

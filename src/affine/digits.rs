@@ -257,7 +257,43 @@ impl DigitAffine {
                 }
             }
         }
-        result
+        result.coarsen()
+    }
+
+    /// Joins neighbouring digits of one thread index whose coefficients continue each other
+    /// (`16*(ty & 1) + 32*(ty >> 1)` is `16*ty`): the form with the fewest digits.
+    fn coarsen(mut self) -> DigitAffine {
+        loop {
+            let mut merged = None;
+            for (i, (low, low_coeff)) in self.terms.iter().enumerate() {
+                let (Some(bits), Some(c)) = (low.bits, low_coeff.constant()) else {
+                    continue;
+                };
+                let next = self.terms.iter().position(|(high, high_coeff)| {
+                    high.axis == low.axis
+                        && high.shift == low.shift + bits
+                        && high_coeff.constant() == c.checked_mul(1i64 << bits.min(62))
+                });
+                if let Some(j) = next {
+                    merged = Some((i, j));
+                    break;
+                }
+            }
+            let Some((i, j)) = merged else {
+                return self;
+            };
+            let high = self.terms[j].0;
+            let low = self.terms[i].0;
+            let joined = Digit {
+                axis: low.axis,
+                shift: low.shift,
+                bits: high.bits.zip(low.bits).map(|(h, l)| h + l),
+            };
+            let coeff = self.terms[i].1.clone();
+            self.terms.remove(i.max(j));
+            self.terms.remove(i.min(j));
+            self.add_term(joined, coeff);
+        }
     }
 
     fn pieces(&self, block: [u32; 3]) -> Result<Vec<Piece>, NotAffine> {
@@ -738,7 +774,7 @@ pub(crate) mod tests {
         let base = op(Op::Mul, Sym::Atom(block.clone()), c(64));
         // (tx + 64*b) >> 5 = (tx >> 5) + 2*b: the offset is a multiple of 64.
         let ok = op(Op::Shr, op(Op::Add, tx(), base), c(5));
-        assert_eq!(form(&ok, [64, 1, 1]), "(tx >> 5) + blockIdx.x * 2");
+        assert_eq!(form(&ok, [64, 1, 1]), "(tx >> 5) + 2*blockIdx.x");
         let unaligned = op(Op::Shr, op(Op::Add, tx(), Sym::Atom(block)), c(5));
         assert!(form(&unaligned, [64, 1, 1]).contains("can carry"));
         // A constant with disjoint bits is an OR: (tx + 32) & 63 on 32 threads.
@@ -764,7 +800,7 @@ pub(crate) mod tests {
         ));
         // A uniform coefficient is fine: the reduction's sdata[2*s*tx].
         let reduction = op(Op::Mul, op(Op::Mul, c(2), s), tx());
-        assert_eq!(form(&reduction, [256, 1, 1]), "(2 * s)*tx");
+        assert_eq!(form(&reduction, [256, 1, 1]), "(2*s)*tx");
     }
 
     #[test]

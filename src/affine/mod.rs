@@ -2,10 +2,17 @@
 //! (`sym`), its digit-affine normal form (`digits`), and its class (`class`).
 mod class;
 mod digits;
+mod exec;
+#[cfg(test)]
+mod exec_tests;
 #[cfg(test)]
 mod properties;
 mod sym;
 
 pub use class::{classify, lane_thread, Class};
 pub use digits::{normalize, Context, Digit, DigitAffine, NotAffine};
+pub use exec::{
+    analyse_function, threads, FunctionAffine, Iteration, Loop, LoopPoint, LoopValues, Site, Step,
+    With, WithThread, MAX_TRIPS,
+};
 pub use sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown};

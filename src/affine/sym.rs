@@ -5,7 +5,7 @@
 //! model does that); the digit-affine normal form (see `digits`) is the structured view of the
 //! ones that fit the papers' model.
 use std::fmt;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// A thread index dimension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -165,11 +165,11 @@ impl fmt::Display for Unknown {
 pub enum Sym {
     Const(i64),
     Atom(Atom),
-    Neg(Rc<Sym>),
-    BitNot(Rc<Sym>),
-    Not(Rc<Sym>),
-    Binary(Op, Rc<Sym>, Rc<Sym>),
-    Select(Rc<Sym>, Rc<Sym>, Rc<Sym>),
+    Neg(Arc<Sym>),
+    BitNot(Arc<Sym>),
+    Not(Arc<Sym>),
+    Binary(Op, Arc<Sym>, Arc<Sym>),
+    Select(Arc<Sym>, Arc<Sym>, Arc<Sym>),
     Unknown(Unknown),
 }
 
@@ -212,18 +212,42 @@ impl Sym {
             (Op::Add | Op::Or | Op::Xor, Some(0), _) => r,
             (Op::Mul | Op::Div, _, Some(1)) => l,
             (Op::Mul, Some(1), _) => r,
-            (Op::Mul | Op::And, _, Some(0)) | (Op::Mul | Op::And, Some(0), _) => Sym::Const(0),
+            (Op::Mul | Op::And | Op::LogAnd, _, Some(0))
+            | (Op::Mul | Op::And | Op::LogAnd, Some(0), _) => Sym::Const(0),
+            (Op::LogOr, _, Some(c)) | (Op::LogOr, Some(c), _) if c != 0 => Sym::Const(1),
+            // `1 && c` is `c` when `c` is already 0 or 1.
+            (Op::LogAnd, Some(_), None) if r.is_boolean() => r,
+            (Op::LogAnd, None, Some(_)) if l.is_boolean() => l,
+            (Op::LogOr, Some(0), None) if r.is_boolean() => r,
+            (Op::LogOr, None, Some(0)) if l.is_boolean() => l,
+            // Constant factors gather on the left: `8*k * 33` is `264*k`.
+            (Op::Mul, None, Some(c)) => match &l {
+                Sym::Binary(Op::Mul, a, x) if a.constant().is_some() => Sym::binary(
+                    Op::Mul,
+                    Sym::Const(a.constant().unwrap_or(1).wrapping_mul(c)),
+                    (**x).clone(),
+                ),
+                _ => Sym::Binary(op, Arc::new(r), Arc::new(l)),
+            },
+            (Op::Mul, Some(c), None) => match &r {
+                Sym::Binary(Op::Mul, a, x) if a.constant().is_some() => Sym::binary(
+                    Op::Mul,
+                    Sym::Const(a.constant().unwrap_or(1).wrapping_mul(c)),
+                    (**x).clone(),
+                ),
+                _ => Sym::Binary(op, Arc::new(l), Arc::new(r)),
+            },
             // An exact multiple divided by a power of two: `64*b >> 5` is `2*b`.
             (Op::Shr | Op::Div, _, Some(k)) => match (&l, divisor(op, k)) {
-                (Sym::Binary(Op::Mul, x, m), Some(d))
+                (Sym::Binary(Op::Mul, m, x), Some(d))
                     if m.constant().is_some_and(|m| m % d == 0) =>
                 {
                     let m = m.constant().unwrap_or(0) / d;
-                    Sym::binary(Op::Mul, (**x).clone(), Sym::Const(m))
+                    Sym::binary(Op::Mul, Sym::Const(m), (**x).clone())
                 }
-                _ => Sym::Binary(op, Rc::new(l), Rc::new(r)),
+                _ => Sym::Binary(op, Arc::new(l), Arc::new(r)),
             },
-            _ => Sym::Binary(op, Rc::new(l), Rc::new(r)),
+            _ => Sym::Binary(op, Arc::new(l), Arc::new(r)),
         }
     }
 
@@ -232,28 +256,41 @@ impl Sym {
             Some(0) => otherwise,
             Some(_) => then,
             None if then == otherwise => then,
-            None => Sym::Select(Rc::new(cond), Rc::new(then), Rc::new(otherwise)),
+            None => Sym::Select(Arc::new(cond), Arc::new(then), Arc::new(otherwise)),
         }
     }
 
     pub fn negate(value: Sym) -> Sym {
         match value {
             Sym::Const(v) => Sym::Const(v.wrapping_neg()),
-            other => Sym::Neg(Rc::new(other)),
+            other => Sym::Neg(Arc::new(other)),
         }
     }
 
     pub fn bit_not(value: Sym) -> Sym {
         match value {
             Sym::Const(v) => Sym::Const(!v),
-            other => Sym::BitNot(Rc::new(other)),
+            other => Sym::BitNot(Arc::new(other)),
         }
     }
 
     pub fn logical_not(value: Sym) -> Sym {
         match value {
             Sym::Const(v) => Sym::Const(i64::from(v == 0)),
-            other => Sym::Not(Rc::new(other)),
+            other => Sym::Not(Arc::new(other)),
+        }
+    }
+
+    /// Whether the value is always 0 or 1 (a comparison, a logical operation).
+    pub fn is_boolean(&self) -> bool {
+        match self {
+            Sym::Const(c) => *c == 0 || *c == 1,
+            Sym::Not(_) => true,
+            Sym::Binary(op, ..) => matches!(
+                op,
+                Op::Eq | Op::Ne | Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::LogAnd | Op::LogOr
+            ),
+            _ => false,
         }
     }
 
@@ -284,6 +321,23 @@ impl Sym {
                 }
             }
             Sym::Unknown(_) => None,
+        }
+    }
+
+    /// The value with some atoms replaced (a loop counter by one of its values), folded.
+    pub fn substitute(&self, replace: &impl Fn(&Atom) -> Option<Sym>) -> Sym {
+        match self {
+            Sym::Const(_) | Sym::Unknown(_) => self.clone(),
+            Sym::Atom(atom) => replace(atom).unwrap_or_else(|| self.clone()),
+            Sym::Neg(v) => Sym::negate(v.substitute(replace)),
+            Sym::BitNot(v) => Sym::bit_not(v.substitute(replace)),
+            Sym::Not(v) => Sym::logical_not(v.substitute(replace)),
+            Sym::Binary(op, l, r) => Sym::binary(*op, l.substitute(replace), r.substitute(replace)),
+            Sym::Select(c, t, e) => Sym::select(
+                c.substitute(replace),
+                t.substitute(replace),
+                e.substitute(replace),
+            ),
         }
     }
 
@@ -382,6 +436,17 @@ impl fmt::Display for Sym {
                 write!(f, "!")?;
                 v.fmt_operand(f, 10)
             }
+            // `32*j`: a constant factor reads best glued to its operand.
+            Sym::Binary(Op::Mul, l, r)
+                if matches!(**l, Sym::Const(c) if c >= 0) && matches!(**r, Sym::Atom(_)) =>
+            {
+                write!(f, "{l}*{r}")
+            }
+            Sym::Binary(Op::Mul, l, r)
+                if matches!(**r, Sym::Const(c) if c >= 0) && matches!(**l, Sym::Atom(_)) =>
+            {
+                write!(f, "{r}*{l}")
+            }
             Sym::Binary(op, l, r) => {
                 let p = op.precedence();
                 l.fmt_operand(f, p - 1)?;
@@ -456,7 +521,7 @@ mod tests {
             Sym::binary(Op::Add, tx(), Sym::Const(1)),
             Sym::Const(32),
         );
-        assert_eq!(e.to_string(), "(tx + 1) * 32");
+        assert_eq!(e.to_string(), "32 * (tx + 1)");
         let e = Sym::binary(
             Op::Sub,
             Sym::Const(8),

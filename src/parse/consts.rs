@@ -49,7 +49,7 @@ impl Macro {
         }
     }
 
-    fn expr(&self) -> Option<&Expr> {
+    pub fn expr(&self) -> Option<&Expr> {
         self.expr
             .get_or_init(|| match super::ast::parse_int_literal(&self.body) {
                 // Most macros are plain numbers: no need for the parser.

@@ -175,6 +175,7 @@ impl<'s> Extractor<'s> {
             launches: self.launches,
             diagnostics: self.diagnostics,
             syntax_errors: self.syntax_errors,
+            constants: self.env,
         }
     }
 

@@ -12,7 +12,7 @@ mod types;
 
 pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};
 pub use body::*;
-pub use consts::Bindings;
+pub use consts::{Bindings, ConstEnv, Macro};
 pub use model::*;
 pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
 

@@ -49,6 +49,9 @@ pub struct ParsedFile {
     pub diagnostics: Vec<Diagnostic>,
     /// Lines of the ERROR / MISSING nodes tree-sitter reported.
     pub syntax_errors: Vec<Location>,
+    /// The file's macros, enumerators, integer constants and types, for later stages that
+    /// evaluate expressions.
+    pub constants: super::consts::ConstEnv,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

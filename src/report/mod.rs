@@ -1,12 +1,47 @@
 //! Output: compiler-style text diagnostics and the JSON object of DESIGN.md §8.
-use crate::analysis::{not_rewritable_reason, AnalysedFile};
+use crate::affine::{Class, FunctionAffine, Site, Sym};
+use crate::analysis::{not_rewritable_reason, AnalysedFile, Reported};
 use crate::block::Resolution;
-use crate::parse::{Access, Function, Location, Severity, SharedArray};
+use crate::cost::SiteCost;
+use crate::parse::{Access, Location, Severity, SharedArray};
 use serde_json::{json, Map, Value};
 
 /// The `check --format json` object for all files.
 pub fn json(files: &[AnalysedFile]) -> Value {
-    json!({ "files": files.iter().map(file_json).collect::<Vec<_>>() })
+    let mut totals = Totals::default();
+    for file in files {
+        for reported in file.reported() {
+            for cost in reported.costs.iter().flatten().flatten() {
+                totals.add(cost);
+            }
+        }
+    }
+    json!({
+        "files": files.iter().map(file_json).collect::<Vec<_>>(),
+        "totals": totals.json(),
+    })
+}
+
+/// Wavefront sums over simulated accesses.
+#[derive(Default)]
+struct Totals {
+    wavefronts: u64,
+    ideal_wavefronts: u64,
+}
+
+impl Totals {
+    fn add(&mut self, cost: &SiteCost) {
+        self.wavefronts += cost.wavefronts;
+        self.ideal_wavefronts += cost.ideal_wavefronts;
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "wavefronts": self.wavefronts,
+            "ideal_wavefronts": self.ideal_wavefronts,
+            "excess_wavefronts": self.wavefronts - self.ideal_wavefronts,
+        })
+    }
 }
 
 fn file_json(file: &AnalysedFile) -> Value {
@@ -18,11 +53,17 @@ fn file_json(file: &AnalysedFile) -> Value {
             "severity": d.severity.as_str(),
             "message": d.message,
         })).collect::<Vec<_>>(),
-        "kernels": file.reported().map(|(f, b)| function_json(f, b)).collect::<Vec<_>>(),
+        "kernels": file.reported().map(|r| function_json(&r)).collect::<Vec<_>>(),
     })
 }
 
-fn function_json(function: &Function, block: &Resolution) -> Value {
+fn function_json(reported: &Reported) -> Value {
+    let Reported {
+        function,
+        block,
+        affine,
+        costs,
+    } = *reported;
     let mut object = Map::new();
     object.insert("name".into(), function.display_name().into());
     object.insert("kind".into(), function.kind.as_str().into());
@@ -52,15 +93,25 @@ fn function_json(function: &Function, block: &Resolution) -> Value {
         function
             .arrays
             .iter()
-            .map(|a| array_json(a, block))
+            .enumerate()
+            .map(|(i, a)| array_json(a, block, affine.map(|f| (f, i)), &costs[i]))
             .collect::<Vec<_>>()
             .into(),
     );
     object.into()
 }
 
-fn array_json(array: &SharedArray, block: &Resolution) -> Value {
+fn array_json(
+    array: &SharedArray,
+    block: &Resolution,
+    affine: Option<(&FunctionAffine, usize)>,
+    costs: &[Result<SiteCost, String>],
+) -> Value {
     let reason = not_rewritable_reason(array, block);
+    let mut totals = Totals::default();
+    for cost in costs.iter().flatten() {
+        totals.add(cost);
+    }
     json!({
         "name": array.name,
         "elem_type": array.elem_type,
@@ -79,11 +130,19 @@ fn array_json(array: &SharedArray, block: &Resolution) -> Value {
             "kind": e.kind.tag(),
             "text": e.text,
         })).collect::<Vec<_>>(),
-        "accesses": array.accesses.iter().map(access_json).collect::<Vec<_>>(),
+        "accesses": array.accesses.iter().enumerate().map(|(i, access)| {
+            let site = affine.and_then(|(f, a)| Some((f, f.sites[a][i].as_ref()?)));
+            access_json(access, site, &costs[i])
+        }).collect::<Vec<_>>(),
+        "totals": totals.json(),
     })
 }
 
-fn access_json(access: &Access) -> Value {
+fn access_json(
+    access: &Access,
+    site: Option<(&FunctionAffine, &Site)>,
+    cost: &Result<SiteCost, String>,
+) -> Value {
     let mut object = Map::new();
     object.insert("line".into(), access.at.line.into());
     object.insert("col".into(), access.at.col.into());
@@ -95,7 +154,78 @@ fn access_json(access: &Access) -> Value {
     if let Some(op) = &access.atomic_op {
         object.insert("atomic".into(), op.clone().into());
     }
+    let (form, class, stride) = match site {
+        Some((_, site)) => (
+            site.form.as_ref().ok().map(|f| f.to_string()),
+            Some(site.class.name()),
+            match &site.class {
+                Class::Linear => Some(Value::from(1)),
+                Class::Stride(s) => Some(sym_json(s)),
+                _ => None,
+            },
+        ),
+        None => (None, None, None),
+    };
+    object.insert("form".into(), form.into());
+    object.insert("class".into(), class.into());
+    object.insert("stride".into(), stride.into());
+    if let Some((function, site)) = site {
+        match &site.class {
+            Class::Block(digits) => {
+                let digits: Vec<Value> = digits
+                    .iter()
+                    .map(|(d, c)| json!({"digit": d.to_string(), "coefficient": sym_json(c)}))
+                    .collect();
+                object.insert("digits".into(), digits.into());
+            }
+            Class::Random(why) => {
+                object.insert("random_reason".into(), why.clone().into());
+            }
+            _ => {}
+        }
+        if !site.loops.is_empty() {
+            let loops: Vec<Value> = site
+                .loops
+                .iter()
+                .map(|&id| function.loops[id].name.clone().into())
+                .collect();
+            object.insert("loops".into(), loops.into());
+        }
+        if site.active != Sym::Const(1) {
+            object.insert("active".into(), site.active.to_string().into());
+        }
+    }
+    match cost {
+        Ok(cost) => {
+            object.insert("conflict_degree".into(), cost.conflict_degree.into());
+            object.insert("wavefronts".into(), cost.wavefronts.into());
+            object.insert("ideal_wavefronts".into(), cost.ideal_wavefronts.into());
+            object.insert("excess_wavefronts".into(), cost.excess().into());
+            if !cost.assumed_zero.is_empty() {
+                object.insert("assumed_zero".into(), cost.assumed_zero.clone().into());
+            }
+        }
+        Err(why) => {
+            for key in [
+                "conflict_degree",
+                "wavefronts",
+                "ideal_wavefronts",
+                "excess_wavefronts",
+            ] {
+                object.insert(key.into(), Value::Null);
+            }
+            object.insert("not_simulated".into(), why.clone().into());
+        }
+    }
     object.into()
+}
+
+/// A coefficient: a number when it is a constant, its expression otherwise.
+fn sym_json(sym: &Sym) -> Value {
+    match sym.constant() {
+        Some(v) => v.into(),
+        None => sym.to_string().into(),
+    }
 }
 
 /// `file:line:col: severity: message` lines, sorted by location within each file.
@@ -108,8 +238,14 @@ pub fn text(files: &[AnalysedFile]) -> String {
             .iter()
             .map(|d| (d.at, d.severity, d.message.clone()))
             .collect();
-        for (function, block) in file.reported() {
-            for array in &function.arrays {
+        for Reported {
+            function,
+            block,
+            affine,
+            costs,
+        } in file.reported()
+        {
+            for (a, array) in function.arrays.iter().enumerate() {
                 let shape = shape_text(array);
                 for escape in &array.escapes {
                     lines.push((
@@ -123,7 +259,18 @@ pub fn text(files: &[AnalysedFile]) -> String {
                         ),
                     ));
                 }
-                for access in &array.accesses {
+                for (i, access) in array.accesses.iter().enumerate() {
+                    let site = affine.and_then(|f| f.sites[a][i].as_ref());
+                    if let (Ok(cost), Some(site)) = (&costs[a][i], site) {
+                        if cost.excess() > 0 {
+                            lines.push((
+                                access.at,
+                                Severity::Warning,
+                                conflict_message(array, access, site, cost),
+                            ));
+                            continue;
+                        }
+                    }
                     let block = match block {
                         Ok(b) => format!("block {}", crate::block::format_shape(b.shape)),
                         Err(_) => "block unknown".into(),
@@ -132,11 +279,16 @@ pub fn text(files: &[AnalysedFile]) -> String {
                         Some(op) => format!("atomic ({op})"),
                         None => access.kind.as_str().to_string(),
                     };
+                    let outcome = match (&costs[a][i], site) {
+                        (Ok(_), Some(site)) => format!(": {}, no bank conflict", site.class),
+                        (Err(why), _) => format!(": not simulated ({why})"),
+                        _ => String::new(),
+                    };
                     lines.push((
                         access.at,
                         Severity::Note,
                         format!(
-                            "{kind} `{}{}` on `{}` {shape} in `{}` ({block})",
+                            "{kind} `{}{}` on `{}` {shape} in `{}` ({block}){outcome}",
                             access.text,
                             access.member.as_deref().unwrap_or(""),
                             array.name,
@@ -152,6 +304,38 @@ pub fn text(files: &[AnalysedFile]) -> String {
         }
     }
     out
+}
+
+/// `32-way bank conflict reading `tile` (stride 32): lanes 0 and 1 both hit bank 0 (words 0
+/// and 32); 248 excess wavefronts per block`.
+fn conflict_message(array: &SharedArray, access: &Access, site: &Site, cost: &SiteCost) -> String {
+    let verb = match access.kind {
+        crate::parse::AccessKind::Load => "reading",
+        crate::parse::AccessKind::Store => "writing",
+        crate::parse::AccessKind::Atomic => "updating (atomic)",
+    };
+    let class = match &site.class {
+        Class::Random(_) => "random".to_string(),
+        other => other.to_string(),
+    };
+    let mut message = format!(
+        "{}-way bank conflict {verb} `{}` ({class})",
+        cost.conflict_degree, array.name
+    );
+    if let Some(worst) = &cost.worst {
+        let c = &worst.collision;
+        message.push_str(&format!(
+            ": lanes {} and {} both hit bank {} (words {} and {})",
+            c.lanes.0, c.lanes.1, c.bank, c.words.0, c.words.1
+        ));
+        if worst.warp > 0 || !worst.loop_values.is_empty() {
+            let mut context = vec![format!("warp {}", worst.warp)];
+            context.extend(worst.loop_values.iter().map(|(n, v)| format!("{n} = {v}")));
+            message.push_str(&format!(" in {}", context.join(", ")));
+        }
+    }
+    message.push_str(&format!("; {} excess wavefronts per block", cost.excess()));
+    message
 }
 
 /// `float[32][33]`, with `?` for unknown extents and `[]` for extern arrays.
