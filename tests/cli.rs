@@ -295,3 +295,57 @@ fn symlinked_directories_are_not_followed() {
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["files"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn every_testdata_access_with_a_known_block_has_a_class_and_every_random_a_reason() {
+    for path in testdata_files() {
+        let path_text = path.to_string_lossy().into_owned();
+        let output = bankwise(&["check", "--format", "json", &path_text]);
+        let report: serde_json::Value =
+            serde_json::from_slice(&output.stdout).expect("check prints JSON");
+        for kernel in report["files"][0]["kernels"].as_array().expect("kernels") {
+            if kernel["block"].is_null() || kernel.get("skipped").is_some() {
+                continue;
+            }
+            for array in kernel["arrays"].as_array().expect("arrays") {
+                for access in array["accesses"].as_array().expect("accesses") {
+                    let class = access["class"].as_str();
+                    let place = format!("{path_text}:{}", access["line"]);
+                    assert!(class.is_some(), "{place}: no class");
+                    if class == Some("random") {
+                        assert!(
+                            access["random_reason"]
+                                .as_str()
+                                .is_some_and(|r| !r.is_empty()),
+                            "{place}: random without a reason"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn deny_conflicts_exits_1_and_bank_options_change_the_model() {
+    let output = bankwise(&["check", "--deny-conflicts", "testdata/transpose.cu"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let clean = bankwise(&["check", "--deny-conflicts", "testdata/conv1d.cu"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    // The transpose load, stride 32: with 16 banks each half-warp phase is 16-way.
+    let output = bankwise(&[
+        "check",
+        "--format",
+        "json",
+        "--banks",
+        "16",
+        "testdata/transpose.cu",
+    ]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let load = &report["files"][0]["kernels"][0]["arrays"][0]["accesses"][1];
+    assert_eq!(load["conflict_degree"], 16);
+    // 8 warps × 4 iterations × 2 phases × 15 excess.
+    assert_eq!(load["excess_wavefronts"], 8 * 4 * 2 * 15);
+    let bad = bankwise(&["check", "--banks", "8", "testdata/transpose.cu"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
