@@ -314,7 +314,15 @@ fn conflict_message(array: &SharedArray, access: &Access, site: &Site, cost: &Si
         crate::parse::AccessKind::Store => "writing",
         crate::parse::AccessKind::Atomic => "updating (atomic)",
     };
-    let class = match &site.class {
+    // A form that changes per iteration: the class of the iteration with the worst request.
+    let worst_iteration = cost.worst.as_ref().and_then(|worst| {
+        site.iterations.iter().find(|it| {
+            it.loop_values
+                .iter()
+                .all(|value| worst.loop_values.contains(value))
+        })
+    });
+    let class = match worst_iteration.map_or(&site.class, |it| &it.class) {
         Class::Random(_) => "random".to_string(),
         other => other.to_string(),
     };
