@@ -257,6 +257,25 @@ fn deeply_nested_expressions_do_not_crash() {
 }
 
 #[test]
+fn deeply_nested_blocks_do_not_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("deep_blocks.cu");
+    let depth = 10_000;
+    std::fs::write(
+        &path,
+        format!(
+            "__global__ void k(float *o) {{\n  __shared__ float s[32];\n  {} o[0] = s[threadIdx.x]; {}\n}}\n",
+            "{".repeat(depth),
+            "}".repeat(depth)
+        ),
+    )
+    .unwrap();
+    let output = bankwise(&["check", "--block", "32", &path.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("note: load `s[threadIdx.x]`"));
+}
+
+#[test]
 fn bad_flags_and_bad_config_are_usage_errors() {
     let output = bankwise(&["check", "--block", "64x32", "testdata/transpose.cu"]);
     assert_eq!(output.status.code(), Some(2));

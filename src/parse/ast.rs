@@ -2,7 +2,9 @@
 //!
 //! Lowering is bounded in depth: a subtree nested deeper than [`MAX_DEPTH`] becomes
 //! [`ExprKind::Opaque`], so adversarial input (10,000 nested parentheses) cannot overflow the stack.
+use super::symbols::{child, kind, FIELDS};
 use std::fmt;
+use std::sync::LazyLock;
 use tree_sitter::Node;
 
 /// Nesting depth beyond which an expression is kept as opaque text.
@@ -216,11 +218,15 @@ pub fn compact_text(node: Node, src: &str) -> String {
         .join(" ")
 }
 
+/// The kind id of `parenthesized_expression` (comparing ids is cheaper than kind names).
+static PARENTHESIZED: LazyLock<u16> =
+    LazyLock::new(|| super::language::cuda().id_for_node_kind("parenthesized_expression", true));
+
 fn lower_at(node: Node, src: &str, depth: usize) -> Expr {
     let span = Span::of(node);
     let kind = if depth > MAX_DEPTH {
         ExprKind::Opaque("expression nested too deeply".into())
-    } else if node.kind() == "parenthesized_expression" && node.named_child_count() == 1 {
+    } else if node.kind_id() == *PARENTHESIZED && node.named_child_count() == 1 {
         // `(e)` is `e`, with `e`'s span: an access `(t[i])` keeps the span of `t[i]`.
         // Through `lower_at`, so the depth limit applies to parentheses too.
         match node.named_child(0) {
@@ -234,9 +240,9 @@ fn lower_at(node: Node, src: &str, depth: usize) -> Expr {
 }
 
 fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
-    let field = |name: &str| node.child_by_field_name(name);
-    let operator = || field("operator").map(|op| text(op, src)).unwrap_or("");
-    match node.kind() {
+    let field = |id: u16| child(node, id);
+    let operator = || field(FIELDS.operator).map(|op| text(op, src)).unwrap_or("");
+    match kind(node) {
         "number_literal" => match parse_int_literal(text(node, src)) {
             Some(v) => ExprKind::Int(v),
             None => ExprKind::Float(text(node, src).to_string()),
@@ -249,26 +255,26 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
         // With one operand, handled by `lower_at`.
         "parenthesized_expression" => ExprKind::Opaque("parenthesized_expression".into()),
         "field_expression" => ExprKind::Member {
-            base: boxed(field("argument"), src, depth),
-            field: field("field")
+            base: boxed(field(FIELDS.argument), src, depth),
+            field: field(FIELDS.field)
                 .map(|f| text(f, src).to_string())
                 .unwrap_or_default(),
             arrow: operator() == "->",
         },
         "subscript_expression" => {
-            let index = field("indices")
+            let index = field(FIELDS.indices)
                 .and_then(|list| list.named_child(0))
-                .or_else(|| field("index"));
+                .or_else(|| field(FIELDS.index));
             ExprKind::Index {
-                base: boxed(field("argument"), src, depth),
+                base: boxed(field(FIELDS.argument), src, depth),
                 index: boxed(index, src, depth),
             }
         }
         "binary_expression" => match BinaryOp::from_token(operator()) {
             Some(op) => ExprKind::Binary {
                 op,
-                lhs: boxed(field("left"), src, depth),
-                rhs: boxed(field("right"), src, depth),
+                lhs: boxed(field(FIELDS.left), src, depth),
+                rhs: boxed(field(FIELDS.right), src, depth),
             },
             None => ExprKind::Opaque(format!("operator {}", operator())),
         },
@@ -284,18 +290,18 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
             };
             ExprKind::Unary {
                 op,
-                operand: boxed(field("argument"), src, depth),
+                operand: boxed(field(FIELDS.argument), src, depth),
             }
         }
         "update_expression" => {
             let op = operator();
-            let prefix = field("operator")
-                .zip(field("argument"))
+            let prefix = field(FIELDS.operator)
+                .zip(field(FIELDS.argument))
                 .is_some_and(|(o, a)| o.start_byte() < a.start_byte());
             ExprKind::Step {
                 increment: op == "++",
                 prefix,
-                operand: boxed(field("argument"), src, depth),
+                operand: boxed(field(FIELDS.argument), src, depth),
             }
         }
         "assignment_expression" => {
@@ -310,18 +316,18 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
             };
             ExprKind::Assign {
                 op,
-                target: boxed(field("left"), src, depth),
-                value: boxed(field("right"), src, depth),
+                target: boxed(field(FIELDS.left), src, depth),
+                value: boxed(field(FIELDS.right), src, depth),
             }
         }
         "conditional_expression" => ExprKind::Conditional {
-            cond: boxed(field("condition"), src, depth),
-            then: boxed(field("consequence"), src, depth),
-            otherwise: boxed(field("alternative"), src, depth),
+            cond: boxed(field(FIELDS.condition), src, depth),
+            then: boxed(field(FIELDS.consequence), src, depth),
+            otherwise: boxed(field(FIELDS.alternative), src, depth),
         },
         "comma_expression" => ExprKind::Comma {
-            first: boxed(field("left"), src, depth),
-            second: boxed(field("right"), src, depth),
+            first: boxed(field(FIELDS.left), src, depth),
+            second: boxed(field(FIELDS.right), src, depth),
         },
         "call_expression" => lower_call(node, src, depth),
         "preproc_defined" => ExprKind::Call {
@@ -337,17 +343,17 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
                 .collect(),
         },
         "cast_expression" => ExprKind::Cast {
-            ty: field("type")
+            ty: field(FIELDS.type_)
                 .map(|t| compact_text(t, src))
                 .unwrap_or_default(),
-            operand: boxed(field("value"), src, depth),
+            operand: boxed(field(FIELDS.value), src, depth),
         },
-        "sizeof_expression" => match (field("type"), field("value")) {
+        "sizeof_expression" => match (field(FIELDS.type_), field(FIELDS.value)) {
             (Some(ty), _) => ExprKind::SizeofType(type_descriptor_text(ty, src)),
-            (None, Some(value)) => match value.kind() {
+            (None, Some(value)) => match kind(value) {
                 // `sizeof(float4)` parses as a parenthesised identifier expression.
                 "parenthesized_expression" => match value.named_child(0) {
-                    Some(inner) if inner.kind() == "identifier" => {
+                    Some(inner) if kind(inner) == "identifier" => {
                         ExprKind::SizeofType(text(inner, src).to_string())
                     }
                     _ => ExprKind::SizeofExpr(boxed(Some(value), src, depth)),
@@ -365,12 +371,11 @@ fn type_descriptor_text(node: Node, src: &str) -> String {
 }
 
 fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
-    let function = node.child_by_field_name("function");
+    let function = child(node, FIELDS.function);
     let (callee, template_args) = match function {
-        Some(f) if f.kind() == "template_function" => {
-            let name = f.child_by_field_name("name");
-            let args = f
-                .child_by_field_name("arguments")
+        Some(f) if kind(f) == "template_function" => {
+            let name = child(f, FIELDS.name);
+            let args = child(f, FIELDS.arguments)
                 .map(|list| {
                     let mut cursor = list.walk();
                     list.named_children(&mut cursor)
@@ -382,14 +387,17 @@ fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
         }
         other => (boxed(other, src, depth), Vec::new()),
     };
-    let args = node
-        .child_by_field_name("arguments")
+    let args = child(node, FIELDS.arguments)
         .map(|list| {
+            // Sized up front: lowered trees are kept, and most calls have few arguments.
+            let mut args = Vec::with_capacity(list.named_child_count());
             let mut cursor = list.walk();
-            list.named_children(&mut cursor)
-                .filter(|arg| arg.kind() != "comment")
-                .map(|arg| lower_at(arg, src, depth + 1))
-                .collect()
+            args.extend(
+                list.named_children(&mut cursor)
+                    .filter(|arg| kind(*arg) != "comment")
+                    .map(|arg| lower_at(arg, src, depth + 1)),
+            );
+            args
         })
         .unwrap_or_default();
     ExprKind::Call {

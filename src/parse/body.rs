@@ -7,6 +7,7 @@
 //! the one the rest of the front end uses, and adversarial bodies cannot overflow the stack.
 use super::ast::{self, compact_text, Expr, ExprKind, Span};
 use super::extract::{leftmost_identifier, walk};
+use super::symbols::{child, children_in, field_of, kind, FIELDS};
 use std::collections::HashSet;
 use std::ops::Range;
 use tree_sitter::Node;
@@ -143,7 +144,7 @@ impl Lowering<'_> {
     pub fn body(&self, body: Node) -> Vec<Stmt> {
         let mut out = Vec::new();
         self.items(body, 0, &mut out);
-        out
+        tight(out)
     }
 
     /// Lowers the block items of `node` (a compound statement, a case, a preprocessor branch)
@@ -153,14 +154,18 @@ impl Lowering<'_> {
         if !cursor.goto_first_child() {
             return;
         }
+        let guards = [
+            FIELDS.condition,
+            FIELDS.name,
+            FIELDS.alternative,
+            FIELDS.value,
+        ];
         loop {
-            let child = cursor.node();
-            let guard = matches!(
-                cursor.field_name(),
-                Some("condition" | "name" | "alternative" | "value")
-            );
-            if child.is_named() && !guard && child.kind() != "comment" {
-                self.item(child, depth, out);
+            let item = cursor.node();
+            let guard = field_of(&cursor).is_some_and(|id| guards.contains(&id));
+            // Comments are the grammar's only named extras.
+            if item.is_named() && !guard && !item.is_extra() {
+                self.item(item, depth, out);
             }
             if !cursor.goto_next_sibling() {
                 return;
@@ -169,14 +174,15 @@ impl Lowering<'_> {
     }
 
     fn item(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
-        match node.kind() {
+        let kind = kind(node);
+        match kind {
             "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
             | "preproc_else" => self.preproc(node, depth + 1, out),
             // `#pragma unroll`, local `#define`s, …: no run-time effect.
             "preproc_call" | "preproc_def" | "preproc_function_def" | "preproc_include" => {}
             // Case labels are dropped: their statements run in place.
             "case_statement" => self.items(node, depth + 1, out),
-            _ => self.stmt(node, depth, out),
+            _ => self.stmt(node, kind, depth, out),
         }
     }
 
@@ -187,8 +193,8 @@ impl Lowering<'_> {
             out.push(self.opaque(node, "statement nested too deeply"));
             return;
         }
-        let alternative = node.child_by_field_name("alternative");
-        let decided = match node.kind() {
+        let alternative = child(node, FIELDS.alternative);
+        let decided = match kind(node) {
             "preproc_else" => Some(true),
             _ => (self.condition)(node),
         };
@@ -200,9 +206,8 @@ impl Lowering<'_> {
                 }
             }
             None => {
-                let guard = node
-                    .child_by_field_name("condition")
-                    .or_else(|| node.child_by_field_name("name"))
+                let guard = child(node, FIELDS.condition)
+                    .or_else(|| child(node, FIELDS.name))
                     .unwrap_or(node);
                 let directive = self.src[node.byte_range()].lines().next().unwrap_or("");
                 let cond = Expr {
@@ -220,21 +225,22 @@ impl Lowering<'_> {
                 }
                 out.push(Stmt::If {
                     cond,
-                    then,
-                    otherwise,
+                    then: tight(then),
+                    otherwise: tight(otherwise),
                 });
             }
         }
     }
 
-    /// Lowers one statement into `out` (a declaration may give several), or an `Opaque`.
-    fn stmt(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
+    /// Lowers one statement of kind `kind` into `out` (a declaration may give several), or an
+    /// `Opaque`.
+    fn stmt<'t>(&self, node: Node<'t>, kind: &'t str, depth: usize, out: &mut Vec<Stmt>) {
         if depth > MAX_STMT_DEPTH {
             out.push(self.opaque(node, "statement nested too deeply"));
             return;
         }
         let mark = out.len();
-        if let Err(why) = self.lower_stmt(node, depth, out) {
+        if let Err(why) = self.lower_stmt(node, kind, depth, out) {
             out.truncate(mark);
             out.push(self.opaque(node, why));
         }
@@ -245,10 +251,11 @@ impl Lowering<'_> {
     fn lower_stmt<'t>(
         &self,
         node: Node<'t>,
+        kind: &'t str,
         depth: usize,
         out: &mut Vec<Stmt>,
     ) -> Result<(), Why<'t>> {
-        match node.kind() {
+        match kind {
             "expression_statement" | "macro_invocation_statement" => self.expression(node, out)?,
             "declaration" => self.declaration(node, out)?,
             "compound_statement" => self.block(node, depth, out),
@@ -286,7 +293,7 @@ impl Lowering<'_> {
     fn block(&self, node: Node, depth: usize, out: &mut Vec<Stmt>) {
         let mut items = Vec::new();
         self.items(node, depth + 1, &mut items);
-        out.push(Stmt::Block(items));
+        out.push(Stmt::Block(tight(items)));
     }
 
     fn if_statement<'t>(
@@ -295,10 +302,10 @@ impl Lowering<'_> {
         depth: usize,
         out: &mut Vec<Stmt>,
     ) -> Result<(), Why<'t>> {
-        let field = |name: &str| node.child_by_field_name(name);
-        let (mut prefix, cond) = self.condition(field("condition"), depth, true)?;
-        let then = self.branch(field("consequence"), depth);
-        let otherwise = self.branch(field("alternative").and_then(first_named), depth);
+        let (mut prefix, cond) = self.condition(child(node, FIELDS.condition), depth, true)?;
+        let then = self.branch(child(node, FIELDS.consequence), depth);
+        let otherwise = child(node, FIELDS.alternative).and_then(first_named);
+        let otherwise = self.branch(otherwise, depth);
         let stmt = Stmt::If {
             cond,
             then,
@@ -315,7 +322,7 @@ impl Lowering<'_> {
         out: &mut Vec<Stmt>,
     ) -> Result<(), Why<'t>> {
         let ForHeader { init, cond, update } = self.for_header(node)?;
-        let body = self.branch(node.child_by_field_name("body"), depth);
+        let body = self.branch(child(node, FIELDS.body), depth);
         out.push(Stmt::For {
             init,
             cond,
@@ -329,10 +336,9 @@ impl Lowering<'_> {
     /// The initializer, condition and updates of a `for`, lowered in a frame of their own
     /// (not on the stack while the body is lowered).
     fn for_header<'t>(&self, node: Node<'t>) -> Result<ForHeader, Why<'t>> {
-        let field = |name: &str| node.child_by_field_name(name);
         let mut init = Vec::new();
-        match field("initializer") {
-            Some(decl) if decl.kind() == "declaration" => self.declaration(decl, &mut init)?,
+        match child(node, FIELDS.initializer) {
+            Some(decl) if kind(decl) == "declaration" => self.declaration(decl, &mut init)?,
             Some(expr) => {
                 for part in split_commas(expr) {
                     init.push(Stmt::Expr(self.expr(part)?));
@@ -340,14 +346,21 @@ impl Lowering<'_> {
             }
             None => {}
         }
-        let cond = field("condition").map(|c| self.expr(c)).transpose()?;
-        let update = field("update")
+        let cond = child(node, FIELDS.condition)
+            .map(|c| self.expr(c))
+            .transpose()?;
+        let parts = child(node, FIELDS.update)
             .map(split_commas)
-            .unwrap_or_default()
-            .into_iter()
-            .map(|u| self.expr(u))
-            .collect::<Result<_, _>>()?;
-        Ok(ForHeader { init, cond, update })
+            .unwrap_or_default();
+        let mut update = Vec::with_capacity(parts.len());
+        for part in parts {
+            update.push(self.expr(part)?);
+        }
+        Ok(ForHeader {
+            init: tight(init),
+            cond,
+            update,
+        })
     }
 
     fn while_statement<'t>(
@@ -356,12 +369,12 @@ impl Lowering<'_> {
         depth: usize,
         out: &mut Vec<Stmt>,
     ) -> Result<(), Why<'t>> {
-        let clause = node.child_by_field_name("condition");
+        let clause = child(node, FIELDS.condition);
         let (prefix, cond) = self.condition(clause, depth, false)?;
         if !prefix.is_empty() {
             return Err("while_statement");
         }
-        let body = self.branch(node.child_by_field_name("body"), depth);
+        let body = self.branch(child(node, FIELDS.body), depth);
         out.push(Stmt::While { cond, body });
         Ok(())
     }
@@ -372,11 +385,9 @@ impl Lowering<'_> {
         depth: usize,
         out: &mut Vec<Stmt>,
     ) -> Result<(), Why<'t>> {
-        let cond = node
-            .child_by_field_name("condition")
-            .ok_or("do_statement")?;
+        let cond = child(node, FIELDS.condition).ok_or("do_statement")?;
         let cond = self.expr(cond)?;
-        let body = self.branch(node.child_by_field_name("body"), depth);
+        let body = self.branch(child(node, FIELDS.body), depth);
         out.push(Stmt::DoWhile { body, cond });
         Ok(())
     }
@@ -387,12 +398,13 @@ impl Lowering<'_> {
         depth: usize,
         out: &mut Vec<Stmt>,
     ) -> Result<(), Why<'t>> {
-        let clause = node.child_by_field_name("condition");
+        let clause = child(node, FIELDS.condition);
         let (mut prefix, cond) = self.condition(clause, depth, true)?;
         let mut body = Vec::new();
-        if let Some(block) = node.child_by_field_name("body") {
+        if let Some(block) = child(node, FIELDS.body) {
             self.items(block, depth + 1, &mut body);
         }
+        let body = tight(body);
         out.push(wrap(&mut prefix, Stmt::Switch { cond, body }));
         Ok(())
     }
@@ -403,10 +415,8 @@ impl Lowering<'_> {
         let inner: Vec<Node> = node
             .named_children(&mut cursor)
             .filter(|c| {
-                !matches!(
-                    c.kind(),
-                    "statement_identifier" | "attribute_declaration" | "comment"
-                )
+                !c.is_extra()
+                    && !matches!(kind(*c), "statement_identifier" | "attribute_declaration")
             })
             .collect();
         for statement in inner {
@@ -418,13 +428,13 @@ impl Lowering<'_> {
     fn branch(&self, node: Option<Node>, depth: usize) -> Vec<Stmt> {
         let mut out = Vec::new();
         match node {
-            Some(block) if block.kind() == "compound_statement" => {
+            Some(block) if kind(block) == "compound_statement" => {
                 self.items(block, depth + 1, &mut out)
             }
             Some(statement) => self.item(statement, depth + 1, &mut out),
             None => {}
         }
-        out
+        tight(out)
     }
 
     /// A `condition_clause`: the statements to run first (an init-statement, a declared
@@ -437,29 +447,25 @@ impl Lowering<'_> {
     ) -> Result<(Vec<Stmt>, Expr), Why<'t>> {
         let clause = clause.ok_or("condition_clause")?;
         let mut prefix = Vec::new();
-        if let Some(init) = clause.child_by_field_name("initializer") {
+        if let Some(init) = child(clause, FIELDS.initializer) {
             let mut cursor = init.walk();
             let statements: Vec<Node> = init
                 .named_children(&mut cursor)
-                .filter(|c| c.kind() != "comment")
+                .filter(|c| !c.is_extra())
                 .collect();
             for statement in statements {
-                self.stmt(statement, depth + 1, &mut prefix);
+                self.item(statement, depth + 1, &mut prefix);
             }
         }
-        let value = clause
-            .child_by_field_name("value")
-            .ok_or("condition_clause")?;
-        if value.kind() != "declaration" {
+        let value = child(clause, FIELDS.value).ok_or("condition_clause")?;
+        if kind(value) != "declaration" {
             return Ok((prefix, self.expr(value)?));
         }
         if !allow_declaration {
             return Err("declaration in a loop condition");
         }
         self.declaration(value, &mut prefix)?;
-        let declarator = value
-            .child_by_field_name("declarator")
-            .ok_or("condition_clause")?;
+        let declarator = child(value, FIELDS.declarator).ok_or("condition_clause")?;
         let (name, _) = declarator_shape(declarator, false)?;
         let cond = Expr {
             kind: ExprKind::Name(self.text(name).to_string()),
@@ -470,31 +476,25 @@ impl Lowering<'_> {
 
     /// One `Decl` per declarator of a declaration.
     fn declaration<'t>(&self, node: Node<'t>, out: &mut Vec<Stmt>) -> Result<(), Why<'t>> {
-        let type_node = node.child_by_field_name("type");
+        let type_node = child(node, FIELDS.type_);
         if let Some(ty) = type_node {
             let class = matches!(
-                ty.kind(),
+                kind(ty),
                 "struct_specifier" | "union_specifier" | "class_specifier" | "enum_specifier"
             );
-            if class && ty.child_by_field_name("body").is_some() {
-                return Err(ty.kind());
+            if class && child(ty, FIELDS.body).is_some() {
+                return Err(kind(ty));
             }
         }
         let specifiers = Specifiers::of(node, self.src);
-        let mut cursor = node.walk();
-        let declarators: Vec<Node> = node
-            .children_by_field_name("declarator", &mut cursor)
-            .collect();
-        for declarator in declarators {
+        for &declarator in &specifiers.declarators {
             // A condition declaration (`if (int x = f())`) has its value on the declaration.
-            let (target, value, span) = if declarator.kind() == "init_declarator" {
-                let target = declarator
-                    .child_by_field_name("declarator")
-                    .ok_or("init_declarator")?;
-                let value = declarator.child_by_field_name("value");
+            let (target, value, span) = if kind(declarator) == "init_declarator" {
+                let target = child(declarator, FIELDS.declarator).ok_or("init_declarator")?;
+                let value = child(declarator, FIELDS.value);
                 (target, value, Span::of(declarator))
             } else {
-                match node.child_by_field_name("value") {
+                match child(node, FIELDS.value) {
                     Some(value) => (declarator, Some(value), Span::of(node)),
                     None => (declarator, None, Span::of(declarator)),
                 }
@@ -527,13 +527,13 @@ impl Lowering<'_> {
         type_node: Option<Node>,
         ty: &str,
     ) -> Result<Expr, Why<'static>> {
-        if !matches!(value.kind(), "argument_list" | "initializer_list") {
+        if !matches!(kind(value), "argument_list" | "initializer_list") {
             return self.expr(value);
         }
         let mut cursor = value.walk();
         let args = value
             .named_children(&mut cursor)
-            .filter(|c| c.kind() != "comment")
+            .filter(|c| !c.is_extra())
             .map(|arg| self.expr(arg))
             .collect::<Result<_, _>>()?;
         let callee = Expr {
@@ -582,31 +582,31 @@ impl Lowering<'_> {
             if self.is_dead(n) || guards.contains(&n.id()) {
                 return false;
             }
-            let field = |name: &str| n.child_by_field_name(name);
+            let field = |id| child(n, id);
             let mut targets = Vec::new();
-            match n.kind() {
+            match kind(n) {
                 "sizeof_expression" | "alignof_expression" | "decltype" => return false,
-                "preproc_if" | "preproc_elif" => guards.extend(field("condition").map(|c| c.id())),
-                "assignment_expression" => targets.extend(field("left")),
-                "update_expression" => targets.extend(field("argument")),
-                "pointer_expression"
-                    if field("operator").is_some_and(|op| self.text(op) == "&") =>
-                {
-                    targets.extend(field("argument"))
+                "preproc_if" | "preproc_elif" => {
+                    guards.extend(field(FIELDS.condition).map(|c| c.id()))
                 }
-                "gnu_asm_output_operand" => targets.extend(field("value")),
+                "assignment_expression" => targets.extend(field(FIELDS.left)),
+                "update_expression" => targets.extend(field(FIELDS.argument)),
+                "pointer_expression"
+                    if field(FIELDS.operator).is_some_and(|op| self.text(op) == "&") =>
+                {
+                    targets.extend(field(FIELDS.argument))
+                }
+                "gnu_asm_output_operand" => targets.extend(field(FIELDS.value)),
                 "declaration" | "for_range_loop" => {
-                    let mut cursor = n.walk();
-                    for declarator in n.children_by_field_name("declarator", &mut cursor) {
-                        let declarator = match declarator.kind() {
-                            "init_declarator" => match declarator.child_by_field_name("declarator")
-                            {
+                    for declarator in children_in(n, FIELDS.declarator) {
+                        let declarator = match kind(declarator) {
+                            "init_declarator" => match child(declarator, FIELDS.declarator) {
                                 Some(inner) => inner,
                                 None => continue,
                             },
                             _ => declarator,
                         };
-                        if declarator.kind() == "structured_binding_declarator" {
+                        if kind(declarator) == "structured_binding_declarator" {
                             let mut inner = declarator.walk();
                             targets.extend(declarator.named_children(&mut inner));
                         } else {
@@ -622,7 +622,7 @@ impl Lowering<'_> {
                     assigned.push(name.to_string());
                 }
             }
-            if n.start_byte() >= covered_until && EXPRESSION_ROOTS.contains(&n.kind()) {
+            if n.start_byte() >= covered_until && EXPRESSION_ROOTS.contains(&kind(n)) {
                 let expr = ast::lower(n, self.src);
                 // One that hides statements is not kept: the walk finds what is inside.
                 if hidden_statements(&expr).is_none() {
@@ -653,15 +653,20 @@ fn wrap(prefix: &mut Vec<Stmt>, stmt: Stmt) -> Stmt {
         stmt
     } else {
         prefix.push(stmt);
-        Stmt::Block(std::mem::take(prefix))
+        Stmt::Block(tight(std::mem::take(prefix)))
     }
+}
+
+/// `stmts` without spare capacity: bodies are kept for the whole run, and most blocks are
+/// short.
+fn tight(mut stmts: Vec<Stmt>) -> Vec<Stmt> {
+    stmts.shrink_to_fit();
+    stmts
 }
 
 fn first_named(node: Node) -> Option<Node> {
     let mut cursor = node.walk();
-    let first = node
-        .named_children(&mut cursor)
-        .find(|c| c.kind() != "comment");
+    let first = node.named_children(&mut cursor).find(|c| !c.is_extra());
     first
 }
 
@@ -669,11 +674,9 @@ fn first_named(node: Node) -> Option<Node> {
 fn split_commas(node: Node) -> Vec<Node> {
     let mut parts = Vec::new();
     let mut rest = node;
-    while rest.kind() == "comma_expression" {
-        let (Some(left), Some(right)) = (
-            rest.child_by_field_name("left"),
-            rest.child_by_field_name("right"),
-        ) else {
+    while kind(rest) == "comma_expression" {
+        let (Some(left), Some(right)) = (child(rest, FIELDS.left), child(rest, FIELDS.right))
+        else {
             break;
         };
         parts.push(left);
@@ -735,11 +738,11 @@ fn declarator_shape<'t>(
     let mut shape = Shape::default();
     let mut node = declarator;
     loop {
-        let next = match node.kind() {
+        let next = match kind(node) {
             "identifier" => return Ok((node, shape)),
             "pointer_declarator" => {
                 shape.pointer = true;
-                node.child_by_field_name("declarator")
+                child(node, FIELDS.declarator)
             }
             "reference_declarator" => {
                 shape.reference = true;
@@ -747,77 +750,86 @@ fn declarator_shape<'t>(
             }
             "array_declarator" => {
                 shape.array = true;
-                node.child_by_field_name("declarator")
+                child(node, FIELDS.declarator)
             }
             "function_declarator" if function_pointers => {
                 shape.pointer = true;
-                node.child_by_field_name("declarator")
+                child(node, FIELDS.declarator)
             }
             "parenthesized_declarator" | "attributed_declarator" => node.named_child(0),
             other => return Err(other),
         };
-        node = next.ok_or(node.kind())?;
+        node = next.ok_or(kind(node))?;
     }
 }
 
-/// The type and storage of a declaration, as written.
-struct Specifiers {
+/// The type and storage of a declaration as written, and its declarators (one pass over the
+/// children).
+struct Specifiers<'t> {
     ty: String,
     is_static: bool,
     is_extern: bool,
     is_shared: bool,
+    declarators: Vec<Node<'t>>,
 }
 
-impl Specifiers {
-    fn of(node: Node, src: &str) -> Self {
+impl<'t> Specifiers<'t> {
+    fn of(node: Node<'t>, src: &str) -> Self {
         let mut specifiers = Specifiers {
             ty: String::new(),
             is_static: false,
             is_extern: false,
             is_shared: false,
+            declarators: Vec::new(),
         };
-        let mut parts = Vec::new();
         let mut cursor = node.walk();
-        if cursor.goto_first_child() {
-            loop {
-                let child = cursor.node();
+        if !cursor.goto_first_child() {
+            return specifiers;
+        }
+        let not_type = [FIELDS.declarator, FIELDS.value, FIELDS.default_value];
+        loop {
+            let child = cursor.node();
+            let field = field_of(&cursor);
+            if field == Some(FIELDS.declarator) {
+                specifiers.declarators.push(child);
+            }
+            if child.is_named()
+                && !field.is_some_and(|id| not_type.contains(&id))
+                && !child.is_extra()
+            {
                 let text = src[child.byte_range()].trim();
-                let declarator = matches!(
-                    cursor.field_name(),
-                    Some("declarator" | "value" | "default_value")
-                );
-                if !child.is_named() || declarator || child.kind() == "comment" {
-                    // Not part of the type.
-                } else if text == "__shared__"
-                    && matches!(
-                        child.kind(),
-                        "type_qualifier" | "storage_class_specifier" | "attribute_specifier"
-                    )
-                {
+                let kind = kind(child);
+                let storage = kind == "storage_class_specifier";
+                let qualifier = matches!(kind, "type_qualifier" | "attribute_specifier");
+                if text == "__shared__" && (storage || qualifier) {
                     specifiers.is_shared = true;
-                } else if child.kind() == "storage_class_specifier" {
+                } else if storage {
                     specifiers.is_static |= text == "static";
                     specifiers.is_extern |= text == "extern";
                 } else {
-                    parts.push(compact_text(child, src));
-                }
-                if !cursor.goto_next_sibling() {
-                    break;
+                    // Whitespace collapsed, as `compact_text` does.
+                    for word in text.split_whitespace() {
+                        if !specifiers.ty.is_empty() {
+                            specifiers.ty.push(' ');
+                        }
+                        specifiers.ty.push_str(word);
+                    }
                 }
             }
+            if !cursor.goto_next_sibling() {
+                return specifiers;
+            }
         }
-        specifiers.ty = parts.join(" ");
-        specifiers
     }
 }
 
 /// The named parameters of a function definition, from its declarator's parameter list.
 pub(super) fn parameters(function: Node, src: &str) -> Vec<Param> {
-    let mut declarator = function.child_by_field_name("declarator");
-    while let Some(node) = declarator.filter(|d| d.kind() != "function_declarator") {
-        declarator = node.child_by_field_name("declarator");
+    let mut declarator = child(function, FIELDS.declarator);
+    while let Some(node) = declarator.filter(|d| kind(*d) != "function_declarator") {
+        declarator = child(node, FIELDS.declarator);
     }
-    let Some(list) = declarator.and_then(|d| d.child_by_field_name("parameters")) else {
+    let Some(list) = declarator.and_then(|d| child(d, FIELDS.parameters)) else {
         return Vec::new();
     };
     let mut cursor = list.walk();
@@ -825,7 +837,7 @@ pub(super) fn parameters(function: Node, src: &str) -> Vec<Param> {
     params
         .into_iter()
         .filter_map(|param| {
-            let declarator = param.child_by_field_name("declarator")?;
+            let declarator = child(param, FIELDS.declarator)?;
             let (name, shape) = declarator_shape(declarator, true).ok()?;
             Some(Param {
                 name: src[name.byte_range()].to_string(),

@@ -8,6 +8,7 @@ mod extract;
 pub mod language;
 mod model;
 mod source;
+mod symbols;
 mod types;
 
 pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};

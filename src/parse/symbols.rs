@@ -1,0 +1,137 @@
+//! Field ids and node kind names of the grammar, looked up once, for the lowering of
+//! expressions and statements: `Node::child_by_field_name` compares the name with every field
+//! name of the grammar on each call, and `Node::kind` measures and validates a C string on
+//! each call; both showed in profiles.
+use std::num::NonZeroU16;
+use std::sync::LazyLock;
+use tree_sitter::{Node, TreeCursor};
+
+pub(super) struct Fields {
+    pub alternative: u16,
+    pub argument: u16,
+    pub arguments: u16,
+    pub body: u16,
+    pub condition: u16,
+    pub consequence: u16,
+    pub declarator: u16,
+    pub default_value: u16,
+    pub field: u16,
+    pub function: u16,
+    pub index: u16,
+    pub indices: u16,
+    pub initializer: u16,
+    pub left: u16,
+    pub name: u16,
+    pub operator: u16,
+    pub parameters: u16,
+    pub right: u16,
+    pub type_: u16,
+    pub update: u16,
+    pub value: u16,
+}
+
+/// Id 0 (a name the grammar lacks) finds no child.
+pub(super) static FIELDS: LazyLock<Fields> = LazyLock::new(|| {
+    let language = super::language::cuda();
+    let id = |name: &str| language.field_id_for_name(name).map_or(0, NonZeroU16::get);
+    Fields {
+        alternative: id("alternative"),
+        argument: id("argument"),
+        arguments: id("arguments"),
+        body: id("body"),
+        condition: id("condition"),
+        consequence: id("consequence"),
+        declarator: id("declarator"),
+        default_value: id("default_value"),
+        field: id("field"),
+        function: id("function"),
+        index: id("index"),
+        indices: id("indices"),
+        initializer: id("initializer"),
+        left: id("left"),
+        name: id("name"),
+        operator: id("operator"),
+        parameters: id("parameters"),
+        right: id("right"),
+        type_: id("type"),
+        update: id("update"),
+        value: id("value"),
+    }
+});
+
+/// The child of `node` in the field with id `field`.
+pub(super) fn child(node: Node, field: u16) -> Option<Node> {
+    node.child_by_field_id(field)
+}
+
+/// The children of `node` in the field with id `field`.
+pub(super) fn children_in(node: Node, field: u16) -> Vec<Node> {
+    let mut found = Vec::new();
+    let mut cursor = node.walk();
+    if cursor.goto_first_child() {
+        loop {
+            if field_of(&cursor) == Some(field) {
+                found.push(cursor.node());
+            }
+            if !cursor.goto_next_sibling() {
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// The id of the field the cursor's node is in (never 0).
+pub(super) fn field_of(cursor: &TreeCursor) -> Option<u16> {
+    cursor.field_id().map(NonZeroU16::get)
+}
+
+/// Node kind names by kind id.
+static KINDS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    let language = super::language::cuda();
+    (0..language.node_kind_count())
+        .map(|id| {
+            u16::try_from(id)
+                .ok()
+                .and_then(|id| language.node_kind_for_id(id))
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect()
+});
+
+/// `node.kind()`, read from a table.
+pub(super) fn kind<'t>(node: Node<'t>) -> &'t str {
+    match KINDS.get(usize::from(node.kind_id())) {
+        Some(kind) => kind,
+        // `ERROR`, which has no entry.
+        None => node.kind(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_the_table_are_the_kinds() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata");
+        let mut texts = vec!["__global__ void k() { int x = ; }".to_string()];
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "cu") {
+                texts.push(std::fs::read_to_string(path).unwrap());
+            }
+        }
+        let mut nodes = 0;
+        for text in &texts {
+            let tree = super::super::parse_text(text).unwrap();
+            super::super::extract::walk(tree.root_node(), |node| {
+                assert_eq!(kind(node), node.kind());
+                nodes += 1;
+                true
+            });
+        }
+        assert!(nodes > 1000, "{nodes} nodes");
+    }
+}
