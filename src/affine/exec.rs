@@ -1355,44 +1355,18 @@ fn assigned_names(stmts: &[Stmt], out: &mut Vec<String>) {
 fn assigned_in_expr(expr: &Expr, out: &mut Vec<String>) {
     let mut pending = vec![expr];
     while let Some(e) = pending.pop() {
-        match &e.kind {
-            ExprKind::Assign { target, value, .. } => {
-                if let ExprKind::Name(n) = &target.kind {
-                    out.push(n.clone());
-                }
-                pending.extend([&**target, &**value]);
-            }
+        let written = match &e.kind {
+            ExprKind::Assign { target, .. } => Some(target),
             ExprKind::Step { operand, .. }
             | ExprKind::Unary {
                 op: UnaryOp::AddressOf,
                 operand,
-            } => {
-                if let ExprKind::Name(n) = &operand.kind {
-                    out.push(n.clone());
-                }
-                pending.push(operand);
-            }
-            ExprKind::Member { base, .. } => pending.push(base),
-            ExprKind::Index { base, index } => pending.extend([&**base, &**index]),
-            ExprKind::Unary { operand, .. }
-            | ExprKind::Cast { operand, .. }
-            | ExprKind::SizeofExpr(operand) => pending.push(operand),
-            ExprKind::Binary { lhs, rhs, .. } => pending.extend([&**lhs, &**rhs]),
-            ExprKind::Comma { first, second } => pending.extend([&**first, &**second]),
-            ExprKind::Conditional {
-                cond,
-                then,
-                otherwise,
-            } => pending.extend([&**cond, &**then, &**otherwise]),
-            ExprKind::Call { callee, args, .. } => {
-                pending.push(callee);
-                pending.extend(args);
-            }
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Name(_)
-            | ExprKind::SizeofType(_)
-            | ExprKind::Opaque(_) => {}
+            } => Some(operand),
+            _ => None,
+        };
+        if let Some(ExprKind::Name(n)) = written.map(|w| &w.kind) {
+            out.push(n.clone());
         }
+        e.for_each_child(|child| pending.push(child));
     }
 }

@@ -408,6 +408,96 @@ fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
 }
 
 impl Expr {
+    /// Calls `visit` on each direct subexpression, in source order.
+    pub fn for_each_child<'a>(&'a self, mut visit: impl FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Member { base, .. } => visit(base),
+            ExprKind::Index { base, index } => {
+                visit(base);
+                visit(index);
+            }
+            ExprKind::Unary { operand, .. }
+            | ExprKind::Cast { operand, .. }
+            | ExprKind::Step { operand, .. }
+            | ExprKind::SizeofExpr(operand) => visit(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                visit(lhs);
+                visit(rhs);
+            }
+            ExprKind::Assign { target, value, .. } => {
+                visit(target);
+                visit(value);
+            }
+            ExprKind::Comma { first, second } => {
+                visit(first);
+                visit(second);
+            }
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => {
+                visit(cond);
+                visit(then);
+                visit(otherwise);
+            }
+            ExprKind::Call { callee, args, .. } => {
+                visit(callee);
+                args.iter().for_each(visit);
+            }
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Name(_)
+            | ExprKind::SizeofType(_)
+            | ExprKind::Opaque(_) => {}
+        }
+    }
+
+    /// [`Expr::for_each_child`] for changing the children.
+    pub fn for_each_child_mut<'a>(&'a mut self, mut visit: impl FnMut(&'a mut Expr)) {
+        match &mut self.kind {
+            ExprKind::Member { base, .. } => visit(base),
+            ExprKind::Index { base, index } => {
+                visit(base);
+                visit(index);
+            }
+            ExprKind::Unary { operand, .. }
+            | ExprKind::Cast { operand, .. }
+            | ExprKind::Step { operand, .. }
+            | ExprKind::SizeofExpr(operand) => visit(operand),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                visit(lhs);
+                visit(rhs);
+            }
+            ExprKind::Assign { target, value, .. } => {
+                visit(target);
+                visit(value);
+            }
+            ExprKind::Comma { first, second } => {
+                visit(first);
+                visit(second);
+            }
+            ExprKind::Conditional {
+                cond,
+                then,
+                otherwise,
+            } => {
+                visit(cond);
+                visit(then);
+                visit(otherwise);
+            }
+            ExprKind::Call { callee, args, .. } => {
+                visit(callee);
+                args.iter_mut().for_each(visit);
+            }
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Name(_)
+            | ExprKind::SizeofType(_)
+            | ExprKind::Opaque(_) => {}
+        }
+    }
+
     /// Every identifier the expression mentions, outside `defined(…)`.
     pub fn names(&self) -> Vec<&str> {
         let mut names = Vec::new();
@@ -417,28 +507,7 @@ impl Expr {
                 ExprKind::Name(name) => names.push(name.as_str()),
                 ExprKind::Call { callee, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "defined") =>
                     {}
-                ExprKind::Member { base, .. } => pending.push(base),
-                ExprKind::Index { base, index } => pending.extend([&**base, &**index]),
-                ExprKind::Unary { operand, .. }
-                | ExprKind::Cast { operand, .. }
-                | ExprKind::Step { operand, .. }
-                | ExprKind::SizeofExpr(operand) => pending.push(operand),
-                ExprKind::Binary { lhs, rhs, .. } => pending.extend([&**lhs, &**rhs]),
-                ExprKind::Assign { target, value, .. } => pending.extend([&**target, &**value]),
-                ExprKind::Comma { first, second } => pending.extend([&**first, &**second]),
-                ExprKind::Conditional {
-                    cond,
-                    then,
-                    otherwise,
-                } => pending.extend([&**cond, &**then, &**otherwise]),
-                ExprKind::Call { callee, args, .. } => {
-                    pending.push(callee);
-                    pending.extend(args);
-                }
-                ExprKind::Int(_)
-                | ExprKind::Float(_)
-                | ExprKind::SizeofType(_)
-                | ExprKind::Opaque(_) => {}
+                _ => expr.for_each_child(|child| pending.push(child)),
             }
         }
         names
@@ -453,33 +522,7 @@ impl Expr {
                 start: expr.span.start.saturating_sub(by),
                 end: expr.span.end.saturating_sub(by),
             };
-            match &mut expr.kind {
-                ExprKind::Member { base, .. } => pending.push(base),
-                ExprKind::Index { base, index } => pending.extend([&mut **base, &mut **index]),
-                ExprKind::Unary { operand, .. }
-                | ExprKind::Cast { operand, .. }
-                | ExprKind::Step { operand, .. }
-                | ExprKind::SizeofExpr(operand) => pending.push(operand),
-                ExprKind::Binary { lhs, rhs, .. } => pending.extend([&mut **lhs, &mut **rhs]),
-                ExprKind::Assign { target, value, .. } => {
-                    pending.extend([&mut **target, &mut **value])
-                }
-                ExprKind::Comma { first, second } => pending.extend([&mut **first, &mut **second]),
-                ExprKind::Conditional {
-                    cond,
-                    then,
-                    otherwise,
-                } => pending.extend([&mut **cond, &mut **then, &mut **otherwise]),
-                ExprKind::Call { callee, args, .. } => {
-                    pending.push(callee);
-                    pending.extend(args.iter_mut());
-                }
-                ExprKind::Int(_)
-                | ExprKind::Float(_)
-                | ExprKind::Name(_)
-                | ExprKind::SizeofType(_)
-                | ExprKind::Opaque(_) => {}
-            }
+            expr.for_each_child_mut(|child| pending.push(child));
         }
     }
 

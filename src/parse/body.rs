@@ -690,33 +690,12 @@ fn split_commas(node: Node) -> Vec<Node> {
 fn hidden_statements(expr: &Expr) -> Option<Why<'static>> {
     let mut pending = vec![expr];
     while let Some(expr) = pending.pop() {
-        match &expr.kind {
-            ExprKind::Opaque(why) => {
-                if let Some(kind) = HIDES_STATEMENTS.iter().find(|k| **k == why.as_str()) {
-                    return Some(*kind);
-                }
-            }
-            ExprKind::Member { base, .. } => pending.push(base),
-            ExprKind::Index { base, index } => pending.extend([&**base, &**index]),
-            ExprKind::Unary { operand, .. }
-            | ExprKind::Cast { operand, .. }
-            | ExprKind::Step { operand, .. }
-            | ExprKind::SizeofExpr(operand) => pending.push(operand),
-            ExprKind::Binary { lhs, rhs, .. } => pending.extend([&**lhs, &**rhs]),
-            ExprKind::Assign { target, value, .. } => pending.extend([&**target, &**value]),
-            ExprKind::Comma { first, second } => pending.extend([&**first, &**second]),
-            ExprKind::Conditional {
-                cond,
-                then,
-                otherwise,
-            } => pending.extend([&**cond, &**then, &**otherwise]),
-            ExprKind::Call { callee, args, .. } => {
-                pending.push(callee);
-                pending.extend(args);
-            }
-            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Name(_) | ExprKind::SizeofType(_) => {
+        if let ExprKind::Opaque(why) = &expr.kind {
+            if let Some(kind) = HIDES_STATEMENTS.iter().find(|k| **k == why.as_str()) {
+                return Some(*kind);
             }
         }
+        expr.for_each_child(|child| pending.push(child));
     }
     None
 }

@@ -123,32 +123,12 @@ fn index_spans(stmts: &[Stmt], array: &str) -> Vec<Span> {
     let mut pending = expressions(stmts);
     while let Some(expr) = pending.pop() {
         match &expr.kind {
-            ExprKind::Index { base, index } => {
-                if base_name(expr) == Some(array) {
-                    spans.push(expr.span);
-                } else {
-                    pending.push(base);
-                }
+            // The array's own subscript chain is one access: its inner `tile[i]` is not.
+            ExprKind::Index { index, .. } if base_name(expr) == Some(array) => {
+                spans.push(expr.span);
                 pending.push(index);
             }
-            ExprKind::Member { base, .. } => pending.push(base),
-            ExprKind::Unary { operand, .. }
-            | ExprKind::Cast { operand, .. }
-            | ExprKind::Step { operand, .. }
-            | ExprKind::SizeofExpr(operand) => pending.push(operand),
-            ExprKind::Binary { lhs, rhs, .. } => pending.extend([&**lhs, &**rhs]),
-            ExprKind::Assign { target, value, .. } => pending.extend([&**target, &**value]),
-            ExprKind::Comma { first, second } => pending.extend([&**first, &**second]),
-            ExprKind::Conditional {
-                cond,
-                then,
-                otherwise,
-            } => pending.extend([&**cond, &**then, &**otherwise]),
-            ExprKind::Call { callee, args, .. } => {
-                pending.push(callee);
-                pending.extend(args);
-            }
-            _ => {}
+            _ => expr.for_each_child(|child| pending.push(child)),
         }
     }
     spans.sort_by_key(|s| s.start);
@@ -554,27 +534,7 @@ fn every_access_in_testdata_has_its_index_node_in_the_body() {
         let mut pending = vec![expr];
         while let Some(expr) = pending.pop() {
             out.push(expr.span);
-            match &expr.kind {
-                ExprKind::Index { base, index } => pending.extend([&**base, &**index]),
-                ExprKind::Member { base, .. } => pending.push(base),
-                ExprKind::Unary { operand, .. }
-                | ExprKind::Cast { operand, .. }
-                | ExprKind::Step { operand, .. }
-                | ExprKind::SizeofExpr(operand) => pending.push(operand),
-                ExprKind::Binary { lhs, rhs, .. } => pending.extend([&**lhs, &**rhs]),
-                ExprKind::Assign { target, value, .. } => pending.extend([&**target, &**value]),
-                ExprKind::Comma { first, second } => pending.extend([&**first, &**second]),
-                ExprKind::Conditional {
-                    cond,
-                    then,
-                    otherwise,
-                } => pending.extend([&**cond, &**then, &**otherwise]),
-                ExprKind::Call { callee, args, .. } => {
-                    pending.push(callee);
-                    pending.extend(args);
-                }
-                _ => {}
-            }
+            expr.for_each_child(|child| pending.push(child));
         }
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
