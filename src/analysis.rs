@@ -4,7 +4,8 @@ use crate::bank::BankConfig;
 use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
 use crate::cost::{self, SiteCost};
 use crate::parse::{
-    self, Diagnostic, Function, FunctionKind, ParsedFile, Severity, SharedArray, SourceError,
+    self, Access, Diagnostic, Escape, Function, FunctionKind, LineIndex, ParsedFile, Severity,
+    SharedArray, SourceError, Span,
 };
 use std::path::{Path, PathBuf};
 
@@ -63,7 +64,7 @@ pub fn analyse_text(
     options: &Options,
     config: &ConfigBlocks,
 ) -> AnalysedFile {
-    let parsed = parse::analyse_source(text, &options.defines);
+    let mut parsed = parse::analyse_source(text, &options.defines);
     let (blocks, conflicts) =
         block::resolve_all(&parsed.functions, &parsed.launches, &options.blocks, config);
     let mut diagnostics = parsed.diagnostics.clone();
@@ -94,21 +95,27 @@ pub fn analyse_text(
         }
     }
     diagnostics.sort_by_key(|d| d.at);
-    let affine = parsed
+    let callees = affine::Callees::new(&parsed.functions);
+    let mut affine = parsed
         .functions
         .iter()
         .zip(&blocks)
         .map(|(function, block)| match (block, function.syntax_error) {
             (Ok(block), None) if is_reported(function) => Some(affine::analyse_function(
                 function,
-                &function.body,
-                &function.params,
+                &callees,
                 block.shape,
                 &parsed.constants,
             )),
             _ => None,
         })
         .collect::<Vec<_>>();
+    let lines = LineIndex::new(text);
+    for (function, affine) in parsed.functions.iter_mut().zip(&mut affine) {
+        if let Some(affine) = affine {
+            adopt_pointer_analysis(function, affine, text, &lines);
+        }
+    }
     let costs = parsed
         .functions
         .iter()
@@ -142,6 +149,68 @@ pub fn analyse_text(
         diagnostics,
         affine,
         costs,
+    }
+}
+
+/// Folds what the affine stage learnt by following pointers into the function's arrays: the
+/// escapes it followed are lifted, the pointers it lost become escapes, and the accesses
+/// through pointers join the array's accesses (their sites appended in the same order).
+fn adopt_pointer_analysis(
+    function: &mut Function,
+    affine: &mut FunctionAffine,
+    text: &str,
+    lines: &LineIndex,
+) {
+    let source = |span: Span| {
+        text.get(span.start..span.end)
+            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_default()
+    };
+    for array in &mut function.arrays {
+        array.escapes.retain(|e| {
+            !e.name_use
+                .is_some_and(|span| affine.followed.contains(&span))
+        });
+    }
+    for lost in &affine.pointer_escapes {
+        let escape = Escape {
+            kind: lost.kind.clone(),
+            at: lines.location(lost.span.start),
+            text: source(lost.span),
+            name_use: None,
+            calls: lost
+                .calls
+                .iter()
+                .map(|call| lines.location(call.start))
+                .collect(),
+        };
+        let escapes = &mut function.arrays[lost.array].escapes;
+        if !escapes.contains(&escape) {
+            escapes.push(escape);
+        }
+    }
+    for alias in std::mem::take(&mut affine.aliases) {
+        let access = Access {
+            kind: alias.kind,
+            at: lines.location(alias.span.start),
+            span: alias.span,
+            text: source(alias.span),
+            indices: Vec::new(),
+            member: alias.member,
+            atomic_op: alias.atomic_op,
+            via_pointer: Some(
+                alias
+                    .calls
+                    .iter()
+                    .map(|call| lines.location(call.start))
+                    .collect(),
+            ),
+        };
+        function.arrays[alias.array].accesses.push(access);
+        affine.sites[alias.array].push(Some(alias.site));
+    }
+    for array in &mut function.arrays {
+        array.escapes.sort_by_key(|e| e.at);
     }
 }
 

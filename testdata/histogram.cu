@@ -13,8 +13,10 @@
 //       data-dependent index; load hist[b] (final merge).
 //   kernel histPerWarp: block 192x1x1 from `histPerWarp<<<64, WARP_COUNT * 32>>>`.
 //     array `s_Hist`: unsigned int (4 B), dims [1536] (WARP_COUNT * BINS =
-//       6 * 256), 6144 bytes. Pointer arithmetic `s_Hist + warp * BINS`
-//       ESCAPES it -> non-rewritable (the atomics go through s_WarpHist).
+//       6 * 256), 6144 bytes, rewritable: the pointer
+//       `s_WarpHist = s_Hist + warp * BINS` is followed, so its atomicAdd on
+//       s_WarpHist[(w >> (8 * k)) & 0xFFU] is an (atomic, data-dependent)
+//       access of s_Hist at warp * BINS + bin.
 //     store s_Hist[i] (zeroing loop), load s_Hist[b + w * BINS] (merge).
 
 #define BINS 256

@@ -6,7 +6,8 @@ use super::class::{classify, Class};
 use super::digits::{normalize, Context, DigitAffine, NotAffine};
 use super::sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown};
 use crate::parse::{
-    BinaryOp, ConstEnv, Decl, Expr, ExprKind, Function, Param, Span, Stmt, UnaryOp,
+    is_atomic, AccessKind, BinaryOp, Bindings, ConstEnv, Decl, EscapeKind, Expr, ExprKind,
+    Function, Span, Stmt, UnaryOp,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -86,6 +87,33 @@ pub struct Iteration {
     pub class: Class,
 }
 
+/// An access of a shared array through a pointer (`row[tx]` after `float *row = &tile[ty][0]`,
+/// `s[i]` inside a device function called with the array).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AliasAccess {
+    pub array: usize,
+    pub kind: AccessKind,
+    /// The element expression (`row[tx]`, `*p`, `p->x`).
+    pub span: Span,
+    /// The member path touched, as for direct accesses (`.x`).
+    pub member: Option<String>,
+    pub atomic_op: Option<String>,
+    /// The calls it is reached through, outermost first, when it lies in an inlined function.
+    pub calls: Vec<Span>,
+    pub site: Site,
+}
+
+/// A pointer made from an array whose uses the analysis could not follow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointerEscape {
+    pub array: usize,
+    /// Where the pointer goes out of sight.
+    pub span: Span,
+    pub kind: EscapeKind,
+    /// The inlined calls it happens in, outermost first.
+    pub calls: Vec<Span>,
+}
+
 /// Iterations beyond which per-iteration forms are not listed.
 const MAX_LISTED_ITERATIONS: usize = 64;
 
@@ -104,6 +132,12 @@ impl AtomValues for LoopPoint {
 pub struct FunctionAffine {
     pub loops: Vec<Loop>,
     pub sites: Vec<Vec<Option<Site>>>,
+    /// Accesses through pointers, in execution order.
+    pub aliases: Vec<AliasAccess>,
+    /// Uses of an array's name (the `name_use` of the front end's escapes) whose pointer the
+    /// analysis followed; a pointer that went out of sight is in `pointer_escapes` instead.
+    pub followed: HashSet<Span>,
+    pub pointer_escapes: Vec<PointerEscape>,
     /// Alignment (log2) and non-negativity of each atom that is not a thread index.
     facts: HashMap<Atom, (u32, bool)>,
     block: [u32; 3],
@@ -262,23 +296,90 @@ enum Value {
     Int(Sym),
     /// A float, a struct, a pointer into global memory: reading it gives data.
     Data(String),
+    Pointer(Pointer),
 }
 
-impl Value {
-    fn sym(self) -> Sym {
-        match self {
-            Value::Int(sym) => sym,
-            Value::Data(what) => Sym::Unknown(Unknown::DataDependent(what)),
+/// A pointer into one of the analysed function's shared arrays.
+#[derive(Debug, Clone, PartialEq)]
+struct Pointer {
+    array: usize,
+    /// Offset from the array's start, in elements.
+    offset: Sym,
+    /// The extents below the one the pointer steps over: empty for a pointer to elements,
+    /// `[33]` for `float tile[32][33]` decayed to a pointer to its rows.
+    inner: Vec<i64>,
+    /// The uses of the array's name it was made from.
+    origins: Vec<Span>,
+}
+
+impl Pointer {
+    /// `self + by`, in steps of what it points to.
+    fn advanced(&self, by: Sym) -> Pointer {
+        let step: i64 = self.inner.iter().product();
+        Pointer {
+            offset: Sym::binary(
+                Op::Add,
+                self.offset.clone(),
+                Sym::binary(Op::Mul, by, Sym::Const(step)),
+            ),
+            ..self.clone()
         }
     }
+
+    /// The same address as a pointer to single elements (`tile[i]` decays to `&tile[i][0]`).
+    fn to_elements(&self) -> Pointer {
+        Pointer {
+            inner: Vec::new(),
+            ..self.clone()
+        }
+    }
+
+    fn same_target(&self, other: &Pointer) -> bool {
+        self.array == other.array && self.inner == other.inner
+    }
+
+    fn merged_origins(&self, other: &Pointer) -> Vec<Span> {
+        let mut origins = self.origins.clone();
+        origins.extend(other.origins.iter().copied());
+        origins.sort_by_key(|s| (s.start, s.end));
+        origins.dedup();
+        origins
+    }
+}
+
+/// Where a pointer was made (for diagnostics).
+fn origin(pointer: &Pointer) -> Span {
+    pointer
+        .origins
+        .first()
+        .copied()
+        .unwrap_or(Span { start: 0, end: 0 })
+}
+
+/// An element of a shared array reached through a pointer, and the member path touched.
+struct Place {
+    pointer: Pointer,
+    member: Option<String>,
+}
+
+/// What an expression designates: a shared element reached through a pointer, or a value.
+enum Lvalue {
+    Place(Place),
+    Value(Value),
 }
 
 struct Executor<'a> {
     function: &'a Function,
+    /// The file's functions, for inlining calls that pass a pointer into a shared array.
+    functions: &'a Callees<'a>,
     constants: &'a ConstEnv,
+    /// Template bindings of the function whose body runs (the callee's while inlining).
+    bindings: &'a Bindings,
     block: [u32; 3],
     /// Access span → (array, access) pairs.
     accesses: HashMap<Span, Vec<(usize, usize)>>,
+    /// Uses of an array's name that make a pointer (from the front end's escapes) → array.
+    name_uses: HashMap<Span, usize>,
     /// Local names, innermost last; `scopes` marks where each block's names start.
     locals: Vec<(String, Value)>,
     scopes: Vec<usize>,
@@ -291,30 +392,70 @@ struct Executor<'a> {
     sites: Vec<Vec<Option<Site>>>,
     facts: HashMap<Atom, (u32, bool)>,
     fresh: usize,
+    /// The calls being inlined, outermost first, and the functions they enter.
+    calls: Vec<(Span, &'a str)>,
+    /// While a macro body runs: the span of the macro's use in the source (spans inside the
+    /// body are relative to the macro text and match nothing).
+    macro_site: Option<Span>,
+    aliases: Vec<AliasAccess>,
+    followed: HashSet<Span>,
+    pointer_escapes: Vec<PointerEscape>,
 }
 
-/// Analyses every shared access of `function` on a block of shape `block`.
+/// The functions of a file by name, for following calls.
+pub struct Callees<'a> {
+    by_name: HashMap<&'a str, Vec<&'a Function>>,
+}
+
+impl<'a> Callees<'a> {
+    pub fn new(functions: &'a [Function]) -> Self {
+        let mut by_name: HashMap<&str, Vec<&Function>> = HashMap::new();
+        for function in functions {
+            by_name.entry(&function.name).or_default().push(function);
+        }
+        Callees { by_name }
+    }
+
+    fn named(&self, name: &str) -> &[&'a Function] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Calls inlined inside one another beyond which a pointer argument is not followed.
+const MAX_INLINE_DEPTH: usize = 8;
+
+/// Analyses every shared access of `function` on a block of shape `block`; `functions` are
+/// the file's functions, for following pointers into calls.
 pub fn analyse_function(
     function: &Function,
-    body: &[Stmt],
-    params: &[Param],
+    functions: &Callees,
     block: [u32; 3],
     constants: &ConstEnv,
 ) -> FunctionAffine {
     let mut accesses: HashMap<Span, Vec<(usize, usize)>> = HashMap::new();
+    let mut name_uses = HashMap::new();
     for (a, array) in function.arrays.iter().enumerate() {
         for (i, access) in array.accesses.iter().enumerate() {
             accesses.entry(access.span).or_default().push((a, i));
         }
+        for escape in &array.escapes {
+            if let Some(span) = escape.name_use {
+                name_uses.insert(span, a);
+            }
+        }
     }
     let mut executor = Executor {
         function,
+        functions,
         constants,
+        bindings: &function.bindings,
         block,
         accesses,
+        name_uses,
         locals: Vec::new(),
         scopes: Vec::new(),
-        params: params
+        params: function
+            .params
             .iter()
             .map(|p| (p.name.as_str(), p.pointer || p.array || !is_integer(&p.ty)))
             .collect(),
@@ -330,11 +471,19 @@ pub fn analyse_function(
             .collect(),
         facts: HashMap::new(),
         fresh: 0,
+        calls: Vec::new(),
+        macro_site: None,
+        aliases: Vec::new(),
+        followed: HashSet::new(),
+        pointer_escapes: Vec::new(),
     };
-    executor.block_of(body);
+    executor.block_of(&function.body);
     let mut result = FunctionAffine {
         loops: executor.loops,
         sites: executor.sites,
+        aliases: executor.aliases,
+        followed: executor.followed,
+        pointer_escapes: executor.pointer_escapes,
         facts: executor.facts,
         block,
     };
@@ -343,7 +492,9 @@ pub fn analyse_function(
         facts: &result.facts,
     };
     let mut sites = std::mem::take(&mut result.sites);
-    for site in sites.iter_mut().flatten().flatten() {
+    let mut aliases = std::mem::take(&mut result.aliases);
+    let alias_sites = aliases.iter_mut().map(|alias| &mut alias.site);
+    for site in sites.iter_mut().flatten().flatten().chain(alias_sites) {
         site.form = normalize(&site.index, &facts);
         site.class = match &site.form {
             Ok(form) => classify(form, block, 32, 0),
@@ -357,6 +508,7 @@ pub fn analyse_function(
         }
     }
     result.sites = sites;
+    result.aliases = aliases;
     result
 }
 
@@ -471,11 +623,11 @@ impl<'a> Executor<'a> {
                 then,
                 otherwise,
             } => {
-                let c = self.eval(cond).sym();
+                let c = self.eval_int(cond);
                 self.branches(&c, |ex| ex.block_of(then), |ex| ex.block_of(otherwise));
             }
             Stmt::Switch { cond, body } => {
-                let c = self.eval(cond).sym();
+                let c = self.eval_int(cond);
                 let unknown = Sym::Unknown(Unknown::DataDependent(format!("switch on `{c}`")));
                 self.branches(&unknown, |ex| ex.block_of(body), |_| {});
             }
@@ -498,19 +650,28 @@ impl<'a> Executor<'a> {
             Stmt::DoWhile { body, cond } => self.opaque_loop(Some(cond), body, false),
             Stmt::Return(value) => {
                 if let Some(value) = value {
-                    self.eval(value);
+                    let v = self.eval(value);
+                    self.lose(v, value, EscapeKind::Returned);
                 }
                 self.active = Sym::Const(0);
             }
             // The rest of this iteration is skipped; later iterations are still counted.
             Stmt::Break | Stmt::Continue => self.active = Sym::Const(0),
             Stmt::Opaque {
-                assigned, exprs, ..
+                assigned,
+                exprs,
+                span,
+                ..
             } => {
                 for expr in exprs {
-                    self.eval(expr);
+                    let v = self.eval(expr);
+                    self.lose(v, expr, EscapeKind::UsedAsPointer);
                 }
                 for name in assigned {
+                    if let Some(Value::Pointer(p)) = self.lookup(name).cloned() {
+                        let why = format!("`{name}` is assigned where the analysis cannot see");
+                        self.escape(&p, *span, EscapeKind::Pointer(why));
+                    }
                     self.forget(name);
                 }
             }
@@ -541,13 +702,17 @@ impl<'a> Executor<'a> {
         let else_start = self.active.clone();
         otherwise(self);
         let else_active = self.active.clone();
-        for (slot, then_value) in self.locals.iter_mut().zip(then_locals) {
-            if slot.1 != then_value.1 {
-                slot.1 = match (then_value.1, slot.1.clone()) {
-                    (Value::Int(t), Value::Int(e)) => Value::Int(Sym::select(c.clone(), t, e)),
-                    _ => Value::Data(format!("`{}` set on one branch", slot.0)),
-                };
+        let mut joined = Vec::new();
+        for (i, ((name, else_value), (_, then_value))) in
+            self.locals.iter().zip(then_locals).enumerate()
+        {
+            if *else_value != then_value {
+                joined.push((i, name.clone(), then_value, else_value.clone()));
             }
+        }
+        for (i, name, then_value, else_value) in joined {
+            let why = format!("`{name}` set on one branch");
+            self.locals[i].1 = self.join(c, then_value, else_value, why);
         }
         let then_same = then_active == then_start;
         let else_same = else_active == else_start;
@@ -559,19 +724,54 @@ impl<'a> Executor<'a> {
         };
     }
 
+    /// `c ? then : otherwise` as one value. A pointer joined with anything but a pointer into
+    /// the same array goes out of sight: accesses through the result could hit either.
+    fn join(&mut self, c: &Sym, then: Value, otherwise: Value, why: String) -> Value {
+        match (then, otherwise) {
+            (Value::Int(t), Value::Int(e)) => Value::Int(Sym::select(c.clone(), t, e)),
+            (Value::Pointer(t), Value::Pointer(e)) if t.same_target(&e) => {
+                Value::Pointer(Pointer {
+                    offset: Sym::select(c.clone(), t.offset.clone(), e.offset.clone()),
+                    origins: t.merged_origins(&e),
+                    ..t
+                })
+            }
+            (t, e) => {
+                for value in [&t, &e] {
+                    if let Value::Pointer(p) = value {
+                        self.escape(
+                            p,
+                            origin(p),
+                            EscapeKind::Pointer(format!("may point elsewhere: {why}")),
+                        );
+                    }
+                }
+                Value::Data(why)
+            }
+        }
+    }
+
     fn declare(&mut self, decl: &Decl) {
         if decl.is_shared {
             return;
         }
         let value = match &decl.init {
-            Some(init) => {
-                let v = self.eval(init);
-                if decl.pointer || decl.array || decl.reference || !is_integer(&decl.ty) {
+            Some(init) => match self.eval(init) {
+                Value::Pointer(p) if decl.reference || decl.array => {
+                    let kind = if decl.reference {
+                        EscapeKind::BoundToReference(decl.name.clone())
+                    } else {
+                        EscapeKind::Pointer(format!("is stored in array `{}`", decl.name))
+                    };
+                    self.escape(&p, init.span, kind);
                     Value::Data(format!("`{}`", decl.name))
-                } else {
-                    v
                 }
-            }
+                pointer @ Value::Pointer(_) => pointer,
+                _ if decl.pointer || decl.array || decl.reference || !is_integer(&decl.ty) => {
+                    Value::Data(format!("`{}`", decl.name))
+                }
+                v => v,
+            },
             None if decl.pointer || decl.array || !is_integer(&decl.ty) => {
                 Value::Data(format!("`{}`", decl.name))
             }
@@ -598,11 +798,44 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// Makes `name`'s value unknown; a pointer keeps its array (every value a loop can give
+    /// it is checked to be one, see `settle`).
     fn forget(&mut self, name: &str) {
-        self.assign(
-            name,
-            Value::Int(Sym::Unknown(Unknown::Reassigned(name.to_string()))),
-        );
+        let unknown = Sym::Unknown(Unknown::Reassigned(name.to_string()));
+        let value = match self.lookup(name) {
+            Some(Value::Pointer(p)) => Value::Pointer(Pointer {
+                offset: unknown,
+                ..p.clone()
+            }),
+            _ => Value::Int(unknown),
+        };
+        self.assign(name, value);
+    }
+
+    /// After one run of a loop body from `start` (each name's value on entry): a name that
+    /// holds a pointer at one end and something else at the other may point into the array
+    /// in iterations the single run did not see.
+    fn settle(&mut self, start: &[(String, Option<Value>)]) {
+        for (name, before) in start {
+            let after = self.lookup(name).cloned();
+            let escaped = match (before, &after) {
+                (Some(Value::Pointer(b)), Some(Value::Pointer(a))) if b.same_target(a) => None,
+                (Some(Value::Pointer(p)), _) | (_, Some(Value::Pointer(p))) => Some(p.clone()),
+                _ => None,
+            };
+            if let Some(p) = escaped {
+                let why = format!("`{name}` changes what it points to inside a loop");
+                self.escape(&p, origin(&p), EscapeKind::Pointer(why));
+                self.assign(name, Value::Data(format!("`{name}`")));
+            }
+        }
+    }
+
+    fn values_of(&self, names: &[String]) -> Vec<(String, Option<Value>)> {
+        names
+            .iter()
+            .map(|n| (n.clone(), self.lookup(n).cloned()))
+            .collect()
     }
 
     /// A fresh uniform atom standing for an unknown but warp-uniform value.
@@ -664,7 +897,7 @@ impl<'a> Executor<'a> {
         let cond_sym = match cond {
             Some(c) => {
                 let recording = std::mem::replace(&mut self.recording, false);
-                let v = self.eval(c).sym();
+                let v = self.eval_int(c);
                 self.recording = recording;
                 v
             }
@@ -734,10 +967,12 @@ impl<'a> Executor<'a> {
         for name in &assigned {
             self.forget(name);
         }
+        let start = self.values_of(&assigned);
         self.opaque_loop(cond, body, true);
         for expr in update {
             self.eval(expr);
         }
+        self.settle(&start);
         for name in &assigned {
             self.forget(name);
         }
@@ -810,7 +1045,7 @@ impl<'a> Executor<'a> {
 
     fn constant_of(&mut self, expr: &Expr) -> Option<i64> {
         let recording = std::mem::replace(&mut self.recording, false);
-        let value = self.eval(expr).sym().constant();
+        let value = self.eval_int(expr).constant();
         self.recording = recording;
         value
     }
@@ -846,7 +1081,15 @@ impl<'a> Executor<'a> {
                 .map(|name| self.fresh_uniform(name))
                 .collect();
             for (name, atom) in assigned.iter().zip(&placeholders) {
-                self.assign(name, Value::Int(Sym::Atom(atom.clone())));
+                let placeholder = Sym::Atom(atom.clone());
+                let value = match self.lookup(name) {
+                    Some(Value::Pointer(p)) => Value::Pointer(Pointer {
+                        offset: placeholder,
+                        ..p.clone()
+                    }),
+                    _ => Value::Int(placeholder),
+                };
+                self.assign(name, value);
             }
             self.block_of(body);
             for expr in update {
@@ -860,7 +1103,18 @@ impl<'a> Executor<'a> {
             for ((name, atom), end) in assigned.iter().zip(&placeholders).zip(ends) {
                 let value = match (self.lookup(name).cloned(), end) {
                     (Some(Value::Int(v0)), Some(Value::Int(end))) => {
-                        induction(atom, &v0, &end, &progress)
+                        induction(atom, &v0, &end, &progress).map(Value::Int)
+                    }
+                    (Some(Value::Pointer(p0)), Some(Value::Pointer(end)))
+                        if p0.same_target(&end) =>
+                    {
+                        induction(atom, &p0.offset, &end.offset, &progress).map(|offset| {
+                            Value::Pointer(Pointer {
+                                offset,
+                                origins: p0.merged_origins(&end),
+                                ..p0
+                            })
+                        })
                     }
                     _ => None,
                 };
@@ -874,14 +1128,21 @@ impl<'a> Executor<'a> {
                 .and_then(|(_, v)| v.clone());
             match value {
                 Some(v) => {
-                    self.assign(name, Value::Int(v));
+                    self.assign(name, v);
                 }
                 None => self.forget(name),
             }
         }
+        let start = self.values_of(&assigned);
         let active = self.active.clone();
         self.block_of(body);
         self.active = active;
+        let recording = std::mem::replace(&mut self.recording, false);
+        for expr in update {
+            self.eval(expr);
+        }
+        self.recording = recording;
+        self.settle(&start);
         for name in &assigned {
             self.forget(name);
         }
@@ -898,9 +1159,10 @@ impl<'a> Executor<'a> {
         for name in &assigned {
             self.forget(name);
         }
+        let start = self.values_of(&assigned);
         let active = self.active.clone();
         if let (Some(cond), true) = (cond, cond_first) {
-            let c = self.eval(cond).sym();
+            let c = self.eval_int(cond);
             self.active = Sym::binary(Op::LogAnd, active.clone(), c);
         }
         self.block_of(body);
@@ -908,64 +1170,104 @@ impl<'a> Executor<'a> {
             self.eval(cond);
         }
         self.active = active;
+        self.settle(&start);
         for name in &assigned {
             self.forget(name);
         }
     }
 
+    /// The direct accesses (front-end subscripts of the array's name) at `expr`, if any.
+    fn direct(&self, expr: &Expr) -> Option<Vec<(usize, usize)>> {
+        if self.macro_site.is_some() || !matches!(expr.kind, ExprKind::Index { .. }) {
+            return None;
+        }
+        self.accesses.get(&expr.span).cloned()
+    }
+
     fn eval(&mut self, expr: &Expr) -> Value {
-        if let Some(entries) = self.accesses.get(&expr.span).cloned() {
-            if matches!(expr.kind, ExprKind::Index { .. }) {
-                self.record(&entries);
-                return Value::Data(format!("shared `{}`", expr));
-            }
+        if let Some(entries) = self.direct(expr) {
+            self.record(&entries);
+            return Value::Data(format!("shared `{}`", expr));
         }
         match &expr.kind {
             ExprKind::Int(v) => Value::Int(Sym::Const(*v)),
             ExprKind::Float(_) => Value::Data("a float".into()),
-            ExprKind::Name(name) => self.name(name),
-            ExprKind::Member { base, field, arrow } => self.member(base, field, *arrow),
-            ExprKind::Index { base, index } => {
-                self.eval(base);
-                self.eval(index);
-                Value::Data(format!("`{expr}`"))
-            }
+            ExprKind::Name(name) => match self.name_use(expr) {
+                Some(array) => self.array_pointer(array, expr),
+                None => self.name(name, expr.span),
+            },
+            ExprKind::Member {
+                base,
+                field,
+                arrow: false,
+            } if self.builtin(base, field).is_some() => self
+                .builtin(base, field)
+                .unwrap_or(Value::Data(String::new())),
+            ExprKind::Member { .. }
+            | ExprKind::Index { .. }
+            | ExprKind::Unary {
+                op: UnaryOp::Deref, ..
+            } => match self.lvalue(expr) {
+                Lvalue::Place(place) => {
+                    self.record_alias(&place, AccessKind::Load, None, expr);
+                    Value::Data(format!("shared `{expr}`"))
+                }
+                Lvalue::Value(v) => v,
+            },
+            ExprKind::Unary {
+                op: UnaryOp::AddressOf,
+                operand,
+            } => match self.lvalue(operand) {
+                Lvalue::Place(Place {
+                    pointer,
+                    member: None,
+                }) => Value::Pointer(pointer),
+                Lvalue::Place(place) => {
+                    self.escape(&place.pointer, expr.span, EscapeKind::AddressTaken);
+                    Value::Data(format!("`{expr}`"))
+                }
+                Lvalue::Value(v) => {
+                    self.lose(v, expr, EscapeKind::AddressTaken);
+                    Value::Data(format!("`{expr}`"))
+                }
+            },
             ExprKind::Unary { op, operand } => {
                 let v = self.eval(operand);
                 match op {
-                    UnaryOp::Neg => Value::Int(Sym::negate(v.sym())),
                     UnaryOp::Plus => v,
-                    UnaryOp::Not => Value::Int(Sym::logical_not(v.sym())),
-                    UnaryOp::BitNot => Value::Int(Sym::bit_not(v.sym())),
+                    UnaryOp::Neg => Value::Int(Sym::negate(self.int(v, operand))),
+                    UnaryOp::Not => Value::Int(Sym::logical_not(self.int(v, operand))),
+                    UnaryOp::BitNot => Value::Int(Sym::bit_not(self.int(v, operand))),
                     UnaryOp::AddressOf | UnaryOp::Deref => Value::Data(format!("`{expr}`")),
                 }
             }
             ExprKind::Binary { op, lhs, rhs } => {
-                let l = self.eval(lhs).sym();
+                let l = self.eval(lhs);
                 // `&&`/`||` short-circuit: the right side runs only when the left allows it.
                 let r = match op {
                     BinaryOp::LogAnd | BinaryOp::LogOr => {
+                        let l = self.int(l.clone(), lhs);
                         let active = self.active.clone();
                         let guard = if *op == BinaryOp::LogAnd {
-                            l.clone()
+                            l
                         } else {
-                            Sym::logical_not(l.clone())
+                            Sym::logical_not(l)
                         };
                         self.active = Sym::binary(Op::LogAnd, active.clone(), guard);
-                        let r = self.eval(rhs).sym();
+                        let r = self.eval(rhs);
                         self.active = active;
                         r
                     }
-                    _ => self.eval(rhs).sym(),
+                    _ => self.eval(rhs),
                 };
-                Value::Int(Sym::binary(op_of(*op), l, r))
+                self.binary(*op, l, r, lhs, rhs)
             }
             ExprKind::Conditional {
                 cond,
                 then,
                 otherwise,
             } => {
-                let c = self.eval(cond).sym();
+                let c = self.eval_int(cond);
                 let active = self.active.clone();
                 self.active = Sym::binary(Op::LogAnd, active.clone(), c.clone());
                 let t = self.eval(then);
@@ -973,66 +1275,47 @@ impl<'a> Executor<'a> {
                 let e = self.eval(otherwise);
                 self.active = active;
                 match (t, e) {
-                    (Value::Int(t), Value::Int(e)) => Value::Int(Sym::select(c, t, e)),
-                    (Value::Data(d), _) | (_, Value::Data(d)) => Value::Data(d),
+                    (Value::Data(d), Value::Data(_) | Value::Int(_))
+                    | (Value::Int(_), Value::Data(d)) => Value::Data(d),
+                    (t, e) => self.join(&c, t, e, format!("`{expr}`")),
                 }
             }
-            ExprKind::Assign { op, target, value } => {
-                let v = self.eval(value);
-                match &target.kind {
-                    ExprKind::Name(name) => {
-                        let new = match op {
-                            None => v,
-                            Some(op) => {
-                                let old = self.name(name).sym();
-                                Value::Int(Sym::binary(op_of(*op), old, v.sym()))
-                            }
-                        };
-                        if self.lookup(name).is_some() {
-                            let stored = match self.lookup(name) {
-                                Some(Value::Data(_)) => Value::Data(format!("`{name}`")),
-                                _ => new.clone(),
-                            };
-                            self.assign(name, stored);
-                        }
-                        new
-                    }
-                    _ => {
-                        self.eval(target);
-                        v
-                    }
-                }
-            }
+            ExprKind::Assign { op, target, value } => self.assignment(*op, target, value, expr),
             ExprKind::Step {
                 increment,
                 prefix,
                 operand,
             } => match &operand.kind {
-                ExprKind::Name(name) => {
-                    let old = self.name(name).sym();
-                    let op = if *increment { Op::Add } else { Op::Sub };
-                    let new = Sym::binary(op, old.clone(), Sym::Const(1));
-                    if matches!(self.lookup(name), Some(Value::Int(_))) {
-                        self.assign(name, Value::Int(new.clone()));
+                ExprKind::Name(name) if self.name_use(operand).is_none() => {
+                    let old = self.name(name, operand.span);
+                    let by = Sym::Const(if *increment { 1 } else { -1 });
+                    let new = match &old {
+                        Value::Pointer(p) => Value::Pointer(p.advanced(by)),
+                        other => {
+                            Value::Int(Sym::binary(Op::Add, self.int(other.clone(), operand), by))
+                        }
+                    };
+                    if matches!(self.lookup(name), Some(Value::Int(_) | Value::Pointer(_))) {
+                        self.assign(name, new.clone());
                     }
-                    Value::Int(if *prefix { new } else { old })
+                    if *prefix {
+                        new
+                    } else {
+                        old
+                    }
                 }
                 _ => {
-                    self.eval(operand);
+                    if let Lvalue::Place(place) = self.lvalue(operand) {
+                        self.record_alias(&place, AccessKind::Load, None, operand);
+                        self.record_alias(&place, AccessKind::Store, None, operand);
+                    }
                     Value::Data(format!("`{expr}`"))
                 }
             },
-            ExprKind::Call { callee, args, .. } => self.call(callee, args),
-            ExprKind::Cast { ty, operand } => {
-                let v = self.eval(operand);
-                if is_integer(ty) {
-                    v
-                } else {
-                    Value::Data(format!("cast to `{ty}`"))
-                }
-            }
+            ExprKind::Call { callee, args, .. } => self.call(callee, args, expr),
+            ExprKind::Cast { ty, operand } => self.cast(ty, operand, expr),
             ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => {
-                match self.constants.eval(expr, &self.function.bindings) {
+                match self.constants.eval(expr, self.bindings) {
                     Ok(v) => Value::Int(Sym::Const(v)),
                     Err(_) => Value::Data(format!("`{expr}`")),
                 }
@@ -1042,6 +1325,274 @@ impl<'a> Executor<'a> {
                 self.eval(second)
             }
             ExprKind::Opaque(what) => Value::Data(what.clone()),
+        }
+    }
+
+    /// `(ty)operand`, `static_cast<ty>(operand)`.
+    fn cast(&mut self, ty: &str, operand: &Expr, expr: &Expr) -> Value {
+        match self.eval(operand) {
+            Value::Pointer(p) if self.keeps_elements(p.array, ty) => {
+                Value::Pointer(p.to_elements())
+            }
+            Value::Pointer(p) => {
+                self.escape(&p, expr.span, EscapeKind::Cast(ty.to_string()));
+                Value::Data(format!("cast to `{ty}`"))
+            }
+            v if is_integer(ty) => v,
+            _ => Value::Data(format!("cast to `{ty}`")),
+        }
+    }
+
+    fn eval_int(&mut self, expr: &Expr) -> Sym {
+        let v = self.eval(expr);
+        self.int(v, expr)
+    }
+
+    /// `value` as an integer; a pointer used as one is out of sight.
+    fn int(&mut self, value: Value, at: &Expr) -> Sym {
+        match value {
+            Value::Int(sym) => sym,
+            Value::Data(what) => Sym::Unknown(Unknown::DataDependent(what)),
+            Value::Pointer(p) => {
+                self.escape(&p, at.span, EscapeKind::UsedAsPointer);
+                Sym::Unknown(Unknown::DataDependent(format!("`{at}`")))
+            }
+        }
+    }
+
+    /// Drops `value`; a pointer dropped this way is out of sight (`why`).
+    fn lose(&mut self, value: Value, at: &Expr, kind: EscapeKind) {
+        if let Value::Pointer(p) = value {
+            self.escape(&p, at.span, kind);
+        }
+    }
+
+    /// `pointer` goes out of sight at `span`; a `Pointer(why)` reason reads as a sentence
+    /// about it.
+    fn escape(&mut self, pointer: &Pointer, span: Span, kind: EscapeKind) {
+        let array = &self.function.arrays[pointer.array].name;
+        let kind = match kind {
+            EscapeKind::Pointer(why) => {
+                EscapeKind::Pointer(format!("a pointer into `{array}` {why}"))
+            }
+            other => other,
+        };
+        self.escape_array(pointer.array, span, kind);
+    }
+
+    fn escape_array(&mut self, array: usize, span: Span, kind: EscapeKind) {
+        self.pointer_escapes.push(PointerEscape {
+            array,
+            span: self.macro_site.unwrap_or(span),
+            kind,
+            calls: self.calls.iter().map(|(span, _)| *span).collect(),
+        });
+    }
+
+    /// The array whose name `expr` uses to make a pointer (an escape of the front end).
+    fn name_use(&self, expr: &Expr) -> Option<usize> {
+        if self.macro_site.is_some() || !self.calls.is_empty() {
+            return None;
+        }
+        self.name_uses.get(&expr.span).copied()
+    }
+
+    /// The array's name as a value: a pointer to its first element (row, for 2-D and up).
+    fn array_pointer(&mut self, array: usize, expr: &Expr) -> Value {
+        self.followed.insert(expr.span);
+        let dims = &self.function.arrays[array].dims;
+        let inner: Option<Vec<i64>> = dims
+            .iter()
+            .skip(1)
+            .map(|d| d.and_then(|d| i64::try_from(d).ok()))
+            .collect();
+        let pointer = Pointer {
+            array,
+            offset: Sym::Const(0),
+            inner: inner.clone().unwrap_or_default(),
+            origins: vec![expr.span],
+        };
+        if inner.is_none() {
+            self.escape(
+                &pointer,
+                expr.span,
+                EscapeKind::Pointer("has an unknown extent".into()),
+            );
+            return Value::Data(format!("`{expr}`"));
+        }
+        Value::Pointer(pointer)
+    }
+
+    /// Whether a cast to `ty` leaves a pointer into `array` a pointer to its elements
+    /// (`(float *)tile`, `(volatile float *)s`).
+    fn keeps_elements(&self, array: usize, ty: &str) -> bool {
+        let words = |t: &str| -> Vec<String> {
+            t.split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                .filter(|w| !w.is_empty() && !matches!(*w, "const" | "volatile" | "__restrict__"))
+                .map(str::to_string)
+                .collect()
+        };
+        let Some(pointee) = ty.trim_end().strip_suffix('*') else {
+            return false;
+        };
+        !pointee.contains('*') && words(pointee) == words(&self.function.arrays[array].elem_type)
+    }
+
+    /// What `expr` designates when it may be a shared element reached through a pointer
+    /// (`p[i]`, `*p`, `p->x`, `p[i].x`); any other expression is evaluated.
+    fn lvalue(&mut self, expr: &Expr) -> Lvalue {
+        if self.direct(expr).is_some() {
+            return Lvalue::Value(self.eval(expr));
+        }
+        match &expr.kind {
+            ExprKind::Index { base, index } => {
+                let base_value = self.lvalue(base);
+                let i = self.eval_int(index);
+                match base_value {
+                    Lvalue::Place(mut place) if place.member.is_some() => {
+                        if let Some(member) = place.member.as_mut() {
+                            member.push_str(&format!("[{index}]"));
+                        }
+                        Lvalue::Place(place)
+                    }
+                    Lvalue::Place(place) => {
+                        self.record_alias(&place, AccessKind::Load, None, base);
+                        Lvalue::Value(Value::Data(format!("`{expr}`")))
+                    }
+                    Lvalue::Value(Value::Pointer(p)) => self.step_into(p.advanced(i)),
+                    Lvalue::Value(_) => Lvalue::Value(Value::Data(format!("`{expr}`"))),
+                }
+            }
+            ExprKind::Unary {
+                op: UnaryOp::Deref,
+                operand,
+            } => match self.eval(operand) {
+                Value::Pointer(p) => self.step_into(p),
+                _ => Lvalue::Value(Value::Data(format!("`{expr}`"))),
+            },
+            ExprKind::Member { base, field, arrow } => {
+                if !*arrow {
+                    if let Some(v) = self.builtin(base, field) {
+                        return Lvalue::Value(v);
+                    }
+                }
+                let base_value = if *arrow {
+                    match self.eval(base) {
+                        Value::Pointer(p) => self.step_into(p),
+                        v => Lvalue::Value(v),
+                    }
+                } else {
+                    self.lvalue(base)
+                };
+                match base_value {
+                    Lvalue::Place(mut place) => {
+                        place
+                            .member
+                            .get_or_insert_with(String::new)
+                            .push_str(&format!(".{field}"));
+                        Lvalue::Place(place)
+                    }
+                    Lvalue::Value(v) => {
+                        self.lose(v, base, EscapeKind::UsedAsPointer);
+                        Lvalue::Value(Value::Data(format!("`{field}`")))
+                    }
+                }
+            }
+            _ => Lvalue::Value(self.eval(expr)),
+        }
+    }
+
+    /// What `*p` designates: an element, or (for a pointer to rows) the row, which decays to
+    /// a pointer to its first element.
+    fn step_into(&self, pointer: Pointer) -> Lvalue {
+        if pointer.inner.is_empty() {
+            Lvalue::Place(Place {
+                pointer,
+                member: None,
+            })
+        } else {
+            let inner = pointer.inner[1..].to_vec();
+            Lvalue::Value(Value::Pointer(Pointer { inner, ..pointer }))
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, l: Value, r: Value, lhs: &Expr, rhs: &Expr) -> Value {
+        match (op, l, r) {
+            (BinaryOp::Add, Value::Pointer(p), Value::Int(k))
+            | (BinaryOp::Add, Value::Int(k), Value::Pointer(p)) => Value::Pointer(p.advanced(k)),
+            (BinaryOp::Sub, Value::Pointer(p), Value::Int(k)) => {
+                Value::Pointer(p.advanced(Sym::negate(k)))
+            }
+            (op, Value::Pointer(p), Value::Pointer(q))
+                if p.same_target(&q)
+                    && matches!(
+                        op,
+                        BinaryOp::Sub
+                            | BinaryOp::Eq
+                            | BinaryOp::Ne
+                            | BinaryOp::Lt
+                            | BinaryOp::Le
+                            | BinaryOp::Gt
+                            | BinaryOp::Ge
+                    ) =>
+            {
+                let step: i64 = p.inner.iter().product();
+                let compared = Sym::binary(op_of(op), p.offset, q.offset);
+                Value::Int(if op == BinaryOp::Sub {
+                    Sym::binary(Op::Div, compared, Sym::Const(step))
+                } else {
+                    compared
+                })
+            }
+            (op, l, r) => {
+                let l = self.int(l, lhs);
+                let r = self.int(r, rhs);
+                Value::Int(Sym::binary(op_of(op), l, r))
+            }
+        }
+    }
+
+    fn assignment(
+        &mut self,
+        op: Option<BinaryOp>,
+        target: &Expr,
+        value: &Expr,
+        expr: &Expr,
+    ) -> Value {
+        let v = self.eval(value);
+        match &target.kind {
+            ExprKind::Name(name) if self.name_use(target).is_none() => {
+                let new = match op {
+                    None => v,
+                    Some(op) => {
+                        let old = self.name(name, target.span);
+                        self.binary(op, old, v, target, value)
+                    }
+                };
+                match self.lookup(name) {
+                    Some(Value::Data(_)) if !matches!(new, Value::Pointer(_)) => {
+                        self.assign(name, Value::Data(format!("`{name}`")));
+                    }
+                    Some(_) => {
+                        self.assign(name, new.clone());
+                    }
+                    None => {
+                        let kind = EscapeKind::AssignedToPointer(name.clone());
+                        self.lose(new.clone(), expr, kind);
+                    }
+                }
+                new
+            }
+            _ => {
+                if let Lvalue::Place(place) = self.lvalue(target) {
+                    if op.is_some() {
+                        self.record_alias(&place, AccessKind::Load, None, target);
+                    }
+                    self.record_alias(&place, AccessKind::Store, None, target);
+                }
+                self.lose(v, expr, EscapeKind::AssignedToPointer(target.to_string()));
+                Value::Data(format!("`{expr}`"))
+            }
         }
     }
 
@@ -1056,7 +1607,7 @@ impl<'a> Executor<'a> {
         let mut index = Sym::Const(0);
         let mut known_dims = true;
         for (i, subscript) in indices.iter().enumerate() {
-            let value = self.eval(subscript).sym();
+            let value = self.eval_int(subscript);
             let extent = if i == 0 {
                 Some(0)
             } else {
@@ -1083,19 +1634,53 @@ impl<'a> Executor<'a> {
                 array.name
             )));
         }
+        let site = self.site(index);
         for &(a, i) in entries {
-            self.sites[a][i] = Some(Site {
-                index: index.clone(),
-                loops: self.enclosing.clone(),
-                active: self.active.clone(),
-                form: Err(NotAffine::Other(String::new())),
-                class: Class::Random(String::new()),
-                iterations: Vec::new(),
-            });
+            self.sites[a][i] = Some(site.clone());
         }
     }
 
-    fn name(&mut self, name: &str) -> Value {
+    fn site(&self, index: Sym) -> Site {
+        Site {
+            index,
+            loops: self.enclosing.clone(),
+            active: self.active.clone(),
+            form: Err(NotAffine::Other(String::new())),
+            class: Class::Random(String::new()),
+            iterations: Vec::new(),
+        }
+    }
+
+    /// An access through a pointer at `expr`.
+    fn record_alias(
+        &mut self,
+        place: &Place,
+        kind: AccessKind,
+        atomic_op: Option<String>,
+        expr: &Expr,
+    ) {
+        if self.macro_site.is_some() {
+            let why = "is dereferenced inside a macro expansion".to_string();
+            self.escape(&place.pointer, expr.span, EscapeKind::Pointer(why));
+            return;
+        }
+        if !self.recording {
+            return;
+        }
+        let site = self.site(place.pointer.offset.clone());
+        self.aliases.push(AliasAccess {
+            array: place.pointer.array,
+            kind,
+            span: expr.span,
+            member: place.member.clone(),
+            atomic_op,
+            calls: self.calls.iter().map(|(span, _)| *span).collect(),
+            site,
+        });
+    }
+
+    /// The value of `name`, used at `at`.
+    fn name(&mut self, name: &str, at: Span) -> Value {
         if let Some(value) = self.lookup(name) {
             return value.clone();
         }
@@ -1113,7 +1698,7 @@ impl<'a> Executor<'a> {
             kind: ExprKind::Name(name.to_string()),
             span: Span { start: 0, end: 0 },
         };
-        if let Ok(v) = self.constants.eval(&as_expr, &self.function.bindings) {
+        if let Ok(v) = self.constants.eval(&as_expr, self.bindings) {
             return Value::Int(Sym::Const(v));
         }
         if let Some(body) = self
@@ -1123,44 +1708,51 @@ impl<'a> Executor<'a> {
             .and_then(|m| m.expr())
         {
             let recording = std::mem::replace(&mut self.recording, false);
-            let value = self.eval(body);
+            let value = self.in_macro(at, |ex| ex.eval(body));
             self.recording = recording;
             return value;
         }
-        if self.shared.contains(name) {
+        if self.shared.contains(name) && self.calls.is_empty() {
             return Value::Data(format!("the address of `{name}`"));
         }
         Value::Int(Sym::Unknown(Unknown::UnknownName(name.to_string())))
     }
 
-    fn member(&mut self, base: &Expr, field: &str, arrow: bool) -> Value {
-        if let (ExprKind::Name(builtin), false) = (&base.kind, arrow) {
-            let axis = match field {
-                "x" => Some(Axis::X),
-                "y" => Some(Axis::Y),
-                "z" => Some(Axis::Z),
-                _ => None,
-            };
-            if let Some(axis) = axis {
-                match builtin.as_str() {
-                    "threadIdx" => return Value::Int(Sym::thread(axis)),
-                    "blockDim" => {
-                        return Value::Int(Sym::Const(i64::from(self.block[axis.index()])))
-                    }
-                    "blockIdx" | "gridDim" => {
-                        let atom = Atom::Uniform(format!("{builtin}.{field}"));
-                        self.facts.insert(atom.clone(), (0, true));
-                        return Value::Int(Sym::Atom(atom));
-                    }
-                    _ => {}
-                }
-            }
-        }
-        self.eval(base);
-        Value::Data(format!("`{field}`"))
+    /// Runs `run` as the expansion of the macro used at `at` (spans inside a macro body are
+    /// relative to its text and match nothing in the source).
+    fn in_macro<T>(&mut self, at: Span, run: impl FnOnce(&mut Self) -> T) -> T {
+        // The outermost use of a macro is where its expansion shows in the source.
+        let site = self.macro_site.or(Some(at));
+        let saved = std::mem::replace(&mut self.macro_site, site);
+        let value = run(self);
+        self.macro_site = saved;
+        value
     }
 
-    fn call(&mut self, callee: &Expr, args: &[Expr]) -> Value {
+    /// `threadIdx.x`, `blockDim.y`, `blockIdx.z`, `gridDim.x`.
+    fn builtin(&mut self, base: &Expr, field: &str) -> Option<Value> {
+        let ExprKind::Name(builtin) = &base.kind else {
+            return None;
+        };
+        let axis = match field {
+            "x" => Axis::X,
+            "y" => Axis::Y,
+            "z" => Axis::Z,
+            _ => return None,
+        };
+        match builtin.as_str() {
+            "threadIdx" => Some(Value::Int(Sym::thread(axis))),
+            "blockDim" => Some(Value::Int(Sym::Const(i64::from(self.block[axis.index()])))),
+            "blockIdx" | "gridDim" => {
+                let atom = Atom::Uniform(format!("{builtin}.{field}"));
+                self.facts.insert(atom.clone(), (0, true));
+                Some(Value::Int(Sym::Atom(atom)))
+            }
+            _ => None,
+        }
+    }
+
+    fn call(&mut self, callee: &Expr, args: &[Expr], expr: &Expr) -> Value {
         let name = match &callee.kind {
             ExprKind::Name(name) => name.rsplit("::").next().unwrap_or(name).to_string(),
             _ => String::new(),
@@ -1174,7 +1766,7 @@ impl<'a> Executor<'a> {
                         self.locals.push((param.clone(), value));
                     }
                     let recording = std::mem::replace(&mut self.recording, false);
-                    let value = self.eval(body);
+                    let value = self.in_macro(expr.span, |ex| ex.eval(body));
                     self.recording = recording;
                     let start = self.scopes.pop().unwrap_or(0);
                     self.locals.truncate(start);
@@ -1182,8 +1774,43 @@ impl<'a> Executor<'a> {
                 }
             }
         }
-        let values: Vec<Sym> = args.iter().map(|a| self.eval(a).sym()).collect();
-        match (name.as_str(), values.as_slice()) {
+        if is_atomic(&name) {
+            return self.atomic(&name, args, expr);
+        }
+        if let (true, [ty], [operand]) = (name.ends_with("_cast"), template_args(expr), args) {
+            return self.cast(ty, operand, expr);
+        }
+        let target = self.callee(&name, args.len(), expr).ok();
+        let mut values = Vec::with_capacity(args.len());
+        for (i, arg) in args.iter().enumerate() {
+            let reference = target.and_then(|f| f.params.get(i)).filter(|p| {
+                p.reference && !p.pointer && !p.ty.split_whitespace().any(|w| w == "const")
+            });
+            let Some(param) = reference else {
+                values.push(self.eval(arg));
+                continue;
+            };
+            // A shared element bound to a reference parameter may be written through it.
+            let kind = EscapeKind::BoundToReference(param.name.clone());
+            for (array, _) in self.direct(arg).unwrap_or_default() {
+                self.escape_array(array, arg.span, kind.clone());
+            }
+            values.push(match self.lvalue(arg) {
+                Lvalue::Place(place) => {
+                    self.escape(&place.pointer, arg.span, kind);
+                    Value::Data(format!("`{arg}`"))
+                }
+                Lvalue::Value(v) => v,
+            });
+        }
+        if values.iter().any(|v| matches!(v, Value::Pointer(_))) {
+            return self.inline(&name, callee, values, args, expr);
+        }
+        let mut ints = Vec::with_capacity(values.len());
+        for (value, arg) in values.into_iter().zip(args) {
+            ints.push(self.int(value, arg));
+        }
+        match (name.as_str(), ints.as_slice()) {
             ("min" | "umin" | "max" | "umax", [a, b]) => {
                 let op = if name.ends_with("min") {
                     Op::Lt
@@ -1198,6 +1825,147 @@ impl<'a> Executor<'a> {
             }
             _ => Value::Data(format!("the result of `{callee}`")),
         }
+    }
+
+    /// `atomicAdd(p + i, v)`, `atomicAdd(&p[i], v)`: an atomic access through a pointer.
+    /// (Atomics on the array's own elements are the front end's.)
+    fn atomic(&mut self, name: &str, args: &[Expr], expr: &Expr) -> Value {
+        let Some((address, rest)) = args.split_first() else {
+            return Value::Data(format!("the result of `{name}`"));
+        };
+        let place = match &address.kind {
+            ExprKind::Unary {
+                op: UnaryOp::AddressOf,
+                operand,
+            } => match self.lvalue(operand) {
+                Lvalue::Place(place) => Some((place, &**operand)),
+                Lvalue::Value(_) => None,
+            },
+            _ => match self.eval(address) {
+                Value::Pointer(p) => match self.step_into(p) {
+                    Lvalue::Place(place) => Some((place, address)),
+                    Lvalue::Value(v) => {
+                        self.lose(v, address, EscapeKind::PassedToFunction(name.to_string()));
+                        None
+                    }
+                },
+                _ => None,
+            },
+        };
+        if let Some((place, at)) = place {
+            self.record_alias(&place, AccessKind::Atomic, Some(name.to_string()), at);
+        }
+        for arg in rest {
+            let v = self.eval(arg);
+            self.lose(v, arg, EscapeKind::PassedToFunction(name.to_string()));
+        }
+        Value::Data(format!("the result of `{expr}`"))
+    }
+
+    /// A call with a pointer into a shared array among its arguments: the callee's body runs
+    /// with its parameters bound to the arguments, when it is defined in this file.
+    fn inline(
+        &mut self,
+        name: &str,
+        callee: &Expr,
+        values: Vec<Value>,
+        args: &[Expr],
+        expr: &Expr,
+    ) -> Value {
+        let result = Value::Data(format!("the result of `{callee}`"));
+        let target = match self.callee(name, args.len(), expr) {
+            Ok(target) => target,
+            Err(why) => {
+                for (value, arg) in values.into_iter().zip(args) {
+                    self.lose(value, arg, EscapeKind::Pointer(why.clone()));
+                }
+                return result;
+            }
+        };
+        let mut bound = Vec::with_capacity(values.len());
+        for ((value, arg), param) in values.into_iter().zip(args).zip(&target.params) {
+            let value = match value {
+                Value::Pointer(p) if param.reference => {
+                    let why = format!("is passed by reference to `{name}`");
+                    self.escape(&p, arg.span, EscapeKind::Pointer(why));
+                    Value::Data(format!("`{}`", param.name))
+                }
+                pointer @ Value::Pointer(_)
+                    if param.pointer || param.array || !is_integer(&param.ty) =>
+                {
+                    pointer
+                }
+                Value::Int(sym) if is_integer(&param.ty) && !param.pointer && !param.array => {
+                    Value::Int(sym)
+                }
+                other => {
+                    let why = format!("is passed to `{name}` as `{}`", param.name);
+                    self.lose(other, arg, EscapeKind::Pointer(why));
+                    Value::Data(format!("`{}`", param.name))
+                }
+            };
+            bound.push((param.name.clone(), value));
+        }
+        let saved_locals = std::mem::replace(&mut self.locals, bound);
+        let saved_scopes = std::mem::take(&mut self.scopes);
+        let saved_params = std::mem::take(&mut self.params);
+        let saved_bindings = std::mem::replace(&mut self.bindings, &target.bindings);
+        let saved_active = self.active.clone();
+        self.calls.push((expr.span, &target.name));
+        self.block_of(&target.body);
+        self.calls.pop();
+        self.active = saved_active;
+        self.bindings = saved_bindings;
+        self.params = saved_params;
+        self.scopes = saved_scopes;
+        self.locals = saved_locals;
+        result
+    }
+
+    /// The function a call with pointer arguments enters, or why it cannot be followed.
+    fn callee(&self, name: &str, arity: usize, expr: &Expr) -> Result<&'a Function, String> {
+        let template_args = template_args(expr);
+        let candidates: Vec<&'a Function> = self
+            .functions
+            .named(name)
+            .iter()
+            .copied()
+            .filter(|f| f.params.len() == arity && f.syntax_error.is_none())
+            .filter(|f| {
+                template_args.is_empty()
+                    || f.template_args.len() == template_args.len()
+                        && f.template_args
+                            .iter()
+                            .zip(template_args)
+                            .all(|((_, value), arg)| value == arg)
+            })
+            .collect();
+        match candidates.as_slice() {
+            [] => Err(format!(
+                "is passed to `{name}`, which is not defined in this file"
+            )),
+            [function] if function.body.is_empty() => {
+                Err(format!("is passed to `{name}`, whose body is not analysed"))
+            }
+            [function] if self.calls.iter().any(|(_, f)| *f == function.name) => {
+                Err(format!("is passed to `{name}` recursively"))
+            }
+            [_] if self.calls.len() >= MAX_INLINE_DEPTH => Err(format!(
+                "is passed to `{name}` more than {MAX_INLINE_DEPTH} calls deep"
+            )),
+            [function] => Ok(function),
+            _ => Err(format!(
+                "is passed to `{name}`, which has several definitions here"
+            )),
+        }
+    }
+}
+
+/// The explicit template arguments of a call (`f<16>(x)`), as written.
+fn template_args(call: &Expr) -> &[String] {
+    match &call.kind {
+        ExprKind::Call { template_args, .. } => template_args,
+        _ => &[],
     }
 }
 

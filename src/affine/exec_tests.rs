@@ -1,5 +1,5 @@
 //! The affine stage on real kernels: source → front end → symbolic execution → forms.
-use super::exec::{analyse_function, FunctionAffine, LoopPoint, WithThread};
+use super::exec::{analyse_function, Callees, FunctionAffine, LoopPoint, WithThread};
 use super::{Class, Sym};
 use crate::parse::{analyse_source, ParsedFile};
 
@@ -11,13 +11,8 @@ struct Analysed {
 fn analyse(source: &str, block: [u32; 3]) -> Analysed {
     let parsed = analyse_source(source, &[]);
     let function = &parsed.functions[0];
-    let affine = analyse_function(
-        function,
-        &function.body,
-        &function.params,
-        block,
-        &parsed.constants,
-    );
+    let callees = Callees::new(&parsed.functions);
+    let affine = analyse_function(function, &callees, block, &parsed.constants);
     Analysed { parsed, affine }
 }
 

@@ -6,13 +6,15 @@ mod exec;
 #[cfg(test)]
 mod exec_tests;
 #[cfg(test)]
+mod pointer_tests;
+#[cfg(test)]
 mod properties;
 mod sym;
 
 pub use class::{classify, lane_thread, Class};
 pub use digits::{normalize, Context, Digit, DigitAffine, NotAffine};
 pub use exec::{
-    analyse_function, threads, FunctionAffine, Iteration, Loop, LoopPoint, LoopValues, Site, Step,
-    With, WithThread, MAX_TRIPS,
+    analyse_function, threads, AliasAccess, Callees, FunctionAffine, Iteration, Loop, LoopPoint,
+    LoopValues, PointerEscape, Site, Step, With, WithThread, MAX_TRIPS,
 };
 pub use sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown};

@@ -1256,7 +1256,7 @@ impl<'s> Extractor<'s> {
                 self.classify_use(&mut array, lineage);
             }
             for asm in &asm_uses[i] {
-                array.escapes.push(self.escape(EscapeKind::Asm, *asm));
+                array.escapes.push(self.escape(EscapeKind::Asm, *asm, None));
             }
             for macro_name in self.macro_mentions.get(&array.name).into_iter().flatten() {
                 let Some(mac) = self.env.macro_named(macro_name) else {
@@ -1279,6 +1279,8 @@ impl<'s> Extractor<'s> {
                             col: 1,
                         },
                         text: mac.body.clone(),
+                        name_use: None,
+                        calls: Vec::new(),
                     });
                 }
             }
@@ -1539,15 +1541,18 @@ impl<'s> Extractor<'s> {
             self.classify_element(array, name, level, indices);
         } else {
             let (kind, site) = self.pointer_use(name, level);
-            array.escapes.push(self.escape(kind, site));
+            let name_use = Some(Span::of(name.node(0)));
+            array.escapes.push(self.escape(kind, site, name_use));
         }
     }
 
-    fn escape(&self, kind: EscapeKind, node: Node) -> Escape {
+    fn escape(&self, kind: EscapeKind, node: Node, name_use: Option<Span>) -> Escape {
         Escape {
             kind,
             at: self.at(node),
             text: self.one_line(node),
+            name_use,
+            calls: Vec::new(),
         }
     }
 
@@ -1607,6 +1612,7 @@ impl<'s> Extractor<'s> {
             indices: indices.clone(),
             member: member.clone(),
             atomic_op,
+            via_pointer: None,
         };
         let Some(parent) = lineage.parent(user) else {
             array.accesses.push(access(AccessKind::Load, None));
@@ -1628,11 +1634,27 @@ impl<'s> Extractor<'s> {
                 array.accesses.push(access(AccessKind::Load, None));
                 array.accesses.push(access(AccessKind::Store, None));
             }
+            "init_declarator"
+                if parent
+                    .child_by_field_name("declarator")
+                    .is_some_and(|d| d.kind() == "reference_declarator") =>
+            {
+                let var = parent
+                    .child_by_field_name("declarator")
+                    .map(|d| leftmost_identifier(d, self.src).to_string())
+                    .unwrap_or_default();
+                let site = lineage.parent(user + 1).unwrap_or(parent);
+                array
+                    .escapes
+                    .push(self.escape(EscapeKind::BoundToReference(var), site, None));
+            }
             "pointer_expression" if operator == "&" => match self.atomic_call(lineage, user + 1) {
                 Some(op) => array.accesses.push(access(AccessKind::Atomic, Some(op))),
-                None => array
-                    .escapes
-                    .push(self.escape(EscapeKind::AddressTaken, parent)),
+                None => array.escapes.push(self.escape(
+                    EscapeKind::AddressTaken,
+                    parent,
+                    Some(Span::of(lineage.node(0))),
+                )),
             },
             _ => array.accesses.push(access(AccessKind::Load, None)),
         }
@@ -1845,7 +1867,8 @@ fn comment_above(node: Node) -> Option<Node> {
         .filter(|c| c.end_position().row + 1 >= node.start_position().row)
 }
 
-fn is_atomic(callee: &str) -> bool {
+/// Whether `callee` names one of CUDA's atomic functions (`atomicAdd`, `::atomicCAS`, ...).
+pub fn is_atomic(callee: &str) -> bool {
     callee.starts_with("atomic") || callee.starts_with("::atomic")
 }
 

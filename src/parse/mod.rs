@@ -14,6 +14,7 @@ mod types;
 pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};
 pub use body::*;
 pub use consts::{Bindings, ConstEnv, Macro};
+pub use extract::is_atomic;
 pub use model::*;
 pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
 

@@ -186,6 +186,10 @@ pub struct Access {
     pub member: Option<String>,
     /// The atomic function, for atomics.
     pub atomic_op: Option<String>,
+    /// For an access through a pointer (`row[tx]` after `float *row = tile[ty];`): the calls
+    /// it is reached through, outermost first (empty when it is in the function itself).
+    /// `None` for a subscript of the array's own name.
+    pub via_pointer: Option<Vec<Location>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,6 +203,10 @@ pub enum EscapeKind {
     MacroBody(String),
     Returned,
     UsedAsPointer,
+    /// An element bound to a reference (`float &r = a[i];`): writes through `r` are unseen.
+    BoundToReference(String),
+    /// A pointer made from the array that the affine stage could not follow (why).
+    Pointer(String),
 }
 
 /// A use of the array that bankwise cannot follow: the array must not be rewritten.
@@ -207,6 +215,12 @@ pub struct Escape {
     pub kind: EscapeKind,
     pub at: Location,
     pub text: String,
+    /// The use of the array's name that leads to the escape, when there is one: the affine
+    /// stage may follow the pointer it makes and lift the escape.
+    pub name_use: Option<Span>,
+    /// For an escape inside a function the pointer was passed to: the calls that lead
+    /// there, outermost first.
+    pub calls: Vec<Location>,
 }
 
 impl EscapeKind {
@@ -221,12 +235,29 @@ impl EscapeKind {
             EscapeKind::MacroBody(_) => "macro-body",
             EscapeKind::Returned => "returned",
             EscapeKind::UsedAsPointer => "used-as-pointer",
+            EscapeKind::BoundToReference(_) => "bound-to-reference",
+            EscapeKind::Pointer(_) => "pointer",
         }
     }
 }
 
 impl fmt::Display for Escape {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_kind(f)?;
+        if !self.calls.is_empty() {
+            let lines: Vec<String> = self.calls.iter().map(|at| at.line.to_string()).collect();
+            write!(
+                f,
+                ", reached through the call at line {}",
+                lines.join(" → line ")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Escape {
+    fn fmt_kind(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let line = self.at.line;
         let text = &self.text;
         match &self.kind {
@@ -247,6 +278,10 @@ impl fmt::Display for Escape {
             }
             EscapeKind::Returned => write!(f, "returned at line {line} (`{text}`)"),
             EscapeKind::UsedAsPointer => write!(f, "used as a pointer at line {line} (`{text}`)"),
+            EscapeKind::BoundToReference(var) => {
+                write!(f, "bound to reference `{var}` at line {line} (`{text}`)")
+            }
+            EscapeKind::Pointer(why) => write!(f, "{why} (line {line}, `{text}`)"),
         }
     }
 }

@@ -154,6 +154,13 @@ fn access_json(
     if let Some(op) = &access.atomic_op {
         object.insert("atomic".into(), op.clone().into());
     }
+    if let Some(calls) = &access.via_pointer {
+        let calls: Vec<Value> = calls
+            .iter()
+            .map(|at| json!({"line": at.line, "col": at.col}))
+            .collect();
+        object.insert("via_pointer".into(), json!({ "calls": calls }));
+    }
     let (form, class, stride) = match site {
         Some((_, site)) => (
             site.form.as_ref().ok().map(|f| f.to_string()),
@@ -288,9 +295,10 @@ pub fn text(files: &[AnalysedFile]) -> String {
                         access.at,
                         Severity::Note,
                         format!(
-                            "{kind} `{}{}` on `{}` {shape} in `{}` ({block}){outcome}",
+                            "{kind} `{}{}`{} on `{}` {shape} in `{}` ({block}){outcome}",
                             access.text,
                             access.member.as_deref().unwrap_or(""),
+                            via_pointer_text(access),
                             array.name,
                             function.display_name()
                         ),
@@ -327,8 +335,10 @@ fn conflict_message(array: &SharedArray, access: &Access, site: &Site, cost: &Si
         other => other.to_string(),
     };
     let mut message = format!(
-        "{}-way bank conflict {verb} `{}` ({class})",
-        cost.conflict_degree, array.name
+        "{}-way bank conflict {verb} `{}`{} ({class})",
+        cost.conflict_degree,
+        array.name,
+        via_pointer_text(access)
     );
     if let Some(worst) = &cost.worst {
         let c = &worst.collision;
@@ -344,6 +354,21 @@ fn conflict_message(array: &SharedArray, access: &Access, site: &Site, cost: &Si
     }
     message.push_str(&format!("; {} excess wavefronts per block", cost.excess()));
     message
+}
+
+/// ` through a pointer`, and the calls it is reached through, for an access through a pointer.
+fn via_pointer_text(access: &Access) -> String {
+    match access.via_pointer.as_deref() {
+        None => String::new(),
+        Some([]) => " through a pointer".to_string(),
+        Some(calls) => {
+            let lines: Vec<String> = calls.iter().map(|at| at.line.to_string()).collect();
+            format!(
+                " through a pointer (called at line {})",
+                lines.join(" → line ")
+            )
+        }
+    }
 }
 
 /// `float[32][33]`, with `?` for unknown extents and `[]` for extern arrays.

@@ -1,0 +1,242 @@
+//! Pointers into shared arrays: what is followed as an alias and what goes out of sight.
+use super::exec::{analyse_function, Callees, FunctionAffine};
+use crate::parse::{analyse_source, EscapeKind, ParsedFile};
+
+struct Analysed {
+    source: String,
+    parsed: ParsedFile,
+    affine: FunctionAffine,
+}
+
+/// The last function of `source` (helpers first, the kernel last) on `block`.
+fn analyse(source: &str, block: [u32; 3]) -> Analysed {
+    let parsed = analyse_source(source, &[]);
+    let function = parsed.functions.last().expect("a kernel");
+    let callees = Callees::new(&parsed.functions);
+    let affine = analyse_function(function, &callees, block, &parsed.constants);
+    Analysed {
+        source: source.to_string(),
+        parsed,
+        affine,
+    }
+}
+
+impl Analysed {
+    /// (array, source text, kind, normal form, inlined calls) of each access through a pointer.
+    fn aliases(&self) -> Vec<(String, String, String, String, usize)> {
+        let function = self.parsed.functions.last().expect("a kernel");
+        self.affine
+            .aliases
+            .iter()
+            .map(|alias| {
+                let form = match &alias.site.form {
+                    Ok(form) => form.to_string(),
+                    Err(why) => format!("not affine: {why}"),
+                };
+                (
+                    function.arrays[alias.array].name.clone(),
+                    self.source[alias.span.start..alias.span.end].to_string(),
+                    alias.kind.as_str().to_string(),
+                    form,
+                    alias.calls.len(),
+                )
+            })
+            .collect()
+    }
+
+    /// (array, escape tag) of each pointer that went out of sight.
+    fn lost(&self) -> Vec<(String, String)> {
+        let function = self.parsed.functions.last().expect("a kernel");
+        self.affine
+            .pointer_escapes
+            .iter()
+            .map(|e| {
+                (
+                    function.arrays[e.array].name.clone(),
+                    e.kind.tag().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    /// Whether every front-end escape of array `a` that comes from a use of its name was
+    /// followed.
+    fn all_followed(&self, a: usize) -> bool {
+        let array = &self.parsed.functions.last().expect("a kernel").arrays[a];
+        array
+            .escapes
+            .iter()
+            .all(|e| e.name_use.is_some_and(|s| self.affine.followed.contains(&s)))
+    }
+}
+
+fn rows(rows: &[(&str, &str, &str, &str, usize)]) -> Vec<(String, String, String, String, usize)> {
+    rows.iter()
+        .map(|(a, t, k, f, c)| (a.to_string(), t.to_string(), k.to_string(), f.to_string(), *c))
+        .collect()
+}
+
+#[test]
+fn row_pointers_column_walks_and_bumped_pointers_are_aliases() {
+    let a = analyse(
+        r#"
+__global__ void k(const float *in, float *out) {
+    __shared__ float tile[32][33];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float *row = &tile[ty][0];
+    row[tx] = in[tx];
+    float *same = tile[ty];
+    same[tx + 1] += 1.0f;
+    const float *p = tile[0] + tx;
+    float acc = 0.0f;
+    for (int k = 0; k < 4; ++k) {
+        acc += *p;
+        p += 33;
+    }
+    const float *q = (const float *)tile + 33 * tx;
+    out[tx] = acc + q[ty] + *(q + 1);
+}
+"#,
+        [32, 4, 1],
+    );
+    assert_eq!(
+        a.aliases(),
+        rows(&[
+            ("tile", "row[tx]", "store", "tx + 33*ty", 0),
+            ("tile", "same[tx + 1]", "load", "tx + 33*ty + 1", 0),
+            ("tile", "same[tx + 1]", "store", "tx + 33*ty + 1", 0),
+            ("tile", "*p", "load", "tx + 33*k", 0),
+            ("tile", "q[ty]", "load", "33*tx + ty", 0),
+            ("tile", "*(q + 1)", "load", "33*tx + 1", 0),
+        ])
+    );
+    assert_eq!(a.lost(), vec![]);
+    assert!(a.all_followed(0));
+}
+
+#[test]
+fn per_warp_sub_arrays_and_atomics_through_pointers() {
+    let a = analyse(
+        r#"
+#define BINS 64
+__global__ void k(const unsigned *data) {
+    __shared__ unsigned hist[4 * BINS];
+    int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    unsigned *mine = hist + warp * BINS;
+    mine[lane] = 0;
+    mine[lane + 32] = 0;
+    atomicAdd(mine + (data[threadIdx.x] & 63), 1u);
+    atomicAdd(&mine[lane], 1u);
+}
+"#,
+        [128, 1, 1],
+    );
+    let aliases = a.aliases();
+    assert_eq!(aliases[0].3, "(tx & 31) + 64*(tx >> 5)");
+    assert_eq!(aliases[1].3, "(tx & 31) + 64*(tx >> 5) + 32");
+    assert_eq!(aliases[2].2, "atomic");
+    assert!(aliases[2].3.starts_with("not affine"));
+    assert_eq!(aliases[3].1, "mine[lane]");
+    assert_eq!(aliases[3].2, "atomic");
+    assert_eq!(a.lost(), vec![]);
+}
+
+#[test]
+fn device_functions_are_entered_once_per_call_with_their_arguments() {
+    let a = analyse(
+        r#"
+__device__ void put(float *dst, int i, float v) { dst[i] = v; }
+__device__ float pair(const float *s, int i) { return s[i] + s[i + 1]; }
+__global__ void k(float *out) {
+    __shared__ float s[64];
+    put(s, threadIdx.x, 1.0f);
+    put(s + 32, threadIdx.x, 2.0f);
+    out[threadIdx.x] = pair(s, 2 * threadIdx.x);
+}
+"#,
+        [32, 1, 1],
+    );
+    assert_eq!(
+        a.aliases(),
+        rows(&[
+            ("s", "dst[i]", "store", "tx", 1),
+            ("s", "dst[i]", "store", "tx + 32", 1),
+            ("s", "s[i]", "load", "2*tx", 1),
+            ("s", "s[i + 1]", "load", "2*tx + 1", 1),
+        ])
+    );
+    assert_eq!(a.lost(), vec![]);
+    assert!(a.all_followed(0));
+}
+
+#[test]
+fn pointers_that_leave_the_analysis_are_escapes_with_the_reason() {
+    let a = analyse(
+        r#"
+extern __device__ void sink(float *p);
+__device__ float *g_saved;
+__device__ void keep(float *p) { g_saved = p; }
+#define LOAD(p, i) ((p)[i])
+__global__ void k(float *out) {
+    __shared__ float cast_to_vector[128];
+    __shared__ float unknown_callee[32];
+    __shared__ float kept[32];
+    __shared__ float maybe_global[32];
+    __shared__ float in_macro[32];
+    __shared__ float switched_in_loop[32];
+    float4 v = ((float4 *)cast_to_vector)[threadIdx.x];
+    sink(unknown_callee);
+    keep(kept);
+    float *p = maybe_global;
+    if (threadIdx.x == 0)
+        p = out;
+    p[threadIdx.x] = v.x;
+    float *m = in_macro;
+    out[0] = LOAD(m, threadIdx.x);
+    float *w = switched_in_loop;
+    for (int i = 0; i < 4; ++i) {
+        w[threadIdx.x] = 0.0f;
+        w = out;
+    }
+}
+"#,
+        [32, 1, 1],
+    );
+    assert_eq!(
+        a.lost(),
+        vec![
+            ("cast_to_vector".to_string(), "cast".to_string()),
+            ("unknown_callee".to_string(), "pointer".to_string()),
+            ("kept".to_string(), "assigned-to-pointer".to_string()),
+            ("maybe_global".to_string(), "pointer".to_string()),
+            ("in_macro".to_string(), "pointer".to_string()),
+            ("switched_in_loop".to_string(), "pointer".to_string()),
+        ]
+    );
+}
+
+#[test]
+fn elements_bound_to_references_are_escapes() {
+    let a = analyse(
+        r#"
+__device__ void bump(float &x) { x += 1.0f; }
+__device__ float twice(const float &x) { return 2.0f * x; }
+__global__ void k(float *out) {
+    __shared__ float bumped[32];
+    __shared__ float read_only[32];
+    __shared__ float bound[32];
+    bump(bumped[threadIdx.x]);
+    out[0] = twice(read_only[threadIdx.x]);
+    float &r = bound[threadIdx.x];
+    r = 0.0f;
+}
+"#,
+        [32, 1, 1],
+    );
+    assert_eq!(
+        a.lost(),
+        vec![("bumped".to_string(), "bound-to-reference".to_string())]
+    );
+    let bound = &a.parsed.functions.last().expect("a kernel").arrays[2];
+    assert_eq!(bound.escapes[0].kind, EscapeKind::BoundToReference("r".into()));
+}
