@@ -27,6 +27,24 @@
 //   sel   float [64] 256 B: q = (tx & 1) ? sel + 32 : sel; load q[tx >> 1]
 //         (a select, so class random): lanes 2i and 2i+1 read words i and
 //         32 + i, 2-way, 1 excess wavefront in each of the 8 warps.
+//
+// and, for kernel reduceDynamic (block 128x1x1 from its launch), which reaches
+// the dynamic shared memory through the CUDA samples' `SharedMemory<T>`
+// struct (an `operator T *()` returning its `extern __shared__` array):
+//   SharedMemory<float>()  float [] (extern), rewritable:
+//         store sdata[tid]; in the loop s = 1, 2, 4, ..., 64 under
+//         `index < 128` with index = 2 * s * tid: load sdata[index + s],
+//         load and store sdata[index] (stride 2s with fewer lanes active as
+//         s grows: 2-way in warps 0-1 at s = 1, 4-way in warp 0 for
+//         s = 2..16, 2-way at s = 32: 2+3+3+3+3+1 = 15 excess per access).
+
+template <class T> struct SharedMemory {
+    __device__ inline operator T *()
+    {
+        extern __shared__ int __smem[];
+        return (T *)__smem;
+    }
+};
 
 __device__ void stage(float *dst, const float *src, int i)
 {
@@ -79,6 +97,22 @@ __global__ void pointerMix(const float *in, float *out)
     out[blockIdx.x * 256 + t] = acc;
 }
 
+__global__ void reduceDynamic(const float *in, float *out)
+{
+    float *sdata = SharedMemory<float>();
+    unsigned int tid = threadIdx.x;
+    sdata[tid] = in[blockIdx.x * blockDim.x + tid];
+    __syncthreads();
+    for (unsigned int s = 1; s < blockDim.x; s *= 2) {
+        unsigned int index = 2 * s * tid;
+        if (index < blockDim.x)
+            sdata[index] += sdata[index + s];
+        __syncthreads();
+    }
+    if (tid == 0)
+        out[blockIdx.x] = sdata[0];
+}
+
 int main()
 {
     const int blocks = 16;
@@ -86,5 +120,6 @@ int main()
     cudaMalloc(&d_in, blocks * 1024 * sizeof(float));
     cudaMalloc(&d_out, blocks * 256 * sizeof(float));
     pointerMix<<<blocks, dim3(32, 8)>>>(d_in, d_out);
+    reduceDynamic<<<blocks, 128, 128 * sizeof(float)>>>(d_in, d_out);
     return cudaDeviceSynchronize() == cudaSuccess ? 0 : 1;
 }

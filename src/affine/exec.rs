@@ -1312,6 +1312,11 @@ impl<'a> Executor<'a> {
                     Value::Data(format!("`{expr}`"))
                 }
             },
+            // A provider of the dynamic shared memory (`SharedMemory<T>()`).
+            ExprKind::Call { .. } if self.name_use(expr).is_some() => {
+                let array = self.name_use(expr).unwrap_or_default();
+                self.array_pointer(array, expr)
+            }
             ExprKind::Call { callee, args, .. } => self.call(callee, args, expr),
             ExprKind::Cast { ty, operand } => self.cast(ty, operand, expr),
             ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => {

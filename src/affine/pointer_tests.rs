@@ -63,16 +63,24 @@ impl Analysed {
     /// followed.
     fn all_followed(&self, a: usize) -> bool {
         let array = &self.parsed.functions.last().expect("a kernel").arrays[a];
-        array
-            .escapes
-            .iter()
-            .all(|e| e.name_use.is_some_and(|s| self.affine.followed.contains(&s)))
+        array.escapes.iter().all(|e| {
+            e.name_use
+                .is_some_and(|s| self.affine.followed.contains(&s))
+        })
     }
 }
 
 fn rows(rows: &[(&str, &str, &str, &str, usize)]) -> Vec<(String, String, String, String, usize)> {
     rows.iter()
-        .map(|(a, t, k, f, c)| (a.to_string(), t.to_string(), k.to_string(), f.to_string(), *c))
+        .map(|(a, t, k, f, c)| {
+            (
+                a.to_string(),
+                t.to_string(),
+                k.to_string(),
+                f.to_string(),
+                *c,
+            )
+        })
         .collect()
 }
 
@@ -238,5 +246,63 @@ __global__ void k(float *out) {
         vec![("bumped".to_string(), "bound-to-reference".to_string())]
     );
     let bound = &a.parsed.functions.last().expect("a kernel").arrays[2];
-    assert_eq!(bound.escapes[0].kind, EscapeKind::BoundToReference("r".into()));
+    assert_eq!(
+        bound.escapes[0].kind,
+        EscapeKind::BoundToReference("r".into())
+    );
+}
+
+#[test]
+fn functions_returning_the_dynamic_shared_memory_give_an_extern_array() {
+    let source = r#"
+template <typename T> __device__ T *dynamicShared() {
+    extern __shared__ unsigned char bytes[];
+    return reinterpret_cast<T *>(bytes);
+}
+__global__ void k(float *out) {
+    double *d = dynamicShared<double>();
+    d[2 * threadIdx.x] = 0.0;
+    out[threadIdx.x] = d[threadIdx.x];
+}
+"#;
+    let a = analyse(source, [32, 1, 1]);
+    let array = &a.parsed.functions.last().expect("a kernel").arrays[0];
+    assert_eq!(array.name, "dynamicShared<double>()");
+    assert_eq!((array.elem_bytes, array.is_extern), (Some(8), true));
+    assert_eq!(
+        a.aliases(),
+        rows(&[
+            (
+                "dynamicShared<double>()",
+                "d[2 * threadIdx.x]",
+                "store",
+                "2*tx",
+                0
+            ),
+            ("dynamicShared<double>()", "d[threadIdx.x]", "load", "tx", 0),
+        ])
+    );
+    assert!(a.all_followed(0));
+
+    let two_views = analyse(
+        &format!(
+            "{source}\n__global__ void both(float *out) {{\n    extern __shared__ float raw[];\n    \
+             float *f = dynamicShared<float>();\n    f[threadIdx.x] = raw[threadIdx.x];\n}}\n"
+        ),
+        [32, 1, 1],
+    );
+    let arrays = &two_views.parsed.functions.last().expect("a kernel").arrays;
+    let shared: Vec<String> = arrays
+        .iter()
+        .flat_map(|a| &a.escapes)
+        .filter(|e| e.name_use.is_none())
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        shared,
+        vec![
+            "shares the dynamic shared memory with `dynamicShared<float>()` (line 13, `raw`)",
+            "shares the dynamic shared memory with `raw` (line 14, `dynamicShared<float>()`)",
+        ]
+    );
 }

@@ -84,6 +84,29 @@ struct Extractor<'s> {
     /// Template functions, instantiated once every instantiation and launch is known.
     templates: Vec<Prototype>,
     functions: Vec<Function>,
+    /// Functions (and structs with a pointer conversion, like the CUDA samples'
+    /// `SharedMemory<T>`) that return the dynamic shared memory, by name.
+    shared_providers: HashMap<String, SharedProvider>,
+    /// Whether the file declares any `extern __shared__` array (else no provider exists).
+    mentions_extern_shared: bool,
+}
+
+/// A call of a [`SharedProvider`] in a function body.
+struct ProviderCall {
+    span: Span,
+    at: Location,
+    text: String,
+    /// The array it stands for, named after the call as written: `SharedMemory<T>()`.
+    array: String,
+    elem_type: String,
+}
+
+/// A function whose result is the `extern __shared__` array it declares, as `T *`.
+struct SharedProvider {
+    /// The element type of the returned pointer, as written (`T`, `float`).
+    pointee: String,
+    /// The provider's template parameters, for binding `pointee` at a call.
+    template_params: Vec<String>,
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
@@ -231,6 +254,8 @@ impl<'s> Extractor<'s> {
             file_scope_arrays: Vec::new(),
             templates: Vec::new(),
             functions: Vec::new(),
+            shared_providers: HashMap::new(),
+            mentions_extern_shared: src.contains("extern") && src.contains("__shared__"),
         }
     }
 
@@ -256,7 +281,101 @@ impl<'s> Extractor<'s> {
         let root = tree.root_node();
         let errors = self.collect_syntax_errors(root);
         self.syntax_errors.extend(errors);
+        if self.mentions_extern_shared {
+            self.find_shared_providers(root);
+        }
         self.scan_top_level(root);
+    }
+
+    /// Registers every function of `root` that returns its own `extern __shared__` array.
+    fn find_shared_providers(&mut self, root: Node) {
+        let mut definitions = Vec::new();
+        walk(root, |node| {
+            if node.kind() == "function_definition" {
+                definitions.push(node);
+                return false;
+            }
+            true
+        });
+        for definition in definitions {
+            if let Some((name, provider)) = self.shared_provider(definition) {
+                self.shared_providers.insert(name, provider);
+            }
+        }
+    }
+
+    /// `definition`'s name and what it returns, when its body declares an `extern __shared__`
+    /// array and returns it (possibly cast): `T *f() { extern __shared__ T s[]; return s; }`,
+    /// or a struct's `operator T *()` of that form (named after the struct).
+    fn shared_provider(&self, definition: Node) -> Option<(String, SharedProvider)> {
+        let body = definition.child_by_field_name("body")?;
+        let statements = named_children(body);
+        let (array, elem_type) = statements.iter().find_map(|s| {
+            if s.kind() != "declaration"
+                || !has_qualifier(*s, self.src, "__shared__")
+                || !has_qualifier(*s, self.src, "extern")
+            {
+                return None;
+            }
+            let declarator = s.child_by_field_name("declarator")?;
+            let ty = s.child_by_field_name("type")?;
+            (declarator.kind() == "array_declarator")
+                .then(|| (leftmost_identifier(declarator, self.src), self.one_line(ty)))
+        })?;
+        let returned = statements
+            .iter()
+            .find(|s| s.kind() == "return_statement")?
+            .named_child(0)?;
+        let pointee = match returned.kind() {
+            "identifier" if self.text(returned) == array => elem_type,
+            "cast_expression" => {
+                let value = returned.child_by_field_name("value")?;
+                if value.kind() != "identifier" || self.text(value) != array {
+                    return None;
+                }
+                let target = self.one_line(returned.child_by_field_name("type")?);
+                target.trim_end().strip_suffix('*')?.trim().to_string()
+            }
+            "call_expression" => {
+                let function = returned.child_by_field_name("function")?;
+                let cast = function.child_by_field_name("name")?;
+                let argument = returned.child_by_field_name("arguments")?.named_child(0)?;
+                if function.kind() != "template_function"
+                    || !self.text(cast).ends_with("_cast")
+                    || self.text(argument) != array
+                {
+                    return None;
+                }
+                let target = function.child_by_field_name("arguments")?.named_child(0)?;
+                self.one_line(target)
+                    .trim_end()
+                    .strip_suffix('*')?
+                    .trim()
+                    .to_string()
+            }
+            _ => return None,
+        };
+        let declarator = definition.child_by_field_name("declarator")?;
+        let (name, template) = if declarator.kind() == "operator_cast" {
+            let structure = definition.parent()?.parent()?;
+            let name = structure.child_by_field_name("name")?;
+            (self.text(name).to_string(), structure.parent())
+        } else {
+            (function_name(definition, self.src)?, definition.parent())
+        };
+        let template_params = template
+            .map(|t| template_parameters(t, self.src))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| p.name)
+            .collect();
+        Some((
+            name,
+            SharedProvider {
+                pointee,
+                template_params,
+            },
+        ))
     }
 
     fn text(&self, node: Node) -> &'s str {
@@ -1147,6 +1266,7 @@ impl<'s> Extractor<'s> {
         let mut uses: Vec<Vec<Lineage>> = (0..arrays.len()).map(|_| Vec::new()).collect();
         let mut asm_uses: Vec<Vec<Node>> = vec![Vec::new(); arrays.len()];
         let mut callees = Vec::new();
+        let mut provider_calls = Vec::new();
         let resolve = |name: &str,
                        ancestors: &[Node],
                        shared_in_scope: &HashMap<usize, Vec<usize>>,
@@ -1223,6 +1343,9 @@ impl<'s> Extractor<'s> {
                             callees.push(name.rsplit("::").next().unwrap_or(&name).to_string());
                         }
                     }
+                    if !self.shared_providers.is_empty() {
+                        provider_calls.extend(self.provider_call(node, &locals));
+                    }
                 }
                 _ => {}
             }
@@ -1287,8 +1410,87 @@ impl<'s> Extractor<'s> {
             array.escapes.sort_by_key(|e| e.at);
             kept.push(array);
         }
+        kept.extend(self.provided_arrays(provider_calls));
+        mark_dynamic_aliases(&mut kept);
         function.arrays = kept;
         definitions.constants
+    }
+
+    /// For a call of a shared-memory provider (`SharedMemory<T>()`): its name and the
+    /// element type of the pointer it returns here.
+    fn provider_call(&self, call: Node, scope: &Bindings) -> Option<ProviderCall> {
+        let function = call.child_by_field_name("function")?;
+        let (name, arguments) = match function.kind() {
+            "template_function" => {
+                let name = function.child_by_field_name("name")?;
+                let arguments = function
+                    .child_by_field_name("arguments")
+                    .map(named_children)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|a| self.one_line(a))
+                    .collect();
+                (self.text(name), arguments)
+            }
+            "identifier" => (self.text(function), Vec::new()),
+            _ => return None,
+        };
+        let provider = self.shared_providers.get(name)?;
+        let pointee = match provider
+            .template_params
+            .iter()
+            .position(|p| *p == provider.pointee)
+        {
+            Some(i) => arguments.get(i)?.clone(),
+            None => provider.pointee.clone(),
+        };
+        let elem_type = scope.types.get(&pointee).cloned().unwrap_or(pointee);
+        Some(ProviderCall {
+            span: Span::of(call),
+            at: self.at(call),
+            text: self.one_line(call),
+            array: compact_text(call, self.src),
+            elem_type,
+        })
+    }
+
+    /// One `extern` array per provider and element type the body calls for, named after the
+    /// call (`SharedMemory<float>()`). Each call is an escape the affine stage lifts when it
+    /// follows the pointer the call returns.
+    fn provided_arrays(&self, calls: Vec<ProviderCall>) -> Vec<SharedArray> {
+        let mut arrays: Vec<SharedArray> = Vec::new();
+        for call in calls {
+            let escape = Escape {
+                kind: EscapeKind::Pointer(format!(
+                    "the pointer `{}` returns is not followed",
+                    call.array
+                )),
+                at: call.at,
+                text: call.text,
+                name_use: Some(call.span),
+                calls: Vec::new(),
+            };
+            if let Some(array) = arrays.iter_mut().find(|a| a.name == call.array) {
+                array.escapes.push(escape);
+                continue;
+            }
+            arrays.push(SharedArray {
+                elem_bytes: self.env.types.layout(&call.elem_type).map(|l| l.size),
+                name: call.array,
+                elem_type: call.elem_type,
+                dims: vec![None],
+                dim_exprs: vec![None],
+                dim_texts: vec![String::new()],
+                is_extern: true,
+                file_scope: false,
+                declared_by_macro: None,
+                at: call.at,
+                decl_span: call.span,
+                accesses: Vec::new(),
+                escapes: vec![escape],
+            });
+        }
+        arrays
     }
 
     /// Byte ranges of `#if`/`#ifdef` branches inside `body` that are known to be dead.
@@ -1748,6 +1950,36 @@ impl<'s> Extractor<'s> {
             "return_statement" => (EscapeKind::Returned, parent),
             _ => (EscapeKind::UsedAsPointer, parent),
         }
+    }
+}
+
+/// Every `extern __shared__` array of a kernel starts at the same address: when a function
+/// reaches more than one, none of them can be remapped alone.
+fn mark_dynamic_aliases(arrays: &mut [SharedArray]) {
+    let dynamic: Vec<(String, Location)> = arrays
+        .iter()
+        .filter(|a| a.is_extern)
+        .map(|a| (a.name.clone(), a.at))
+        .collect();
+    if dynamic.len() < 2 {
+        return;
+    }
+    for array in arrays.iter_mut().filter(|a| a.is_extern) {
+        let others: Vec<String> = dynamic
+            .iter()
+            .filter(|(name, _)| *name != array.name)
+            .map(|(name, _)| format!("`{name}`"))
+            .collect();
+        array.escapes.push(Escape {
+            kind: EscapeKind::Pointer(format!(
+                "shares the dynamic shared memory with {}",
+                others.join(", ")
+            )),
+            at: array.at,
+            text: array.name.clone(),
+            name_use: None,
+            calls: Vec::new(),
+        });
     }
 }
 
