@@ -2026,6 +2026,28 @@ fn induction(placeholder: &Atom, v0: &Sym, end: &Sym, progress: &Progress) -> Op
     if end == &p {
         return Some(v0.clone());
     }
+    if let Some(toggled) = toggle(placeholder, v0, end) {
+        let even = match progress {
+            Progress::Iterations(n) => Sym::binary(
+                Op::Eq,
+                Sym::binary(Op::And, n.clone(), Sym::Const(1)),
+                Sym::Const(0),
+            ),
+            // ratio = 2^(shift·k): k is even when its one bit is at a multiple of 2·shift.
+            Progress::Geometric { ratio, shift } => {
+                let period = 2 * *shift;
+                let mask = (0..63)
+                    .step_by(usize::try_from(period).ok().filter(|&p| p > 0)?)
+                    .fold(0i64, |mask, bit| mask | 1 << bit);
+                Sym::binary(
+                    Op::Ne,
+                    Sym::binary(Op::And, ratio.clone(), Sym::Const(mask)),
+                    Sym::Const(0),
+                )
+            }
+        };
+        return Some(Sym::select(even, v0.clone(), toggled));
+    }
     let Sym::Binary(op, l, r) = end else {
         return None;
     };
@@ -2049,6 +2071,26 @@ fn induction(placeholder: &Atom, v0: &Sym, end: &Sym, progress: &Progress) -> Op
                 _ => return None,
             };
             (per_iteration == *shift).then(|| Sym::binary(Op::Mul, v0.clone(), ratio.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// A variable that flips between two values each iteration (`pout = 1 - pout`, `b ^= 1`,
+/// `f = !f`): its value in odd iterations, given `v0` in even ones.
+fn toggle(placeholder: &Atom, v0: &Sym, end: &Sym) -> Option<Sym> {
+    let p = &Sym::Atom(placeholder.clone());
+    let uniform = |amount: &Sym| amount.is_uniform() && !amount.atoms().contains(&placeholder);
+    match end {
+        Sym::Not(inner) if **inner == *p => Some(Sym::logical_not(v0.clone())),
+        Sym::Binary(Op::Sub, amount, rhs) if **rhs == *p && uniform(amount) => {
+            Some(Sym::binary(Op::Sub, (**amount).clone(), v0.clone()))
+        }
+        Sym::Binary(Op::Xor, l, r) if **l == *p && uniform(r) => {
+            Some(Sym::binary(Op::Xor, v0.clone(), (**r).clone()))
+        }
+        Sym::Binary(Op::Xor, l, r) if **r == *p && uniform(l) => {
+            Some(Sym::binary(Op::Xor, (**l).clone(), v0.clone()))
         }
         _ => None,
     }

@@ -422,6 +422,8 @@ impl fmt::Display for Atom {
 impl fmt::Display for Sym {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // Bit masks read better in hex (`0x5555555555555555`).
+            Sym::Const(v) if *v > 0xffff && v.count_ones() > 8 => write!(f, "{v:#x}"),
             Sym::Const(v) => write!(f, "{v}"),
             Sym::Atom(atom) => write!(f, "{atom}"),
             Sym::Neg(v) => {
