@@ -297,6 +297,9 @@ enum Value {
     /// A float, a struct, a pointer into global memory: reading it gives data.
     Data(String),
     Pointer(Pointer),
+    /// A cooperative group: the whole block (`this_thread_block()`), or tiles of so many
+    /// threads (`tiled_partition<32>(block)`).
+    Group(Option<u32>),
 }
 
 /// A pointer into one of the analysed function's shared arrays.
@@ -766,7 +769,7 @@ impl<'a> Executor<'a> {
                     self.escape(&p, init.span, kind);
                     Value::Data(format!("`{}`", decl.name))
                 }
-                pointer @ Value::Pointer(_) => pointer,
+                value @ (Value::Pointer(_) | Value::Group(_)) => value,
                 _ if decl.pointer || decl.array || decl.reference || !is_integer(&decl.ty) => {
                     Value::Data(format!("`{}`", decl.name))
                 }
@@ -1358,6 +1361,7 @@ impl<'a> Executor<'a> {
         match value {
             Value::Int(sym) => sym,
             Value::Data(what) => Sym::Unknown(Unknown::DataDependent(what)),
+            Value::Group(_) => Sym::Unknown(Unknown::DataDependent(format!("`{at}`"))),
             Value::Pointer(p) => {
                 self.escape(&p, at.span, EscapeKind::UsedAsPointer);
                 Sym::Unknown(Unknown::DataDependent(format!("`{at}`")))
@@ -1782,6 +1786,9 @@ impl<'a> Executor<'a> {
         if is_atomic(&name) {
             return self.atomic(&name, args, expr);
         }
+        if let Some(group) = self.group_call(&name, callee, args, expr) {
+            return group;
+        }
         if let (true, [ty], [operand]) = (name.ends_with("_cast"), template_args(expr), args) {
             return self.cast(ty, operand, expr);
         }
@@ -1830,6 +1837,73 @@ impl<'a> Executor<'a> {
             }
             _ => Value::Data(format!("the result of `{callee}`")),
         }
+    }
+
+    /// Cooperative groups: `this_thread_block()`, `tiled_partition<32>(g)` (or
+    /// `tiled_partition(g, 32)`), and a group's `thread_rank()`, `size()`, `num_threads()`,
+    /// `meta_group_rank()`, `meta_group_size()`.
+    fn group_call(
+        &mut self,
+        name: &str,
+        callee: &Expr,
+        args: &[Expr],
+        call: &Expr,
+    ) -> Option<Value> {
+        match (name, args) {
+            ("this_thread_block", []) => return Some(Value::Group(None)),
+            ("tiled_partition", [parent]) | ("tiled_partition", [parent, _]) => {
+                self.eval(parent);
+                let size = match (template_args(call), args) {
+                    ([size], [_]) => size.parse().ok(),
+                    (_, [_, size]) => self.eval_int(size).constant(),
+                    _ => None,
+                };
+                return Some(match size.and_then(|s| u32::try_from(s).ok()) {
+                    Some(size) if size > 0 => Value::Group(Some(size)),
+                    _ => Value::Data(format!("`{call}`")),
+                });
+            }
+            _ => {}
+        }
+        let ExprKind::Member {
+            base,
+            field,
+            arrow: false,
+        } = &callee.kind
+        else {
+            return None;
+        };
+        let Value::Group(tile) = self.eval(base) else {
+            return None;
+        };
+        let threads: i64 = self.block.iter().map(|&d| i64::from(d.max(1))).product();
+        let rank = self.linear_thread();
+        let value = match (field.as_str(), tile.map(i64::from)) {
+            ("thread_rank", None) => rank,
+            ("thread_rank", Some(n)) => Sym::binary(Op::Rem, rank, Sym::Const(n)),
+            ("size" | "num_threads", None) => Sym::Const(threads),
+            ("size" | "num_threads", Some(n)) => Sym::Const(n),
+            ("meta_group_rank", Some(n)) => Sym::binary(Op::Div, rank, Sym::Const(n)),
+            ("meta_group_size", Some(n)) => Sym::Const((threads + n - 1) / n),
+            _ => {
+                for arg in args {
+                    self.eval(arg);
+                }
+                return Some(Value::Data(format!("`{call}`")));
+            }
+        };
+        Some(Value::Int(value))
+    }
+
+    /// `tx + Bx·ty + Bx·By·tz`, the thread's rank in its block.
+    fn linear_thread(&self) -> Sym {
+        let [bx, by, _] = self.block.map(|d| i64::from(d.max(1)));
+        let term = |axis, scale| Sym::binary(Op::Mul, Sym::thread(axis), Sym::Const(scale));
+        Sym::binary(
+            Op::Add,
+            Sym::thread(Axis::X),
+            Sym::binary(Op::Add, term(Axis::Y, bx), term(Axis::Z, bx * by)),
+        )
     }
 
     /// `atomicAdd(p + i, v)`, `atomicAdd(&p[i], v)`: an atomic access through a pointer.

@@ -370,11 +370,34 @@ fn type_descriptor_text(node: Node, src: &str) -> String {
     compact_text(node, src)
 }
 
+/// The source from the start of `outer` to the end of `inner`, on one line.
+fn compact_text_between(outer: Node, inner: Node, src: &str) -> String {
+    src.get(outer.start_byte()..inner.end_byte())
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
     let function = child(node, FIELDS.function);
-    let (callee, template_args) = match function {
-        Some(f) if kind(f) == "template_function" => {
-            let name = child(f, FIELDS.name);
+    // `f<16>(x)`, `ns::f<16>(x)`: the template arguments apart, the name as written before
+    // them.
+    let template = function.and_then(|mut f| {
+        while kind(f) == "qualified_identifier" {
+            f = child(f, FIELDS.name)?;
+        }
+        (kind(f) == "template_function").then_some(f)
+    });
+    let (callee, template_args) = match (function, template) {
+        (Some(outer), Some(f)) => {
+            let name = child(f, FIELDS.name).map(|name| Expr {
+                kind: ExprKind::Name(compact_text_between(outer, name, src)),
+                span: Span {
+                    start: outer.start_byte(),
+                    end: name.end_byte(),
+                },
+            });
             let args = child(f, FIELDS.arguments)
                 .map(|list| {
                     let mut cursor = list.walk();
@@ -383,9 +406,13 @@ fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
                         .collect()
                 })
                 .unwrap_or_default();
-            (boxed(name, src, depth), args)
+            let callee = match name {
+                Some(name) => Box::new(name),
+                None => boxed(None, src, depth),
+            };
+            (callee, args)
         }
-        other => (boxed(other, src, depth), Vec::new()),
+        (other, _) => (boxed(other, src, depth), Vec::new()),
     };
     let args = child(node, FIELDS.arguments)
         .map(|list| {
