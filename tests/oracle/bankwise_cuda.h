@@ -50,7 +50,11 @@ inline int4 int4_of(int x, int y, int z, int w) { return {x, y, z, w}; }
 
 // `s[i] = f(...)` with an aggregate result is a call that writes s[i] itself, which the
 // instrumentation does not see; the statement expression makes it a plain, instrumented copy.
-#define BANKWISE_MAKE(type, ...) ({ type bankwise_value = bankwise::type##_of(__VA_ARGS__); bankwise_value; })
+#define BANKWISE_MAKE(type, ...)                                 \
+    ({                                                           \
+        type bankwise_value = bankwise::type##_of(__VA_ARGS__);  \
+        bankwise_value;                                          \
+    })
 #define make_float2(...) BANKWISE_MAKE(float2, __VA_ARGS__)
 #define make_float4(...) BANKWISE_MAKE(float4, __VA_ARGS__)
 #define make_double2(...) BANKWISE_MAKE(double2, __VA_ARGS__)
