@@ -807,14 +807,14 @@ fn compare(kernel: &str, reported: &ByPlace, oracle: &ByPlace, oracle_total: Fig
     };
     let places: BTreeSet<&Place> = reported.keys().chain(oracle.keys()).collect();
     for place in places {
-        let ours = reported.get(place);
-        let theirs = oracle.get(place).copied().flatten().unwrap_or_default();
+        let by_bankwise = reported.get(place);
+        let by_oracle = oracle.get(place).copied().flatten().unwrap_or_default();
         // Where bankwise reports an access every figure must match; accesses it does not
         // report (shared scalars, aliases it does not follow) must at least cost no excess.
-        let (same, note) = match ours {
-            Some(Some(figures)) => (*figures == theirs, ""),
+        let (same, note) = match by_bankwise {
+            Some(Some(figures)) => (*figures == by_oracle, ""),
             Some(None) => (false, " (not simulated by bankwise)"),
-            None => (theirs.excess == 0, " (not reported by bankwise)"),
+            None => (by_oracle.excess == 0, " (not reported by bankwise)"),
         };
         agrees &= same;
         let (line, kind, array) = place;
@@ -822,8 +822,8 @@ fn compare(kernel: &str, reported: &ByPlace, oracle: &ByPlace, oracle_total: Fig
             text,
             "  {} line {line:>3} {kind:<6} {array:<10} bankwise {}  oracle {}{note}",
             if same { " " } else { "≠" },
-            show(ours.copied().flatten()),
-            show(Some(theirs)),
+            show(by_bankwise.copied().flatten()),
+            show(Some(by_oracle)),
         );
     }
     let header = format!(
