@@ -104,6 +104,20 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        path: "testdata/pointers.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "pointerMix",
+                "pointerMix(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+            launch(
+                "reduceDynamic",
+                "reduceDynamic(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+        ],
+    },
+    Case {
         path: "testdata/escapes_asm.cu",
         flags: &[],
         launches: &[launch(
@@ -323,9 +337,7 @@ const EXCLUDED: &[Exclusion] = &[
     Exclusion {
         kernel: "edgeKernel",
         model: None,
-        reason: "exec.rs: cooperative groups' `block.thread_rank()` and `tile32.thread_rank()` \
-                 are not the linear thread index to bankwise, so all six accesses are \
-                 data-dependent and not simulated; the oracle: 12 wavefronts, 0 excess",
+        reason: "parse/: struct member offsets are not kept, so the member accesses                  `quads[t / 4].v[t % 4]` (line 47) and `quads[lane / 4].v[3 - lane % 4]` (line                  51) stay not simulated; the oracle: 12 wavefronts, 0 excess for the kernel",
     },
     Exclusion {
         kernel: "lambdaInKernel",
@@ -344,9 +356,7 @@ const EXCLUDED: &[Exclusion] = &[
     Exclusion {
         kernel: "histPerWarp",
         model: None,
-        reason: "data-dependent atomics through the alias `s_WarpHist = s_Hist + warp * BINS`, \
-                 which bankwise does not report (an escape to the front end); the oracle, \
-                 n = 768 seeded words: line 52, 300 wavefronts, 204 excess",
+        reason: "data-dependent: atomics through the pointer `s_WarpHist = s_Hist + warp *                  BINS` with bins read from memory; the oracle, n = 768 seeded words: line 52,                  300 wavefronts, 204 excess",
     },
     Exclusion {
         kernel: "nbodyStep",
@@ -359,9 +369,7 @@ const EXCLUDED: &[Exclusion] = &[
     Exclusion {
         kernel: "scan<64>",
         model: None,
-        reason: "exec.rs: `pout = 1 - pout; pin = 1 - pout;` is not followed, so every access \
-                 indexed by `pout`/`pin` (lines 51, 53, 56) is not simulated; the oracle: \
-                 47 wavefronts, 0 excess",
+        reason: "exec.rs: after the loop, `pout` is forgotten (its value depends on the trip                  count), so the read `temp[pout * n + thid]` (line 56) is not simulated; the                  loop's accesses (lines 51, 53) agree; the oracle: 47 wavefronts, 0 excess",
     },
     Exclusion {
         kernel: "warpStats",

@@ -11,6 +11,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <cstdio>
+// Device printf goes to stderr: stdout carries the recorded accesses.
+#define printf(...) std::fprintf(stderr, __VA_ARGS__)
 
 #define __global__
 #define __device__
