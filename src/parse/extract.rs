@@ -7,7 +7,7 @@ use super::body::{parameters, Lowering};
 use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
 use super::source::LineIndex;
-use super::types::{aggregate_layout, Layout};
+use super::types::{aggregate_offsets, Layout, Member};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
@@ -636,12 +636,36 @@ impl<'s> Extractor<'s> {
             return;
         };
         let layout = self.type_specifier(ty);
+        let aggregate = matches!(
+            ty.kind(),
+            "struct_specifier" | "union_specifier" | "class_specifier"
+        );
+        // What the new name names: a tagged struct or another type by name, or the members
+        // of an anonymous struct.
+        let target = match ty.child_by_field_name("name") {
+            Some(name) if aggregate => Some(self.text(name).to_string()),
+            _ if aggregate => None,
+            _ => Some(self.one_line(ty)),
+        };
+        let anonymous = match target {
+            None => self.aggregate(ty, 0).map(|(_, members)| members),
+            Some(_) => None,
+        };
         let mut cursor = node.walk();
         for declarator in node.children_by_field_name("declarator", &mut cursor) {
-            if declarator.kind() == "type_identifier" {
-                if let Some(layout) = layout {
-                    self.env.types.define(self.text(declarator), layout);
+            if declarator.kind() != "type_identifier" {
+                continue;
+            }
+            let name = self.text(declarator);
+            match (&target, &anonymous, layout) {
+                (Some(target), _, _) if self.env.types.define_alias(name, target).is_some() => {}
+                (_, Some(members), Some(layout)) => {
+                    self.env
+                        .types
+                        .define_aggregate(name, layout, members.clone());
                 }
+                (_, _, Some(layout)) => self.env.types.define(name, layout),
+                _ => {}
             }
         }
     }
@@ -653,9 +677,9 @@ impl<'s> Extractor<'s> {
         ) else {
             return;
         };
-        if let Some(layout) = self.env.types.layout(&self.one_line(ty)) {
-            self.env.types.define(self.text(name), layout);
-        }
+        self.env
+            .types
+            .define_alias(self.text(name), &self.one_line(ty));
     }
 
     /// Registers the struct/union/enum a type specifier defines and returns the type's layout.
@@ -668,16 +692,20 @@ impl<'s> Extractor<'s> {
                 Some(Layout { size: 4, align: 4 })
             }
             "struct_specifier" | "union_specifier" | "class_specifier" => {
-                let layout = self.aggregate(node, 0);
-                if let (Some(name), Some(layout)) = (node.child_by_field_name("name"), layout) {
-                    self.env.types.define(self.text(name), layout);
+                let aggregate = self.aggregate(node, 0);
+                if let (Some(name), Some((layout, members))) =
+                    (node.child_by_field_name("name"), &aggregate)
+                {
+                    self.env
+                        .types
+                        .define_aggregate(self.text(name), *layout, members.clone());
                 }
                 if node.child_by_field_name("body").is_none() {
                     return node
                         .child_by_field_name("name")
                         .and_then(|name| self.env.types.layout(self.text(name)));
                 }
-                layout
+                aggregate.map(|(layout, _)| layout)
             }
             _ => self.env.types.layout(&self.one_line(node)),
         }
@@ -706,7 +734,8 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn aggregate(&self, node: Node, depth: usize) -> Option<Layout> {
+    /// A struct or union's layout and members.
+    fn aggregate(&self, node: Node, depth: usize) -> Option<(Layout, Vec<Member>)> {
         let body = node.child_by_field_name("body")?;
         if depth > MAX_TYPE_DEPTH {
             return None;
@@ -728,18 +757,31 @@ impl<'s> Extractor<'s> {
             }
             let ty = field.child_by_field_name("type")?;
             let base = match ty.kind() {
-                "struct_specifier" | "union_specifier" | "class_specifier" => {
-                    self.aggregate(ty, depth + 1).or_else(|| {
+                "struct_specifier" | "union_specifier" | "class_specifier" => self
+                    .aggregate(ty, depth + 1)
+                    .map(|(layout, _)| layout)
+                    .or_else(|| {
                         ty.child_by_field_name("name")
                             .and_then(|n| self.env.types.layout(self.text(n)))
-                    })?
-                }
+                    })?,
                 "enum_specifier" => Layout { size: 4, align: 4 },
                 _ => self.env.types.layout(&self.one_line(ty))?,
             };
+            // A nested struct is looked into by its name (anonymous ones are not).
+            let type_name = match ty.child_by_field_name("name") {
+                Some(name) if ty.kind() != "primitive_type" => self.text(name).to_string(),
+                _ => self.one_line(ty),
+            };
             let mut cursor = field.walk();
             for declarator in field.children_by_field_name("declarator", &mut cursor) {
-                members.push(self.member_layout(declarator, base)?);
+                let (layout, count) = self.member_layout(declarator, base)?;
+                let name = leftmost_identifier(declarator, self.src).to_string();
+                let type_name = if declarator.kind() == "pointer_declarator" {
+                    format!("{type_name}*")
+                } else {
+                    type_name.clone()
+                };
+                members.push((name, layout, type_name, count));
             }
             if named_children(field)
                 .iter()
@@ -748,19 +790,30 @@ impl<'s> Extractor<'s> {
                 return None;
             }
         }
-        Some(aggregate_layout(
-            &members,
-            node.kind() == "union_specifier",
-            forced_align,
-        ))
+        let layouts: Vec<Layout> = members.iter().map(|m| m.1).collect();
+        let (layout, offsets) =
+            aggregate_offsets(&layouts, node.kind() == "union_specifier", forced_align);
+        let members = members
+            .into_iter()
+            .zip(offsets)
+            .map(|((name, layout, type_name, count), offset)| Member {
+                name,
+                offset,
+                layout,
+                type_name,
+                count,
+            })
+            .collect();
+        Some((layout, members))
     }
 
-    fn member_layout(&self, declarator: Node, base: Layout) -> Option<Layout> {
+    /// A member's layout, and its element count when it is an array.
+    fn member_layout(&self, declarator: Node, base: Layout) -> Option<(Layout, Option<u64>)> {
         match declarator.kind() {
-            "field_identifier" => Some(base),
-            "pointer_declarator" => Some(Layout { size: 8, align: 8 }),
+            "field_identifier" => Some((base, None)),
+            "pointer_declarator" => Some((Layout { size: 8, align: 8 }, None)),
             "array_declarator" => {
-                let inner =
+                let (inner, _) =
                     self.member_layout(declarator.child_by_field_name("declarator")?, base)?;
                 let count = self
                     .env
@@ -769,10 +822,12 @@ impl<'s> Extractor<'s> {
                         &Bindings::default(),
                     )
                     .ok()?;
-                Some(Layout {
-                    size: inner.size.checked_mul(u64::try_from(count).ok()?)?,
+                let count = u64::try_from(count).ok()?;
+                let layout = Layout {
+                    size: inner.size.checked_mul(count)?,
                     align: inner.align,
-                })
+                };
+                Some((layout, Some(count)))
             }
             _ => None,
         }

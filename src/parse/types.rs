@@ -75,15 +75,112 @@ fn vector(name: &str) -> Option<Layout> {
     Some(Layout::new(size, align))
 }
 
+/// A data member of a struct or union.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub name: String,
+    /// Byte offset from the start of the aggregate.
+    pub offset: u64,
+    /// The whole member (all of it, for an array member).
+    pub layout: Layout,
+    /// The member's type as written, for looking into a nested struct or vector.
+    pub type_name: String,
+    /// Elements, for an array member (`float v[4]`).
+    pub count: Option<u64>,
+}
+
 /// User-defined types of one file: structs, unions and aliases.
 #[derive(Debug, Default, Clone)]
 pub struct TypeTable {
     layouts: HashMap<String, Layout>,
+    members: HashMap<String, Vec<Member>>,
+    /// `typedef float2 cplx;`: alias → the type it names.
+    aliases: HashMap<String, String>,
 }
 
 impl TypeTable {
     pub fn define(&mut self, name: &str, layout: Layout) {
         self.layouts.insert(name.to_string(), layout);
+    }
+
+    /// A struct or union with its members.
+    pub fn define_aggregate(&mut self, name: &str, layout: Layout, members: Vec<Member>) {
+        self.define(name, layout);
+        self.members.insert(name.to_string(), members);
+    }
+
+    /// `name` as another spelling of `target`.
+    pub fn define_alias(&mut self, name: &str, target: &str) -> Option<Layout> {
+        let layout = self.layout(target)?;
+        self.define(name, layout);
+        self.aliases
+            .insert(name.to_string(), strip_type_keywords(target).to_string());
+        Some(layout)
+    }
+
+    /// The byte range (offset, size) that the member path `path` (`.x`, `.p.z`, `.v[2]`)
+    /// designates in an element of type `ty`, when every step is known.
+    pub fn member_range(&self, ty: &str, path: &str) -> Option<(u64, u64)> {
+        let mut ty = self.resolve_alias(ty).to_string();
+        let mut offset = 0u64;
+        let mut size = self.layout(&ty)?.size;
+        let mut rest = path;
+        let mut element: Option<(u64, u64)> = None;
+        while !rest.is_empty() {
+            if let Some(after) = rest.strip_prefix('[') {
+                let (index, tail) = after.split_once(']')?;
+                let index: u64 = index.trim().parse().ok()?;
+                let (count, elem_size) = element.take()?;
+                if index >= count {
+                    return None;
+                }
+                offset += index * elem_size;
+                size = elem_size;
+                rest = tail;
+                continue;
+            }
+            let after = rest.strip_prefix('.')?;
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            let (field, tail) = after.split_at(end);
+            let (member_offset, member_size, member_type, count) = self.member(&ty, field)?;
+            offset += member_offset;
+            size = member_size;
+            element = count.map(|n| (n, member_size / n.max(1)));
+            ty = member_type;
+            rest = tail;
+        }
+        element.is_none().then_some((offset, size))
+    }
+
+    /// (offset, size, type, array length) of `field` in `ty`: a struct member, or a vector
+    /// component (`.x` of `float4`).
+    fn member(&self, ty: &str, field: &str) -> Option<(u64, u64, String, Option<u64>)> {
+        let ty = self.resolve_alias(ty);
+        if let Some(members) = self.members.get(ty) {
+            let member = members.iter().find(|m| m.name == field)?;
+            let ty = self.resolve_alias(&member.type_name).to_string();
+            return Some((member.offset, member.layout.size, ty, member.count));
+        }
+        let layout = vector(ty)?;
+        let lanes: u64 = ty[ty.find(|c: char| c.is_ascii_digit())?..].parse().ok()?;
+        let scalar = if lanes == 3 {
+            layout.size / 3
+        } else {
+            layout.size / lanes
+        };
+        let which = ["x", "y", "z", "w"].iter().position(|c| *c == field)? as u64;
+        (which < lanes).then(|| (which * scalar, scalar, String::new(), None))
+    }
+
+    fn resolve_alias<'a>(&'a self, mut ty: &'a str) -> &'a str {
+        ty = strip_type_keywords(ty);
+        for _ in 0..16 {
+            match self.aliases.get(ty) {
+                Some(target) => ty = target,
+                None => break,
+            }
+        }
+        ty
     }
 
     /// The layout of `name`, looking through user definitions, then built-ins. `struct X`,
@@ -115,18 +212,27 @@ fn strip_type_keywords(mut name: &str) -> &str {
 
 /// Lays out a struct (or union) with C rules: each member at its alignment, the whole rounded up
 /// to the largest alignment, or to `forced_align` from `__align__(N)` when that is larger.
-pub fn aggregate_layout(members: &[Layout], union: bool, forced_align: Option<u64>) -> Layout {
+/// Also gives the offset of each member.
+pub fn aggregate_offsets(
+    members: &[Layout],
+    union: bool,
+    forced_align: Option<u64>,
+) -> (Layout, Vec<u64>) {
     let mut size = 0u64;
     let mut align = forced_align.unwrap_or(1);
+    let mut offsets = Vec::with_capacity(members.len());
     for member in members {
         align = align.max(member.align);
         if union {
+            offsets.push(0);
             size = size.max(member.size);
         } else {
-            size = size.next_multiple_of(member.align.max(1)) + member.size;
+            let offset = size.next_multiple_of(member.align.max(1));
+            offsets.push(offset);
+            size = offset + member.size;
         }
     }
-    Layout::new(size.next_multiple_of(align), align)
+    (Layout::new(size.next_multiple_of(align), align), offsets)
 }
 
 #[cfg(test)]
@@ -154,20 +260,64 @@ mod tests {
         let double = builtin("double").unwrap();
         let chr = builtin("char").unwrap();
         assert_eq!(
-            aggregate_layout(&[float; 4], false, None),
+            aggregate_offsets(&[float; 4], false, None).0,
             Layout::new(16, 4)
         );
         assert_eq!(
-            aggregate_layout(&[chr, double], false, None),
+            aggregate_offsets(&[chr, double], false, None).0,
             Layout::new(16, 8)
         );
         assert_eq!(
-            aggregate_layout(&[float, float, float], false, Some(16)),
+            aggregate_offsets(&[float, float, float], false, Some(16)).0,
             Layout::new(16, 16)
         );
         assert_eq!(
-            aggregate_layout(&[builtin("int4").unwrap(), float], true, None),
+            aggregate_offsets(&[builtin("int4").unwrap(), float], true, None).0,
             Layout::new(16, 16)
+        );
+    }
+
+    #[test]
+    fn member_paths_resolve_to_byte_ranges() {
+        let float = builtin("float").unwrap();
+        let member = |name: &str, offset, layout, type_name: &str, count| Member {
+            name: name.into(),
+            offset,
+            layout,
+            type_name: type_name.into(),
+            count,
+        };
+        let mut table = TypeTable::default();
+        // struct Body { float3 p; float m; double2 f; float v[4]; };
+        table.define_aggregate(
+            "Body",
+            Layout::new(48, 16),
+            vec![
+                member("p", 0, builtin("float3").unwrap(), "float3", None),
+                member("m", 12, float, "float", None),
+                member("f", 16, builtin("double2").unwrap(), "double2", None),
+                member("v", 32, Layout::new(16, 4), "float", Some(4)),
+            ],
+        );
+        table.define_alias("cplx", "float2");
+        assert_eq!(table.member_range("Body", ".m"), Some((12, 4)));
+        assert_eq!(table.member_range("struct Body", ".p.z"), Some((8, 4)));
+        assert_eq!(table.member_range("Body", ".f.y"), Some((24, 8)));
+        assert_eq!(table.member_range("Body", ".v[3]"), Some((44, 4)));
+        assert_eq!(table.member_range("Body", ".v"), None);
+        assert_eq!(table.member_range("Body", ".v[k]"), None);
+        assert_eq!(table.member_range("Body", ".q"), None);
+        assert_eq!(table.member_range("cplx", ".y"), Some((4, 4)));
+        assert_eq!(table.member_range("float4", ".w"), Some((12, 4)));
+        assert_eq!(table.member_range("float3", ".w"), None);
+        assert_eq!(
+            aggregate_offsets(
+                &[builtin("char").unwrap(), builtin("double").unwrap()],
+                false,
+                None
+            )
+            .1,
+            vec![0, 8]
         );
     }
 
