@@ -804,13 +804,17 @@ impl<'a> Executor<'a> {
     /// Makes `name`'s value unknown; a pointer keeps its array (every value a loop can give
     /// it is checked to be one, see `settle`).
     fn forget(&mut self, name: &str) {
-        let unknown = Sym::Unknown(Unknown::Reassigned(name.to_string()));
+        self.stand_in(name, Sym::Unknown(Unknown::Reassigned(name.to_string())));
+    }
+
+    /// Gives `name` the value `sym`: its offset, when it holds a pointer.
+    fn stand_in(&mut self, name: &str, sym: Sym) {
         let value = match self.lookup(name) {
             Some(Value::Pointer(p)) => Value::Pointer(Pointer {
-                offset: unknown,
+                offset: sym,
                 ..p.clone()
             }),
-            _ => Value::Int(unknown),
+            _ => Value::Int(sym),
         };
         self.assign(name, value);
     }
@@ -1084,15 +1088,7 @@ impl<'a> Executor<'a> {
                 .map(|name| self.fresh_uniform(name))
                 .collect();
             for (name, atom) in assigned.iter().zip(&placeholders) {
-                let placeholder = Sym::Atom(atom.clone());
-                let value = match self.lookup(name) {
-                    Some(Value::Pointer(p)) => Value::Pointer(Pointer {
-                        offset: placeholder,
-                        ..p.clone()
-                    }),
-                    _ => Value::Int(placeholder),
-                };
-                self.assign(name, value);
+                self.stand_in(name, Sym::Atom(atom.clone()));
             }
             self.block_of(body);
             for expr in update {
