@@ -324,6 +324,34 @@ impl Sym {
         }
     }
 
+    /// Whether a condition holds, with three-valued logic: `Some(false)` when it is false
+    /// whatever the unknown values are (`tx < 8 && tx < n` for tx = 9), `None` when it depends
+    /// on them.
+    pub fn holds(&self, atoms: &impl AtomValues) -> Option<bool> {
+        match self {
+            Sym::Not(v) => v.holds(atoms).map(|b| !b),
+            Sym::Binary(Op::LogAnd, l, r) => match (l.holds(atoms), r.holds(atoms)) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            },
+            Sym::Binary(Op::LogOr, l, r) => match (l.holds(atoms), r.holds(atoms)) {
+                (Some(true), _) | (_, Some(true)) => Some(true),
+                (Some(false), Some(false)) => Some(false),
+                _ => None,
+            },
+            Sym::Select(c, t, e) => match c.holds(atoms) {
+                Some(true) => t.holds(atoms),
+                Some(false) => e.holds(atoms),
+                None => match (t.holds(atoms), e.holds(atoms)) {
+                    (Some(a), Some(b)) if a == b => Some(a),
+                    _ => None,
+                },
+            },
+            other => other.eval(atoms).map(|v| v != 0),
+        }
+    }
+
     /// The value with some atoms replaced (a loop counter by one of its values), folded.
     pub fn substitute(&self, replace: &impl Fn(&Atom) -> Option<Sym>) -> Sym {
         match self {
@@ -496,6 +524,20 @@ mod tests {
         let div = Sym::binary(Op::Div, Sym::Const(1), Sym::Const(0));
         assert!(matches!(div, Sym::Binary(Op::Div, ..)));
         assert_eq!(div.eval(&Thread([0; 3])), None);
+    }
+
+    #[test]
+    fn conditions_are_false_only_when_no_unknown_value_can_make_them_true() {
+        let n = Sym::Atom(Atom::Uniform("n".into()));
+        let below = |k| Sym::binary(Op::Lt, tx(), k);
+        let both = Sym::binary(Op::LogAnd, below(Sym::Const(8)), below(n.clone()));
+        assert_eq!(both.holds(&Thread([9, 0, 0])), Some(false));
+        assert_eq!(both.holds(&Thread([3, 0, 0])), None);
+        let either = Sym::binary(Op::LogOr, below(n.clone()), below(Sym::Const(8)));
+        assert_eq!(either.holds(&Thread([3, 0, 0])), Some(true));
+        assert_eq!(Sym::logical_not(either).holds(&Thread([3, 0, 0])), Some(false));
+        let same = Sym::select(below(n), Sym::Const(1), Sym::Const(2));
+        assert_eq!(same.holds(&Thread([0, 0, 0])), Some(true));
     }
 
     #[test]
