@@ -5,9 +5,15 @@
 //!   and the bijection check.
 //! - [`score`]: a map's excess wavefronts on every site of an array, through the bank model.
 pub mod algebra;
+pub mod bitvector;
+pub mod bitwise;
 pub mod expr;
+pub mod givargis;
 pub mod maps;
+pub mod mih;
+pub mod raw;
 pub mod score;
+pub mod space;
 
 use crate::affine::FunctionAffine;
 use crate::bank::BankConfig;
