@@ -1,19 +1,30 @@
 //! Address maps and the solvers that configure them (DESIGN.md §5–6).
 //!
 //! - [`maps`]: one type per family behind the [`AddressMap`](maps::AddressMap) trait, each a
-//!   proven bijection with its CUDA expression and ALU cost; [`algebra`]: the GF(2) algebra
-//!   and the bijection check.
-//! - [`score`]: a map's excess wavefronts on every site of an array, through the bank model.
+//!   proven bijection with its CUDA expression ([`expr`]) and ALU cost; [`algebra`]: the GF(2)
+//!   algebra and the bijection check.
+//! - [`score`]: a map's excess wavefronts on every site of an array, through the bank model;
+//!   [`space`]: one array's search space and the ranking of candidates.
+//! - Solvers: [`bitvector`] (Sec. 5.1), [`givargis`] and [`mih`] (Sec. 5.2) over the bits of
+//!   [`bitwise`], [`exact`] (optimal XOR-linear map), [`padding`], [`swizzle`] (and RAP).
+//! - [`choose()`]: every family on one [`ArrayProblem`], and the choice; [`raw`]: the solvers
+//!   on raw address sets (`bankwise solve`).
 pub mod algebra;
 pub mod bitvector;
 pub mod bitwise;
+pub mod choose;
+pub mod exact;
 pub mod expr;
 pub mod givargis;
 pub mod maps;
 pub mod mih;
+pub mod padding;
 pub mod raw;
 pub mod score;
 pub mod space;
+pub mod swizzle;
+
+pub use choose::{choose, Choice, FamilyResult};
 
 use crate::affine::FunctionAffine;
 use crate::bank::BankConfig;
