@@ -19,6 +19,8 @@ pub mod givargis;
 pub mod maps;
 pub mod mih;
 pub mod padding;
+#[cfg(test)]
+mod properties;
 pub mod raw;
 pub mod score;
 pub mod space;
