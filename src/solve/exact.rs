@@ -332,6 +332,12 @@ pub fn exact_xor(space: &Space, bound: Duration) -> Result<Found, String> {
             space.elem_bytes
         ));
     }
+    if space.writable < space.bank_bits {
+        return Err(format!(
+            "{} bank bits but only {} index bits may be written",
+            space.bank_bits, space.writable
+        ));
+    }
     let v = space.vector_bits.min(space.bank_bits);
     let identity: Vec<u64> = (0..space.bank_bits).map(|j| 1u64 << j).collect();
     let incumbent = rows_cost(&element_phases(space), &identity);
@@ -360,14 +366,24 @@ pub fn exact_xor(space: &Space, bound: Duration) -> Result<Found, String> {
         // Every phase fits the banks: the kernel is {0}.
         search.best_rows = lift(&coords, &[], space);
         search.nodes = 1;
+        if search.best_rows.is_some() {
+            search.best_cost = 0;
+        }
     } else if incumbent > 0 {
         let state = coords.phases.values.clone();
         search.descend(&mut Vec::new(), &state);
     }
     let rows = search.best_rows.clone().unwrap_or(identity);
     let map = map_from_rows(space, &rows)?;
+    let best = space.candidate(map);
+    debug_assert!(
+        search.best_rows.is_none() || best.score.total == search.best_cost,
+        "the kernel model's cost {} is the bank model's {}",
+        search.best_cost,
+        best.score.total
+    );
     Ok(Found {
-        best: space.candidate(map),
+        best,
         candidates: search.nodes,
         truncated: search.truncated,
     })

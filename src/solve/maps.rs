@@ -379,7 +379,8 @@ impl AddressMap for FixedAdd {
 }
 
 /// Padding (DESIGN.md §5): rows of `pitch` elements stored `pitch + pad` apart. `declared`:
-/// the pitch is the array's row length, so the rewrite changes the declaration only.
+/// the pitch is the array's row length (it divides the extent), so the rewrite changes the
+/// declaration only; otherwise the flat index is padded (`i + (i / pitch) * pad`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Padding {
     pub pitch: u64,
@@ -390,7 +391,7 @@ pub struct Padding {
 
 impl Padding {
     pub fn new(pitch: u64, pad: u64, declared: bool, extent: u64) -> Result<Self, String> {
-        if pitch == 0 || pad == 0 || !extent.is_multiple_of(pitch) {
+        if pitch == 0 || pad == 0 || (declared && !extent.is_multiple_of(pitch)) {
             return Err(format!(
                 "pitch {pitch} with pad {pad} does not tile {extent} elements"
             ));
@@ -414,8 +415,14 @@ impl AddressMap for Padding {
     fn extent(&self) -> u64 {
         self.extent
     }
+    /// A padded declaration `[R][C + p]` holds whole rows; a flat array needs room up to the
+    /// last index's image.
     fn extent_out(&self) -> u64 {
-        self.extent / self.pitch * (self.pitch + self.pad)
+        if self.declared {
+            self.extent / self.pitch * (self.pitch + self.pad)
+        } else {
+            self.extent + self.extent.saturating_sub(1) / self.pitch * self.pad
+        }
     }
     fn apply(&self, index: u64) -> u64 {
         index + index / self.pitch * self.pad

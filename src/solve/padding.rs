@@ -21,14 +21,14 @@ pub fn declared_pitches(dims: &[u64]) -> Vec<u64> {
     pitches
 }
 
-/// The best padding of the array, or `None` when no pitch tiles it.
+/// The best padding of the array, or `None` for an array of one element.
 pub fn padding(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
     let extent = problem.extent();
     let declared = declared_pitches(&problem.dims);
     let chunks = (1..64)
         .map(|j| 1u64 << j)
         .take_while(|&c| c < extent)
-        .filter(|&c| extent.is_multiple_of(c) && !declared.contains(&c));
+        .filter(|&c| !declared.contains(&c));
     let pitches: Vec<(u64, bool)> = declared
         .iter()
         .map(|&p| (p, true))
