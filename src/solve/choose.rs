@@ -98,6 +98,12 @@ impl FamilyResult {
             .map(|c| c.map.extent_out() - c.map.extent())
     }
 
+    /// Bytes the array grows by with this family's map.
+    pub fn extra_bytes(&self, elem_bytes: u32) -> Option<u64> {
+        self.extra_elements()
+            .map(|e| e.saturating_mul(u64::from(elem_bytes)))
+    }
+
     /// A JSON summary: strategy, family, parameters, excess before and after (and per site),
     /// ALU operations, extra bytes, CUDA expression for `i`, CuTe name, candidates evaluated,
     /// whether the bound cut the search short, and why the family was skipped.
@@ -116,7 +122,7 @@ impl FamilyResult {
                 "site_excess_after": best.score.per_site,
                 "worsens_a_site": best.score.worsens,
                 "alu": best.map.alu_ops(),
-                "extra_bytes": (best.map.extent_out() - best.map.extent()) * u64::from(elem_bytes),
+                "extra_bytes": self.extra_bytes(elem_bytes),
                 "cuda": best.map.cuda("i"),
                 "cute": best.map.cute().map(|c| c.to_string()),
                 "candidates_evaluated": self.candidates,
@@ -129,6 +135,8 @@ impl FamilyResult {
 /// Every strategy's result for an array, and which one is chosen.
 #[derive(Debug)]
 pub struct Choice {
+    /// `sizeof` the array's element.
+    pub elem_bytes: u32,
     pub excess_before: u64,
     pub site_excess_before: Vec<u64>,
     pub families: Vec<FamilyResult>,
@@ -146,7 +154,7 @@ impl Choice {
         self.chosen().best.as_ref().map(|c| c.map.as_ref())
     }
 
-    pub fn to_json(&self, elem_bytes: u32) -> Value {
+    pub fn to_json(&self) -> Value {
         json!({
             "excess_before": self.excess_before,
             "site_excess_before": self.site_excess_before,
@@ -154,7 +162,7 @@ impl Choice {
             "families": self
                 .families
                 .iter()
-                .map(|f| f.to_json(self.excess_before, elem_bytes))
+                .map(|f| f.to_json(self.excess_before, self.elem_bytes))
                 .collect::<Vec<_>>(),
         })
     }
@@ -217,11 +225,8 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
         families.push(result);
     }
     let allowed = |f: &FamilyResult| {
-        f.best.as_ref().is_some_and(|best| {
-            let extra = (best.map.extent_out() - best.map.extent())
-                .saturating_mul(u64::from(problem.elem_bytes));
-            !best.score.worsens && extra <= problem.max_extra_bytes
-        })
+        f.best.as_ref().is_some_and(|best| !best.score.worsens)
+            && f.extra_bytes(problem.elem_bytes) <= Some(problem.max_extra_bytes)
     };
     let chosen = families
         .iter()
@@ -233,6 +238,7 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
         })
         .map_or(0, |(i, _)| i);
     Ok(Choice {
+        elem_bytes: problem.elem_bytes,
         excess_before: scorer.total_before(),
         site_excess_before: scorer.before().to_vec(),
         families,
@@ -276,6 +282,17 @@ mod tests {
         assert_eq!(by_name("padding").excess_after(), Some(0));
         assert_eq!(by_name("padding").extra_elements(), Some(32));
         assert_eq!(by_name("identity").excess_after(), Some(992));
+        let json = choice.to_json();
+        assert_eq!(json["chosen"], "swizzle");
+        assert_eq!(
+            json["families"].as_array().map(Vec::len),
+            Some(STRATEGIES.len())
+        );
+        let swizzle = &json["families"][1];
+        assert_eq!(swizzle["cute"], "Swizzle<5, 0, 5>");
+        assert_eq!(swizzle["cuda"], "i ^ ((i >> 5) & 31)");
+        assert_eq!(swizzle["extra_bytes"], 0);
+        assert_eq!(json["families"][11]["extra_bytes"], 128);
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod choose;
 pub mod exact;
 pub mod expr;
 pub mod givargis;
+pub mod kernel;
 pub mod maps;
 pub mod mih;
 pub mod padding;
