@@ -291,7 +291,6 @@ impl SitePattern {
 
 /// Deduplicates phases as requests stream in.
 struct PatternBuilder {
-    units: Units,
     lanes_per_phase: usize,
     index: HashMap<Vec<i64>, usize>,
     pattern: SitePattern,
@@ -301,7 +300,6 @@ struct PatternBuilder {
 impl PatternBuilder {
     fn new(units: Units, config: &BankConfig) -> Self {
         PatternBuilder {
-            units,
             lanes_per_phase: lanes_per_phase(config, units.unit_bytes),
             index: HashMap::new(),
             pattern: SitePattern {
@@ -342,7 +340,6 @@ impl PatternBuilder {
     }
 
     fn finish(self) -> SitePattern {
-        debug_assert_eq!(self.units, self.pattern.units);
         self.pattern
     }
 }

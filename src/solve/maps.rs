@@ -209,10 +209,10 @@ pub struct BitVectorPermutation {
 
 impl BitVectorPermutation {
     pub fn new(k: u32, m: u32, extent: u64) -> Result<Self, String> {
-        let rows: Vec<u64> = (0..m).map(|j| 1 << (k + j)).collect();
         if k + m > 63 {
             return Err("bit field beyond 64 bits".into());
         }
+        let rows: Vec<u64> = (0..m).map(|j| 1 << (k + j)).collect();
         Ok(BitVectorPermutation {
             k,
             m,
@@ -306,6 +306,9 @@ pub struct FixedXor {
 
 impl FixedXor {
     pub fn new(m: u32, extent: u64) -> Result<Self, String> {
+        if 2 * m > 63 {
+            return Err("bit fields beyond 64 bits".into());
+        }
         let rows: Vec<u64> = (0..m).map(|j| 1 << j | 1 << (j + m)).collect();
         Ok(FixedXor {
             m,
@@ -333,6 +336,9 @@ pub struct FixedAdd {
 
 impl FixedAdd {
     pub fn new(m: u32, extent: u64) -> Result<Self, String> {
+        if m > 62 {
+            return Err("bit field beyond 64 bits".into());
+        }
         let map = FixedAdd { m, extent };
         map.prove_bijective()?;
         Ok(map)
@@ -474,14 +480,14 @@ impl Swizzle {
         if columns == 0 || !extent.is_multiple_of(columns) {
             return Err(format!("rows of {columns} do not tile {extent} elements"));
         }
-        if bits == 0 || base + bits > writable_bits(columns) || row_shift + bits > 63 {
+        let read = columns.trailing_zeros() + row_shift;
+        if bits == 0 || base + bits > writable_bits(columns) || read + bits > 63 {
             return Err(format!(
                 "bits [{base}, {}) are not below the row's power-of-two part",
                 base + bits
             ));
         }
         let linear = columns.is_power_of_two().then(|| {
-            let read = columns.trailing_zeros() + row_shift;
             LinearMap::from_rows(
                 (0..base + bits)
                     .map(|j| {

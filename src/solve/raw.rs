@@ -13,6 +13,9 @@ use crate::bank::BankConfig;
 use crate::cost::{SitePattern, Units};
 use serde_json::{json, Value};
 
+/// Most banks `bankwise solve` takes (the DMM experiments go up to 256).
+pub const MAX_BANKS: u32 = 256;
+
 /// Largest `--address-bits`: indices must fit the 64-bit GF(2) rows with room to shift.
 pub const MAX_ADDRESS_BITS: u32 = 40;
 
@@ -29,8 +32,10 @@ pub fn raw_problem(
     if let Some(&bad) = sets.iter().flatten().find(|&&a| a < 0) {
         return Err(format!("address {bad} is negative"));
     }
-    if banks == 0 || !banks.is_power_of_two() {
-        return Err(format!("{banks} banks: a power of two is needed"));
+    if !banks.is_power_of_two() || banks > MAX_BANKS {
+        return Err(format!(
+            "{banks} banks: a power of two up to {MAX_BANKS} is needed"
+        ));
     }
     let largest = sets.iter().flatten().copied().max().unwrap_or(0) as u64;
     let needed = super::algebra::index_bits(largest + 1);
@@ -248,5 +253,7 @@ mod tests {
         assert!(raw_problem(&[vec![1]], 12, None).is_err());
         assert!(raw_problem(&[vec![1 << 20]], 32, Some(10)).is_err());
         assert!(raw_problem(&[vec![1]], 32, Some(60)).is_err());
+        assert!(raw_problem(&[vec![1]], 1 << 20, None).is_err());
+        assert!(raw_problem(&[vec![1]], 0, None).is_err());
     }
 }
