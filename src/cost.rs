@@ -4,7 +4,9 @@
 use crate::affine::{lane_thread, Atom, AtomValues, FunctionAffine, LoopPoint, Site, WithThread};
 use crate::bank::{lanes_per_phase, simulate, BankConfig, Collision, Request};
 use crate::parse::{Access, SharedArray};
+use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 /// Loop iterations beyond which an access is not simulated (per access, all loops together).
 pub const MAX_ITERATIONS: usize = 1 << 14;
@@ -222,7 +224,8 @@ pub fn measure(
     Ok(cost)
 }
 
-/// Element indices a [`SitePattern`] may hold (all phases together): 32 MiB.
+/// Element indices a [`SitePattern`] may hold (all phases together): 32 MiB, plus about
+/// 40 bytes of bookkeeping per distinct phase.
 pub const MAX_PATTERN_ELEMENTS: usize = 1 << 22;
 
 /// The warp requests of one access as the solvers score them: split into the bank model's
@@ -289,10 +292,14 @@ impl SitePattern {
     }
 }
 
-/// Deduplicates phases as requests stream in.
+/// Deduplicates phases as requests stream in. The index holds hashes, not copies of the
+/// phases: each distinct phase is stored once, in the pattern.
 struct PatternBuilder {
     lanes_per_phase: usize,
-    index: HashMap<Vec<i64>, usize>,
+    /// Hash of a phase → the last stored phase with that hash.
+    index: HashMap<u64, usize>,
+    /// Per stored phase, the previous one with the same hash.
+    same_hash: Vec<Option<usize>>,
     pattern: SitePattern,
     phase: Vec<i64>,
 }
@@ -302,6 +309,7 @@ impl PatternBuilder {
         PatternBuilder {
             lanes_per_phase: lanes_per_phase(config, units.unit_bytes),
             index: HashMap::new(),
+            same_hash: Vec::new(),
             pattern: SitePattern {
                 units,
                 elements: Vec::new(),
@@ -310,6 +318,10 @@ impl PatternBuilder {
             },
             phase: Vec::new(),
         }
+    }
+
+    fn stored(&self, i: usize) -> &[i64] {
+        &self.pattern.elements[self.pattern.starts[i]..self.pattern.starts[i + 1]]
     }
 
     fn add(&mut self, lanes: &[Option<i64>]) -> Result<(), String> {
@@ -321,7 +333,17 @@ impl PatternBuilder {
             }
             self.phase.sort_unstable();
             self.phase.dedup();
-            if let Some(&i) = self.index.get(&self.phase) {
+            let mut hasher = DefaultHasher::new();
+            self.phase.hash(&mut hasher);
+            let hash = hasher.finish();
+            let mut candidate = self.index.get(&hash).copied();
+            while let Some(i) = candidate {
+                if self.stored(i) == self.phase.as_slice() {
+                    break;
+                }
+                candidate = self.same_hash[i];
+            }
+            if let Some(i) = candidate {
                 self.pattern.weights[i] += 1;
                 continue;
             }
@@ -330,8 +352,8 @@ impl PatternBuilder {
                     "more than {MAX_PATTERN_ELEMENTS} element indices in distinct phases"
                 ));
             }
-            self.index
-                .insert(self.phase.clone(), self.pattern.weights.len());
+            let i = self.pattern.weights.len();
+            self.same_hash.push(self.index.insert(hash, i));
             self.pattern.elements.extend_from_slice(&self.phase);
             self.pattern.starts.push(self.pattern.elements.len());
             self.pattern.weights.push(1);
@@ -409,5 +431,32 @@ mod tests {
             component: 1,
         };
         assert_eq!(units.of(3), 13);
+    }
+
+    #[test]
+    fn patterns_beyond_the_bound_are_refused() {
+        let config = BankConfig::default();
+        let phases = MAX_PATTERN_ELEMENTS / 32;
+        let requests: Vec<Vec<Option<i64>>> = (0..=phases as i64)
+            .map(|r| (0..32).map(|l| Some(32 * r + l)).collect())
+            .collect();
+        let fits = SitePattern::from_requests(
+            Units::whole(4),
+            &config,
+            requests[..phases].iter().map(Vec::as_slice),
+        )
+        .expect("exactly at the bound");
+        assert_eq!(fits.elements().len(), MAX_PATTERN_ELEMENTS);
+        let refused = SitePattern::from_requests(
+            Units::whole(4),
+            &config,
+            requests.iter().map(Vec::as_slice),
+        );
+        assert!(refused.is_err());
+        // Repeats of stored phases cost no memory.
+        let repeated = std::iter::repeat_n(requests[0].as_slice(), phases + 1);
+        let pattern =
+            SitePattern::from_requests(Units::whole(4), &config, repeated).expect("one phase");
+        assert_eq!(pattern.len(), 1);
     }
 }
