@@ -742,6 +742,18 @@ mod tests {
     }
 
     #[test]
+    fn large_extents_are_proven_by_the_rank_argument() {
+        let big = 1 << 22;
+        let xor = BitVectorXor::new(0, 5, 31, 5, big).expect("valid");
+        assert!(matches!(check_bijection(&xor), Ok(Proof::Algebraic(_))));
+        let padded = Padding::new(32, 1, true, big).expect("valid");
+        assert!(matches!(check_bijection(&padded), Ok(Proof::Algebraic(_))));
+        // Rows that are independent only beyond the written bits are refused.
+        let dependent = LinearMap::from_rows(vec![1 | 1 << 8, 1 | 1 << 9]);
+        assert!(BitwiseXor::from_map(dependent, 2, big).is_err());
+    }
+
+    #[test]
     fn vector_constraint() {
         assert!(BitVectorXor::new(0, 5, 28, 5, 1024)
             .expect("valid")
