@@ -7,3 +7,4 @@ pub mod block;
 pub mod cost;
 pub mod parse;
 pub mod report;
+pub mod solve;

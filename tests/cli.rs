@@ -368,3 +368,119 @@ fn deny_conflicts_exits_1_and_bank_options_change_the_model() {
     let bad = bankwise(&["check", "--banks", "8", "testdata/transpose.cu"]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// `bankwise solve --format json` on raw address sets.
+fn solve_json(args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["solve", "--format", "json"];
+    all.extend_from_slice(args);
+    let output = bankwise(&all);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).expect("solve prints JSON")
+}
+
+/// The addresses of one warp with stride `s`.
+fn stride(s: i64) -> String {
+    (0..32)
+        .map(|l| (s * l).to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[test]
+fn solve_reproduces_the_minimum_imbalance_example() {
+    // TC 2016 Fig. 6.
+    let fig6 = "27,12,6,19,11,4,28,3";
+    let json = solve_json(&["--addresses", fig6, "--banks", "8", "--method", "mih"]);
+    assert_eq!(json["method"], "mih");
+    assert_eq!(json["bits"], serde_json::json!([0, 3, 4]));
+    assert_eq!(json["candidates_evaluated"], 5);
+    assert_eq!(json["excess_before"], 3);
+    assert_eq!(json["excess_after"], 1);
+    assert_eq!(json["map"]["family"], "bitwise-perm");
+    // An XOR-linear map does better than any choice of bits.
+    let exact = solve_json(&[
+        "--addresses",
+        fig6,
+        "--banks",
+        "8",
+        "--method",
+        "exact",
+        "--xor",
+    ]);
+    assert_eq!(exact["excess_after"], 0);
+    assert_eq!(exact["truncated"], false);
+    assert_eq!(exact["matrix"].as_array().map(Vec::len), Some(3));
+}
+
+#[test]
+fn solve_reproduces_the_pruned_bit_vector_search() {
+    // TC 2016 Sec. 5.1: strides 4 and 6 on 14 address bits.
+    let (s4, s6) = (stride(4), stride(6));
+    let json = solve_json(&[
+        "--addresses",
+        &s4,
+        "--addresses",
+        &s6,
+        "--address-bits",
+        "14",
+        "--method",
+        "exhaustive",
+        "--xor",
+    ]);
+    assert_eq!(json["candidates_evaluated"], 188);
+    assert_eq!(json["excess_before"], 4);
+    assert_eq!(json["excess_after"], 1);
+    assert_eq!(json["map"]["family"], "bitvector-xor");
+    assert!(json["matrix"].is_array());
+}
+
+#[test]
+fn solve_reproduces_the_givargis_examples() {
+    // TC 2016 Sec. 5.2.1.
+    for (second, bits) in [(45, [3, 4, 5, 6, 7]), (13, [3, 4, 6, 5, 7])] {
+        let (s8, other) = (stride(8), stride(second));
+        let json = solve_json(&["--addresses", &s8, "--addresses", &other, "--method", "gh"]);
+        assert_eq!(json["bits"], serde_json::json!(bits), "8 + {second}");
+    }
+}
+
+#[test]
+fn solve_text_report_and_bad_input() {
+    let output = bankwise(&[
+        "solve",
+        "--addresses",
+        "0,32,64,96",
+        "--method",
+        "exact",
+        "--xor",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("excess wavefronts: 3 -> 0"), "{text}");
+    for bad in [
+        vec!["solve", "--addresses", "1,x", "--method", "gh"],
+        vec![
+            "solve",
+            "--addresses",
+            "1,2",
+            "--banks",
+            "12",
+            "--method",
+            "gh",
+        ],
+        vec!["solve", "--addresses", "-4", "--method", "mih"],
+        vec![
+            "solve",
+            "--addresses",
+            "4096",
+            "--address-bits",
+            "8",
+            "--method",
+            "mih",
+        ],
+        vec!["solve", "--method", "mih"],
+    ] {
+        let output = bankwise(&bad);
+        assert_eq!(output.status.code(), Some(2), "{bad:?}");
+    }
+}

@@ -97,6 +97,11 @@ pub fn simulate(config: &BankConfig, request: &Request) -> Cost {
     evaluate(config, request, true)
 }
 
+/// Lanes per phase for elements of `elem_bytes` bytes (see the module documentation).
+pub fn lanes_per_phase(config: &BankConfig, elem_bytes: u32) -> usize {
+    Geometry::new(config, elem_bytes).lanes_per_phase
+}
+
 /// [`simulate`], with the collision search left out when `witness` is false (the DMM view
 /// needs only the degree).
 fn evaluate(config: &BankConfig, request: &Request, witness: bool) -> Cost {

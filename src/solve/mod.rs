@@ -1,0 +1,151 @@
+//! Address maps and the solvers that configure them (DESIGN.md §5–6).
+//!
+//! - [`maps`]: one type per family behind the [`AddressMap`](maps::AddressMap) trait, each a
+//!   proven bijection with its CUDA expression ([`expr`]) and ALU cost; [`algebra`]: the GF(2)
+//!   algebra and the bijection check.
+//! - [`score`]: a map's excess wavefronts on every site of an array, through the bank model;
+//!   [`space`]: one array's search space and the ranking of candidates.
+//! - Solvers: [`bitvector`] (Sec. 5.1), [`givargis`] and [`mih`] (Sec. 5.2) over the bits of
+//!   [`bitwise`], [`exact`] (optimal XOR-linear map), [`padding`], [`swizzle`] (and RAP).
+//! - [`choose()`]: every family on one [`ArrayProblem`], and the choice; [`raw`]: the solvers
+//!   on raw address sets (`bankwise solve`).
+pub mod algebra;
+pub mod bitvector;
+pub mod bitwise;
+pub mod choose;
+pub mod exact;
+pub mod expr;
+pub mod givargis;
+pub mod kernel;
+pub mod maps;
+pub mod mih;
+pub mod padding;
+#[cfg(test)]
+mod properties;
+pub mod raw;
+pub mod score;
+pub mod space;
+pub mod swizzle;
+
+pub use choose::{choose, Choice, FamilyResult};
+
+use crate::affine::FunctionAffine;
+use crate::bank::BankConfig;
+use crate::cost::{SitePattern, SiteRequests};
+use crate::parse::SharedArray;
+
+/// One shared array and everything the solvers need about it.
+#[derive(Debug, Clone)]
+pub struct ArrayProblem {
+    pub name: String,
+    /// `sizeof` the element type.
+    pub elem_bytes: u32,
+    /// Extents, outermost first; their product is the number of elements.
+    pub dims: Vec<u64>,
+    /// Elements read or written together as one vector (1: none); every map moves such
+    /// vectors whole.
+    pub vector: u64,
+    /// Bytes the array may grow by (padding); 0 keeps the footprint.
+    pub max_extra_bytes: u64,
+    pub config: BankConfig,
+    /// Every access site's warp requests.
+    pub sites: Vec<SitePattern>,
+}
+
+impl ArrayProblem {
+    /// The problem of array number `array_index` of a function, every access enumerated
+    /// (vector width 1, no extra bytes), or why it cannot be posed: an unknown extent or
+    /// element size, or an access that cannot be simulated (a map would change its conflicts
+    /// unseen).
+    pub fn from_analysis(
+        affine: &FunctionAffine,
+        array_index: usize,
+        array: &SharedArray,
+        config: &BankConfig,
+    ) -> Result<Self, String> {
+        let elem_bytes = array
+            .elem_bytes
+            .and_then(|b| u32::try_from(b).ok())
+            .ok_or_else(|| format!("element type `{}` has no known size", array.elem_type))?;
+        let dims = array
+            .dims
+            .iter()
+            .zip(&array.dim_texts)
+            .map(|(dim, text)| dim.ok_or_else(|| format!("extent `{text}` is unknown")))
+            .collect::<Result<Vec<u64>, String>>()?;
+        let sites = array
+            .accesses
+            .iter()
+            .enumerate()
+            .map(|(i, access)| {
+                let site = affine
+                    .sites
+                    .get(array_index)
+                    .and_then(|sites| sites.get(i))
+                    .and_then(Option::as_ref)
+                    .ok_or_else(|| {
+                        format!("line {}: not reached by the analysis", access.at.line)
+                    })?;
+                SiteRequests::new(affine, site, array, access, config)
+                    .and_then(|requests| SitePattern::collect(&requests, config))
+                    .map_err(|why| format!("line {}: {why}", access.at.line))
+            })
+            .collect::<Result<Vec<SitePattern>, String>>()?;
+        Ok(ArrayProblem {
+            name: array.name.clone(),
+            elem_bytes,
+            dims,
+            vector: 1,
+            max_extra_bytes: 0,
+            config: *config,
+            sites,
+        })
+    }
+
+    /// Elements in the array.
+    pub fn extent(&self) -> u64 {
+        self.dims.iter().product()
+    }
+
+    /// Index bits that select the bank within a phase, in element units:
+    /// `log2(banks · bank_width / elem_bytes)` (5 for 4-byte elements on 32 banks, 4 for
+    /// doubles, 6 for shorts whose low bit picks the half-word); `None` when the element size
+    /// is not a power of two or spans a whole row of banks.
+    pub fn bank_bits(&self) -> Option<u32> {
+        bank_bits(&self.config, self.elem_bytes)
+    }
+
+    /// Why no map can be applied, if so: an empty array, or an access outside it.
+    pub fn check(&self) -> Result<(), String> {
+        let extent = self.extent();
+        if extent == 0 {
+            return Err(format!("`{}` has no elements", self.name));
+        }
+        if !self.vector.is_power_of_two() {
+            return Err(format!(
+                "vector width {} is not a power of two",
+                self.vector
+            ));
+        }
+        let outside = self
+            .sites
+            .iter()
+            .flat_map(|site| site.elements())
+            .find(|&&e| e < 0 || e as u64 >= extent);
+        match outside {
+            Some(e) => Err(format!(
+                "an access reaches element {e}, outside `{}`'s {extent} elements",
+                self.name
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// See [`ArrayProblem::bank_bits`].
+pub fn bank_bits(config: &BankConfig, elem_bytes: u32) -> Option<u32> {
+    let row = u64::from(config.banks) * u64::from(config.bank_width);
+    let elem = u64::from(elem_bytes);
+    (row.is_power_of_two() && elem.is_power_of_two() && elem < row)
+        .then(|| (row / elem).trailing_zeros())
+}

@@ -1,0 +1,168 @@
+//! Scoring a map: every phase of every site of the array through the bank model, each element
+//! index passed through the map first. The figure is the one `check` reports: excess
+//! wavefronts summed over all warps of a block and all loop iterations.
+use super::maps::AddressMap;
+use crate::bank::{simulate, BankConfig, Request};
+use crate::cost::SitePattern;
+
+/// A map's excess wavefronts per site and in all, against the array as declared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Score {
+    pub per_site: Vec<u64>,
+    pub total: u64,
+    /// Some site has more excess wavefronts than with the array as declared.
+    pub worsens: bool,
+}
+
+impl Score {
+    /// Orders candidates: never-worse first, then fewer excess wavefronts.
+    pub fn key(&self) -> (bool, u64) {
+        (self.worsens, self.total)
+    }
+}
+
+/// Scores maps on the sites of one array.
+pub struct Scorer<'a> {
+    config: BankConfig,
+    sites: &'a [SitePattern],
+    before: Vec<u64>,
+}
+
+impl<'a> Scorer<'a> {
+    pub fn new(config: BankConfig, sites: &'a [SitePattern]) -> Self {
+        let before = sites
+            .iter()
+            .map(|site| site_excess(&config, site, &|e| e))
+            .collect();
+        Scorer {
+            config,
+            sites,
+            before,
+        }
+    }
+
+    /// Excess wavefronts per site with the array as declared.
+    pub fn before(&self) -> &[u64] {
+        &self.before
+    }
+
+    pub fn total_before(&self) -> u64 {
+        self.before.iter().sum()
+    }
+
+    /// The score of `map` (the sites' element indices must lie in its extent).
+    pub fn score(&self, map: &dyn AddressMap) -> Score {
+        self.score_fn(&|e| map.apply(e as u64) as i64)
+    }
+
+    /// The score of any function on element indices.
+    pub fn score_fn(&self, map: &dyn Fn(i64) -> i64) -> Score {
+        let per_site: Vec<u64> = self
+            .sites
+            .iter()
+            .map(|site| site_excess(&self.config, site, map))
+            .collect();
+        let worsens = per_site.iter().zip(&self.before).any(|(a, b)| a > b);
+        Score {
+            total: per_site.iter().sum(),
+            per_site,
+            worsens,
+        }
+    }
+}
+
+/// Excess wavefronts of one site with every element index mapped by `map`.
+pub fn site_excess(config: &BankConfig, site: &SitePattern, map: &dyn Fn(i64) -> i64) -> u64 {
+    let units = site.units;
+    let mut lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
+    site.phases()
+        .map(|(phase, weight)| {
+            lanes.clear();
+            lanes.extend(phase.iter().map(|&e| Some(units.of(map(e)))));
+            let request = Request {
+                elem_bytes: units.unit_bytes,
+                lanes: &lanes,
+            };
+            weight * u64::from(simulate(config, &request).excess())
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::Units;
+    use crate::solve::maps::{BitVectorXor, Identity};
+
+    #[test]
+    fn a_swizzle_clears_the_transpose_column_read() {
+        let config = BankConfig::default();
+        // tile[tx][j] for j < 32 and tile[j][tx]: column and row reads of a 32 × 32 tile.
+        let column: Vec<Vec<Option<i64>>> = (0..32)
+            .map(|j| (0..32).map(|l| Some(32 * l + j)).collect())
+            .collect();
+        let row: Vec<Vec<Option<i64>>> = (0..32)
+            .map(|j| (0..32).map(|l| Some(32 * j + l)).collect())
+            .collect();
+        let sites = [
+            SitePattern::from_requests(Units::whole(4), &config, column.iter().map(|r| &r[..]))
+                .expect("small"),
+            SitePattern::from_requests(Units::whole(4), &config, row.iter().map(|r| &r[..]))
+                .expect("small"),
+        ];
+        let scorer = Scorer::new(config, &sites);
+        assert_eq!(scorer.before(), &[32 * 31, 0]);
+        let swizzle = BitVectorXor::new(0, 5, 31, 5, 1024).expect("valid");
+        let score = scorer.score(&swizzle);
+        assert_eq!(score.per_site, vec![0, 0]);
+        assert!(!score.worsens);
+        assert_eq!(scorer.score(&Identity::new(1024)).total, 992);
+        // Sending everything to one bank makes the row read worse.
+        let worse = scorer.score_fn(&|e| (e % 32) * 32 + e / 32);
+        assert!(worse.worsens);
+        assert_eq!(worse.per_site, vec![0, 992]);
+    }
+
+    /// The patterns give every testdata access the figures `check` reports: the refactored
+    /// enumeration behind both is the same.
+    #[test]
+    fn patterns_reproduce_the_measured_figures_of_every_testdata_access() {
+        use crate::analysis::{analyse_file, Options};
+        let options = Options::default();
+        let mut compared = 0;
+        for entry in std::fs::read_dir("testdata").expect("testdata exists") {
+            let path = entry.expect("entry").path();
+            if path.extension().is_none_or(|e| e != "cu") {
+                continue;
+            }
+            let file = analyse_file(&path, &options).expect("analysable");
+            for reported in file.reported() {
+                let Some(affine) = reported.affine else {
+                    continue;
+                };
+                for (a, array) in reported.function.arrays.iter().enumerate() {
+                    for (i, access) in array.accesses.iter().enumerate() {
+                        let (Ok(cost), Some(site)) = (&reported.costs[a][i], &affine.sites[a][i])
+                        else {
+                            continue;
+                        };
+                        let requests = crate::cost::SiteRequests::new(
+                            affine,
+                            site,
+                            array,
+                            access,
+                            &options.bank,
+                        )
+                        .expect("measured, so enumerable");
+                        let pattern =
+                            SitePattern::collect(&requests, &options.bank).expect("bounded");
+                        let excess = site_excess(&options.bank, &pattern, &|e| e);
+                        assert_eq!(excess, cost.excess(), "{}: {}", path.display(), access.text);
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared >= 149, "{compared} accesses compared");
+    }
+}

@@ -1,0 +1,91 @@
+//! Index-digit swizzle search (Lloyd): for a 2-D view of the array with rows of `columns`
+//! elements (each of its row pitches), every `t[r][c ^ (((r >> row_shift) & (2^bits − 1)) <<
+//! base)]` that writes only column bits below the row's power-of-two part, and every RAP
+//! rotation (one per pitch, fixed seed).
+use super::algebra::{index_bits, writable_bits};
+use super::maps::{AddressMap, Rap, Swizzle, RAP_SEED};
+use super::padding::declared_pitches;
+use super::score::Scorer;
+use super::space::{Best, Candidate, Found};
+use super::ArrayProblem;
+
+/// The best index-digit swizzle; `None` for a 1-D array or rows without a power-of-two part.
+pub fn swizzle(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
+    let extent = problem.extent();
+    let v = problem.vector.trailing_zeros();
+    let mut best = Best::default();
+    for columns in declared_pitches(&problem.dims) {
+        let column_bits = writable_bits(columns);
+        let row_bits = index_bits(extent / columns);
+        for bits in 1..=column_bits {
+            for base in v..=column_bits - bits {
+                for row_shift in 0..row_bits.max(1) {
+                    let Ok(map) = Swizzle::new(columns, bits, base, row_shift, extent) else {
+                        continue;
+                    };
+                    if map.keeps_vectors(problem.vector) {
+                        let score = scorer.score(&map);
+                        best.offer(Candidate {
+                            map: Box::new(map),
+                            score,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    best.found(false)
+}
+
+/// The best RAP rotation over the array's row pitches.
+pub fn rap(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
+    let mut best = Best::default();
+    for columns in declared_pitches(&problem.dims) {
+        let Ok(map) = Rap::new(columns, problem.extent(), RAP_SEED) else {
+            continue;
+        };
+        if map.keeps_vectors(problem.vector) {
+            let score = scorer.score(&map);
+            best.offer(Candidate {
+                map: Box::new(map),
+                score,
+            });
+        }
+    }
+    best.found(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::solve::raw::raw_problem;
+
+    /// Row reads `tile[j][l]` and column reads `tile[l][j]` of a 32 × 32 tile.
+    fn transpose() -> crate::solve::ArrayProblem {
+        let mut sets: Vec<Vec<i64>> = Vec::new();
+        for j in 0..32 {
+            sets.push((0..32).map(|l| 32 * l + j).collect());
+            sets.push((0..32).map(|l| 32 * j + l).collect());
+        }
+        let mut problem = raw_problem(&sets, 32, Some(10)).expect("valid");
+        problem.dims = vec![32, 32];
+        problem
+    }
+
+    #[test]
+    fn the_transpose_swizzle_is_c_xor_r() {
+        let problem = transpose();
+        let scorer = Scorer::new(problem.config, &problem.sites);
+        assert_eq!(scorer.total_before(), 32 * 31);
+        let found = swizzle(&problem, &scorer).expect("a swizzle");
+        assert_eq!(found.best.score.total, 0);
+        assert_eq!(found.best.map.alu_ops(), 1);
+        assert_eq!(
+            found.best.map.cute().map(|c| c.to_string()).as_deref(),
+            Some("Swizzle<5, 0, 5>")
+        );
+        assert_eq!(found.candidates, 15 * 5);
+        let rotated = rap(&problem, &scorer).expect("a rotation");
+        assert_eq!(rotated.best.score.total, 0);
+    }
+}
