@@ -535,7 +535,10 @@ mod tests {
         assert_eq!(both.holds(&Thread([3, 0, 0])), None);
         let either = Sym::binary(Op::LogOr, below(n.clone()), below(Sym::Const(8)));
         assert_eq!(either.holds(&Thread([3, 0, 0])), Some(true));
-        assert_eq!(Sym::logical_not(either).holds(&Thread([3, 0, 0])), Some(false));
+        assert_eq!(
+            Sym::logical_not(either).holds(&Thread([3, 0, 0])),
+            Some(false)
+        );
         let same = Sym::select(below(n), Sym::Const(1), Sym::Const(2));
         assert_eq!(same.holds(&Thread([0, 0, 0])), Some(true));
     }

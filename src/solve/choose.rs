@@ -352,6 +352,8 @@ mod tests {
             ("batchedTranspose8x32", "cube", 224, 0, "swizzle"),
             ("vectorMix", "s_f2", 4, 4, "identity"),
             ("vectorMix", "s_d2", 4, 4, "identity"),
+            ("pointerMix", "tile", 992, 0, "swizzle"),
+            ("pointerMix", "sel", 8, 0, "bitvector-xor"),
         ];
         let options = Options::default();
         let mut paths: Vec<_> = std::fs::read_dir("testdata")
