@@ -367,11 +367,6 @@ const EXCLUDED: &[Exclusion] = &[
                  `s_p[j].*` broadcast",
     },
     Exclusion {
-        kernel: "scan<64>",
-        model: None,
-        reason: "exec.rs: after the loop, `pout` is forgotten (its value depends on the trip                  count), so the read `temp[pout * n + thid]` (line 56) is not simulated; the                  loop's accesses (lines 51, 53) agree; the oracle: 47 wavefronts, 0 excess",
-    },
-    Exclusion {
         kernel: "warpStats",
         model: Some("--banks 16"),
         reason: "cost.rs counts a lane whose condition is data-dependent as active, an upper \
@@ -696,6 +691,8 @@ struct Record {
     offset: u64,
     bytes: u32,
     kind: &'static str,
+    /// Block barriers passed before the access.
+    epoch: u64,
 }
 
 fn parse_records(text: &str) -> Result<Vec<Record>, String> {
@@ -703,7 +700,7 @@ fn parse_records(text: &str) -> Result<Vec<Record>, String> {
         .map(|line| {
             let f: Vec<&str> = line.split(' ').collect();
             let bad = || format!("driver printed `{line}`");
-            let [site, thread, array, offset, bytes, kind] = f[..] else {
+            let [site, thread, array, offset, bytes, kind, epoch] = f[..] else {
                 return Err(bad());
             };
             Ok(Record {
@@ -713,12 +710,15 @@ fn parse_records(text: &str) -> Result<Vec<Record>, String> {
                 offset: offset.parse().map_err(|_| bad())?,
                 bytes: bytes.parse().map_err(|_| bad())?,
                 kind: kind_name(kind),
+                epoch: epoch.parse().map_err(|_| bad())?,
             })
         })
         .collect()
 }
 
-/// Groups the accesses into warp requests (per site and warp, the k-th execution of each lane)
+/// Groups the accesses into warp requests (per site, warp and barrier interval, the k-th
+/// execution of each lane in it: lanes that skip an iteration, as under `if (tid < offset)`,
+/// do not shift the others' iterations when each iteration ends at a barrier)
 /// and costs each with the bank model. `dynamic_name` names the dynamic shared buffer.
 fn oracle_figures(
     records: &[Record],
@@ -728,10 +728,12 @@ fn oracle_figures(
     config: &BankConfig,
 ) -> Result<(ByPlace, Figures), String> {
     let warp = u64::from(config.warp);
-    let mut executions: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut requests: BTreeMap<(u64, u64, u64), Pending> = BTreeMap::new();
+    let mut executions: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
+    let mut requests: BTreeMap<(u64, u64, u64, u64), Pending> = BTreeMap::new();
     for record in records {
-        let count = executions.entry((record.site, record.thread)).or_insert(0);
+        let count = executions
+            .entry((record.site, record.thread, record.epoch))
+            .or_insert(0);
         let k = *count;
         *count += 1;
         let bytes = u64::from(record.bytes);
@@ -742,7 +744,7 @@ fn oracle_figures(
             ));
         }
         let request = requests
-            .entry((record.site, record.thread / warp, k))
+            .entry((record.site, record.thread / warp, record.epoch, k))
             .or_insert_with(|| Pending {
                 kind: record.kind,
                 array: record.array,
@@ -759,7 +761,7 @@ fn oracle_figures(
     }
     let mut places = ByPlace::new();
     let mut total = Figures::default();
-    for ((site, _, _), request) in &requests {
+    for ((site, _, _, _), request) in &requests {
         let cost = simulate(
             config,
             &Request {

@@ -947,6 +947,13 @@ impl<'a> Executor<'a> {
         self.assign(&name, Value::Int(counter_value.clone()));
         self.record_facts(&atom, &values, &init, step);
         let progress = Progress::of(&counter_value, &init, step);
+        // Where the counter stops, when the loop runs the same way in every case.
+        let exit = match (&values, thread_dependent || may_leave_early(body)) {
+            (LoopValues::Counter { init, cond, step }, false) => {
+                exit_value(&atom, init, cond.as_ref(), *step).map(|v| (atom.clone(), v))
+            }
+            _ => None,
+        };
         self.loops.push(Loop {
             name: atom.to_string(),
             values,
@@ -958,11 +965,15 @@ impl<'a> Executor<'a> {
             self.active = Sym::binary(Op::LogAnd, self.active.clone(), cond_sym);
         }
         self.enclosing.push(id);
-        self.loop_body(body, &name, progress, update);
+        self.loop_body(body, &name, progress, update, exit.as_ref());
         self.enclosing.pop();
         self.active = outer_active;
-        // After the loop the counter's value depends on where it stopped.
-        self.forget(&name);
+        match exit {
+            Some((_, value)) => {
+                self.assign(&name, Value::Int(Sym::Const(value)));
+            }
+            None => self.forget(&name),
+        }
     }
 
     /// A `for` loop without a counter the analysis can step.
@@ -1058,13 +1069,15 @@ impl<'a> Executor<'a> {
     }
 
     /// Runs a loop body once with every variable it assigns (other than the counter) made
-    /// an induction of the counter when it is one, unknown otherwise.
+    /// an induction of the counter when it is one, unknown otherwise. With `exit` (the
+    /// counter's atom and the value it stops at), an induction keeps its value after the loop.
     fn loop_body(
         &mut self,
         body: &[Stmt],
         counter: &str,
         progress: Option<Progress>,
         update: &[Expr],
+        exit: Option<&(Atom, i64)>,
     ) {
         let mut assigned = Vec::new();
         assigned_names(body, &mut assigned);
@@ -1143,7 +1156,27 @@ impl<'a> Executor<'a> {
         self.recording = recording;
         self.settle(&start);
         for name in &assigned {
-            self.forget(name);
+            let induction = inductions.iter().find(|(n, _)| n == name);
+            let after = match (exit, induction) {
+                (Some((atom, value)), Some((_, Some(Value::Int(sym))))) => Some(Value::Int(
+                    sym.substitute(&|a| (a == atom).then_some(Sym::Const(*value))),
+                )),
+                (Some((atom, value)), Some((_, Some(Value::Pointer(p))))) => {
+                    Some(Value::Pointer(Pointer {
+                        offset: p
+                            .offset
+                            .substitute(&|a| (a == atom).then_some(Sym::Const(*value))),
+                        ..p.clone()
+                    }))
+                }
+                _ => None,
+            };
+            match after {
+                Some(value) => {
+                    self.assign(name, value);
+                }
+                None => self.forget(name),
+            }
         }
     }
 
@@ -2034,6 +2067,61 @@ impl<'a> Executor<'a> {
             )),
         }
     }
+}
+
+/// The first value of a counter that fails the loop condition, when the condition depends on
+/// nothing but the counter and the loop ends within [`MAX_TRIPS`] iterations.
+fn exit_value(atom: &Atom, init: &Sym, cond: Option<&Sym>, step: Step) -> Option<i64> {
+    let cond = cond?;
+    if cond.atoms().iter().any(|a| *a != atom) {
+        return None;
+    }
+    let mut value = init.constant()?;
+    let nothing = LoopPoint::default();
+    for _ in 0..=MAX_TRIPS {
+        let at = With {
+            atom,
+            value,
+            rest: &nothing,
+        };
+        if cond.eval(&at)? == 0 {
+            return Some(value);
+        }
+        value = step.apply(value).filter(|&next| next != value)?;
+    }
+    None
+}
+
+/// Whether a loop body may end the loop, or skip the rest of an iteration, before its end:
+/// then a variable's value after the loop is not its induction's.
+fn may_leave_early(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Break | Stmt::Continue | Stmt::Return(_) | Stmt::Opaque { .. } => true,
+        Stmt::If {
+            then, otherwise, ..
+        } => may_leave_early(then) || may_leave_early(otherwise),
+        Stmt::Block(body) | Stmt::Switch { body, .. } => may_leave_early(body),
+        // A nested loop's break and continue stay inside it; its return does not.
+        Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::DoWhile { body, .. } => {
+            returns(body)
+        }
+        Stmt::Decl(_) | Stmt::Expr(_) => false,
+    })
+}
+
+fn returns(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|stmt| match stmt {
+        Stmt::Return(_) | Stmt::Opaque { .. } => true,
+        Stmt::If {
+            then, otherwise, ..
+        } => returns(then) || returns(otherwise),
+        Stmt::Block(body)
+        | Stmt::Switch { body, .. }
+        | Stmt::For { body, .. }
+        | Stmt::While { body, .. }
+        | Stmt::DoWhile { body, .. } => returns(body),
+        Stmt::Decl(_) | Stmt::Expr(_) | Stmt::Break | Stmt::Continue => false,
+    })
 }
 
 /// The explicit template arguments of a call (`f<16>(x)`), as written.

@@ -6,7 +6,8 @@
 //   KERNEL   a name in the generated `bankwise_kernels` table
 //   X Y Z    the block shape
 //   BASE:SIZE (hex) the shared arrays; an access inside array i is printed as
-//   `site thread i offset bytes kind` with site the instruction (hex), kind L, S or A.
+//   `site thread i offset bytes kind epoch` with site the instruction (hex), kind L, S or A,
+//   epoch the block barriers passed before it.
 #include <ucontext.h>
 
 #include <cstdint>
@@ -74,6 +75,9 @@ struct Access {
     uintptr_t offset;
     unsigned bytes;
     char kind;
+    // Block barriers passed so far: a warp runs an instruction once per barrier interval and
+    // iteration, whichever lanes take part.
+    unsigned epoch;
 };
 
 std::vector<Thread> threads;
@@ -130,7 +134,8 @@ void record(const void *address, unsigned bytes, char kind, const void *site)
     for (unsigned i = 0; i < arrays.size(); ++i) {
         if (at - arrays[i].base < arrays[i].size) {
             accesses.push_back(Access{reinterpret_cast<uintptr_t>(site), current->linear, i,
-                                      at - arrays[i].base, bytes, kind});
+                                      at - arrays[i].base, bytes, kind,
+                                      block_barrier.generation});
             return;
         }
     }
@@ -280,7 +285,7 @@ int main(int argc, char **argv)
     run_block(dim3(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[3], nullptr, 10),
                    std::strtoul(argv[4], nullptr, 10)));
     for (const Access &a : accesses)
-        std::printf("%zx %u %u %zu %u %c\n", a.site, a.thread, a.array, a.offset, a.bytes,
-                    a.kind);
+        std::printf("%zx %u %u %zu %u %c %u\n", a.site, a.thread, a.array, a.offset, a.bytes,
+                    a.kind, a.epoch);
     return 0;
 }
