@@ -4,9 +4,11 @@ use crate::bank::BankConfig;
 use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
 use crate::cost::{self, SiteCost};
 use crate::parse::{
-    self, Diagnostic, Function, FunctionKind, ParsedFile, Severity, SharedArray, SourceError,
+    self, ConstEnv, Diagnostic, Function, FunctionKind, ParsedFile, Severity, SharedArray,
+    SourceError,
 };
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the user asked for, shared by every file.
 #[derive(Debug, Clone)]
@@ -39,7 +41,7 @@ pub struct AnalysedFile {
     /// The affine analysis of each function whose block shape is known, same order.
     pub affine: Vec<Option<FunctionAffine>>,
     /// Per function, array and access: the simulated conflict figures, or why there are none.
-    pub costs: Vec<Vec<Vec<Result<SiteCost, String>>>>,
+    pub costs: Vec<FunctionCosts>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -94,47 +96,7 @@ pub fn analyse_text(
         }
     }
     diagnostics.sort_by_key(|d| d.at);
-    let affine = parsed
-        .functions
-        .iter()
-        .zip(&blocks)
-        .map(|(function, block)| match (block, function.syntax_error) {
-            (Ok(block), None) if is_reported(function) => Some(affine::analyse_function(
-                function,
-                &function.body,
-                &function.params,
-                block.shape,
-                &parsed.constants,
-            )),
-            _ => None,
-        })
-        .collect::<Vec<_>>();
-    let costs = parsed
-        .functions
-        .iter()
-        .zip(&affine)
-        .map(|(function, affine)| {
-            function
-                .arrays
-                .iter()
-                .enumerate()
-                .map(|(a, array)| {
-                    array
-                        .accesses
-                        .iter()
-                        .enumerate()
-                        .map(|(i, access)| {
-                            let affine = affine.as_ref().ok_or("block shape unknown")?;
-                            let site = affine.sites[a][i]
-                                .as_ref()
-                                .ok_or("the access is not reached by the analysis")?;
-                            cost::measure(affine, site, array, access, &options.bank)
-                        })
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
+    let (affine, costs) = analyse_functions(&parsed, &blocks, &options.bank);
     AnalysedFile {
         path: path.to_path_buf(),
         parsed,
@@ -143,6 +105,96 @@ pub fn analyse_text(
         affine,
         costs,
     }
+}
+
+/// Per array, per access: the conflict figures, or why there are none.
+type FunctionCosts = Vec<Vec<Result<SiteCost, String>>>;
+
+/// What the affine stage and the bank model find for one function: its analysis (when its
+/// block shape is known) and its costs.
+type FunctionResult = (Option<FunctionAffine>, FunctionCosts);
+
+/// The affine analysis and costs of every function, in `parsed.functions` order. Functions are
+/// independent, so they are shared out between threads, one function at a time.
+fn analyse_functions(
+    parsed: &ParsedFile,
+    blocks: &[Resolution],
+    bank: &BankConfig,
+) -> (Vec<Option<FunctionAffine>>, Vec<FunctionCosts>) {
+    let count = parsed.functions.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(count.div_ceil(FUNCTIONS_PER_THREAD))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let (Some(function), Some(block)) = (parsed.functions.get(i), blocks.get(i)) else {
+                return done;
+            };
+            done.push((i, analyse_one(function, block, &parsed.constants, bank)));
+        }
+    };
+    let finished: Vec<Vec<(usize, FunctionResult)>> = if threads == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
+            workers
+                .into_iter()
+                .map(|worker| match worker.join() {
+                    Ok(done) => done,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        })
+    };
+    let mut results: Vec<(usize, FunctionResult)> = finished.into_iter().flatten().collect();
+    results.sort_unstable_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, result)| result).unzip()
+}
+
+/// Functions below which a thread is not worth starting.
+const FUNCTIONS_PER_THREAD: usize = 16;
+
+fn analyse_one(
+    function: &Function,
+    block: &Resolution,
+    constants: &ConstEnv,
+    bank: &BankConfig,
+) -> FunctionResult {
+    let affine = match (block, function.syntax_error) {
+        (Ok(block), None) if is_reported(function) => Some(affine::analyse_function(
+            function,
+            &function.body,
+            &function.params,
+            block.shape,
+            constants,
+        )),
+        _ => None,
+    };
+    let costs = function
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(a, array)| {
+            array
+                .accesses
+                .iter()
+                .enumerate()
+                .map(|(i, access)| {
+                    let affine = affine.as_ref().ok_or("block shape unknown")?;
+                    let site = affine.sites[a][i]
+                        .as_ref()
+                        .ok_or("the access is not reached by the analysis")?;
+                    cost::measure(affine, site, array, access, bank)
+                })
+                .collect()
+        })
+        .collect();
+    (affine, costs)
 }
 
 /// One function with everything the stages found about it.
