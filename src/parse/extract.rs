@@ -664,7 +664,8 @@ impl<'s> Extractor<'s> {
             return;
         }
         // The function's constants and dim3 variables, for every launch in it.
-        let locals = child(function, FIELDS.body).map(|body| self.local_definitions(body, &[]));
+        let locals = child(function, FIELDS.body)
+            .map(|body| self.local_definitions(&Preorder::of(body), &[]));
         let scope = locals.as_ref().map_or_else(Bindings::default, |l| {
             self.bind_constants(&l.constants, &Bindings::default())
         });
@@ -733,14 +734,14 @@ impl<'s> Extractor<'s> {
     /// `__shared__` declarations, direct or through a macro. `dead` branches are skipped.
     fn local_definitions<'t>(
         &self,
-        body: Node<'t>,
+        body: &Preorder<'t>,
         dead: &[std::ops::Range<usize>],
     ) -> LocalDefinitions<'t> {
         let mut reassigned = HashSet::new();
         let mut declarations = Vec::new();
         let mut shared = Vec::new();
         let mut shared_macro_calls = Vec::new();
-        walk(body, |node| {
+        body.walk(|node| {
             if dead.iter().any(|r| r.contains(&node.start_byte())) {
                 return false;
             }
@@ -862,8 +863,10 @@ impl<'s> Extractor<'s> {
         };
         let constants = match syntax_error {
             None => {
-                let dead = self.dead_branches(body);
-                let constants = self.analyse_body(&mut function, body, &dead);
+                // The body is walked several times: once with a cursor, then from a list.
+                let nodes = Preorder::of(body);
+                let dead = self.dead_branches(body, &nodes);
+                let constants = self.analyse_body(&mut function, body, &nodes, &dead);
                 let lowering = Lowering {
                     src: self.src,
                     dead: &dead,
@@ -1058,10 +1061,11 @@ impl<'s> Extractor<'s> {
         &mut self,
         function: &mut Function,
         body: Node,
+        nodes: &Preorder,
         dead: &[std::ops::Range<usize>],
     ) -> Vec<(String, Expr)> {
         let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
-        let definitions = self.local_definitions(body, dead);
+        let definitions = self.local_definitions(nodes, dead);
         let locals = self.bind_constants(&definitions.constants, &function.bindings);
         let decl_nodes = definitions.shared;
         let mut arrays = Vec::new();
@@ -1123,7 +1127,7 @@ impl<'s> Extractor<'s> {
             }
             (local_count..arrays.len()).find(|&i| arrays[i].name == name)
         };
-        walk_with_ancestors(body, |node, ancestors| {
+        nodes.walk_with_ancestors(|node, ancestors| {
             if is_dead(node) {
                 return false;
             }
@@ -1249,12 +1253,12 @@ impl<'s> Extractor<'s> {
     }
 
     /// Byte ranges of `#if`/`#ifdef` branches inside `body` that are known to be dead.
-    fn dead_branches(&self, body: Node) -> Vec<std::ops::Range<usize>> {
+    fn dead_branches(&self, body: Node, nodes: &Preorder) -> Vec<std::ops::Range<usize>> {
         let mut dead = Vec::new();
         if !self.text(body).contains('#') {
             return dead;
         }
-        walk(body, |node| {
+        nodes.walk(|node| {
             if matches!(
                 symbols::kind(node),
                 "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
@@ -1764,6 +1768,78 @@ fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Nod
                 return;
             }
             ancestors.pop();
+        }
+    }
+}
+
+/// The nodes of a subtree in source order (pre-order), each with the position just past its
+/// own subtree: walking them again costs no tree-sitter cursor moves, which are the expensive
+/// part of a walk.
+struct Preorder<'t> {
+    nodes: Vec<Node<'t>>,
+    /// `ends[i]`: the index of the first node after node `i`'s subtree.
+    ends: Vec<usize>,
+}
+
+impl<'t> Preorder<'t> {
+    fn of(root: Node<'t>) -> Self {
+        let mut nodes = Vec::new();
+        let mut ends = Vec::new();
+        // Indices of the nodes whose subtree is still open, root first.
+        let mut open = Vec::new();
+        let mut cursor = root.walk();
+        loop {
+            open.push(nodes.len());
+            nodes.push(cursor.node());
+            ends.push(0);
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if let Some(closed) = open.pop() {
+                    ends[closed] = nodes.len();
+                }
+                if open.is_empty() {
+                    return Preorder { nodes, ends };
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    for closed in open.drain(..) {
+                        ends[closed] = nodes.len();
+                    }
+                    return Preorder { nodes, ends };
+                }
+            }
+        }
+    }
+
+    /// [`walk`] over the list.
+    fn walk(&self, mut visit: impl FnMut(Node<'t>) -> bool) {
+        let mut i = 0;
+        while let Some(&node) = self.nodes.get(i) {
+            i = if visit(node) { i + 1 } else { self.ends[i] };
+        }
+    }
+
+    /// [`walk_with_ancestors`] over the list.
+    fn walk_with_ancestors(&self, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
+        let mut ancestors: Vec<Node<'t>> = Vec::new();
+        let mut ancestor_ends: Vec<usize> = Vec::new();
+        let mut i = 0;
+        while let Some(&node) = self.nodes.get(i) {
+            while ancestor_ends.last().is_some_and(|&end| end <= i) {
+                ancestor_ends.pop();
+                ancestors.pop();
+            }
+            if visit(node, &ancestors) {
+                ancestors.push(node);
+                ancestor_ends.push(self.ends[i]);
+                i += 1;
+            } else {
+                i = self.ends[i];
+            }
         }
     }
 }
