@@ -51,7 +51,8 @@ fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// Source bytes parsed as one tree: larger files are split at top-level boundaries.
+/// Source bytes parsed as one tree: larger files are split at top-level boundaries. A tree
+/// takes ~36 bytes per source byte, and two are alive at a time.
 const CHUNK_BYTES: usize = 128 * 1024;
 
 /// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
@@ -74,7 +75,7 @@ struct Extractor<'s> {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
-    // Parse plans, cheapest first: 512 KB pieces; the whole file (a boundary may have been
+    // Parse plans, cheapest first: 128 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
     // one that analyses the most functions without a syntax error.
@@ -131,14 +132,14 @@ impl<'s> Extractor<'s> {
             let tree = ex.parse_range(range.clone());
             consume(&mut ex, range, tree);
         } else {
-            // Parse the next piece on another thread while this one is analysed. The bounded
-            // channel keeps at most two trees alive besides the one being analysed.
+            // Parse the next piece on another thread while this one is analysed. The channel
+            // holds nothing: a parsed tree waits until the previous one has been analysed.
             let included: Vec<tree_sitter::Range> = ranges
                 .iter()
                 .map(|r| ex.included_range(r.clone()))
                 .collect();
             std::thread::scope(|scope| {
-                let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+                let (sender, receiver) = std::sync::mpsc::sync_channel(0);
                 scope.spawn(move || {
                     for range in included {
                         if sender.send(super::parse_ranges(src, &[range])).is_err() {
@@ -1207,6 +1208,7 @@ impl<'s> Extractor<'s> {
         });
         callees.sort();
         callees.dedup();
+        callees.shrink_to_fit();
         function.callees = callees;
 
         let body_text = self.text(body);
@@ -1246,8 +1248,14 @@ impl<'s> Extractor<'s> {
                 }
             }
             array.escapes.sort_by_key(|e| e.at);
+            // Kept until the end of the run, for every function of the file: no spare capacity.
+            array.accesses.shrink_to_fit();
+            for access in &mut array.accesses {
+                access.indices.shrink_to_fit();
+            }
             kept.push(array);
         }
+        kept.shrink_to_fit();
         function.arrays = kept;
         definitions.constants
     }
