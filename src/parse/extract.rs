@@ -79,12 +79,14 @@ pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
     // one that analyses the most functions without a syntax error.
+    // Each plan is made only when the ones before it had syntax errors.
     let coarse = super::chunks::top_level_chunks(src, CHUNK_BYTES);
-    let mut plans = vec![coarse];
-    if plans[0].len() > 1 {
-        plans.push(super::chunks::whole(src));
-    }
-    plans.push(super::chunks::top_level_chunks(src, 0));
+    let whole = (coarse.len() > 1).then(|| super::chunks::whole(src));
+    let plans = std::iter::once(coarse)
+        .chain(whole)
+        .chain(std::iter::once_with(|| {
+            super::chunks::top_level_chunks(src, 0)
+        }));
     let mut best: Option<(usize, Extractor)> = None;
     for plan in plans {
         let (clean, ex) = Extractor::run(src, defines, &plan);
