@@ -4,10 +4,11 @@ use crate::bank::BankConfig;
 use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
 use crate::cost::{self, SiteCost};
 use crate::parse::{
-    self, Access, Diagnostic, Escape, Function, FunctionKind, LineIndex, ParsedFile, Severity,
-    SharedArray, SourceError, Span,
+    self, Access, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex, ParsedFile,
+    Severity, SharedArray, SourceError, Span,
 };
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the user asked for, shared by every file.
 #[derive(Debug, Clone)]
@@ -40,7 +41,7 @@ pub struct AnalysedFile {
     /// The affine analysis of each function whose block shape is known, same order.
     pub affine: Vec<Option<FunctionAffine>>,
     /// Per function, array and access: the simulated conflict figures, or why there are none.
-    pub costs: Vec<Vec<Vec<Result<SiteCost, String>>>>,
+    pub costs: Vec<FunctionCosts>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -95,53 +96,23 @@ pub fn analyse_text(
         }
     }
     diagnostics.sort_by_key(|d| d.at);
-    let callees = affine::Callees::new(&parsed.functions);
-    let mut affine = parsed
-        .functions
-        .iter()
-        .zip(&blocks)
-        .map(|(function, block)| match (block, function.syntax_error) {
-            (Ok(block), None) if is_reported(function) => Some(affine::analyse_function(
-                function,
-                &callees,
-                block.shape,
-                &parsed.constants,
-            )),
-            _ => None,
+    let affine = {
+        let callees = affine::Callees::new(&parsed.functions);
+        let functions = &parsed.functions;
+        in_parallel(functions.len(), |i| {
+            affine_of(&functions[i], &blocks[i], &callees, &parsed.constants)
         })
-        .collect::<Vec<_>>();
+    };
+    let mut affine = affine;
     let lines = LineIndex::new(text);
     for (function, affine) in parsed.functions.iter_mut().zip(&mut affine) {
         if let Some(affine) = affine {
             adopt_pointer_analysis(function, affine, text, &lines);
         }
     }
-    let costs = parsed
-        .functions
-        .iter()
-        .zip(&affine)
-        .map(|(function, affine)| {
-            function
-                .arrays
-                .iter()
-                .enumerate()
-                .map(|(a, array)| {
-                    array
-                        .accesses
-                        .iter()
-                        .enumerate()
-                        .map(|(i, access)| {
-                            let affine = affine.as_ref().ok_or("block shape unknown")?;
-                            let site = affine.sites[a][i]
-                                .as_ref()
-                                .ok_or("the access is not reached by the analysis")?;
-                            cost::measure(affine, site, array, access, &options.bank)
-                        })
-                        .collect()
-                })
-                .collect()
-        })
-        .collect();
+    let costs = in_parallel(parsed.functions.len(), |i| {
+        costs_of(&parsed.functions[i], affine[i].as_ref(), &options.bank)
+    });
     AnalysedFile {
         path: path.to_path_buf(),
         parsed,
@@ -150,6 +121,92 @@ pub fn analyse_text(
         affine,
         costs,
     }
+}
+
+/// Per array, per access: the conflict figures, or why there are none.
+type FunctionCosts = Vec<Vec<Result<SiteCost, String>>>;
+
+/// `work(0..count)` in order. The items are independent, so they are shared out between
+/// threads, one at a time.
+fn in_parallel<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(count.div_ceil(FUNCTIONS_PER_THREAD))
+        .max(1);
+    let next = AtomicUsize::new(0);
+    let worker = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= count {
+                return done;
+            }
+            done.push((i, work(i)));
+        }
+    };
+    let finished: Vec<Vec<(usize, T)>> = if threads == 1 {
+        vec![worker()]
+    } else {
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
+            workers
+                .into_iter()
+                .map(|w| match w.join() {
+                    Ok(done) => done,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        })
+    };
+    let mut results: Vec<(usize, T)> = finished.into_iter().flatten().collect();
+    results.sort_unstable_by_key(|(i, _)| *i);
+    results.into_iter().map(|(_, result)| result).collect()
+}
+
+/// Functions below which a thread is not worth starting.
+const FUNCTIONS_PER_THREAD: usize = 16;
+
+fn affine_of(
+    function: &Function,
+    block: &Resolution,
+    callees: &affine::Callees,
+    constants: &ConstEnv,
+) -> Option<FunctionAffine> {
+    match (block, function.syntax_error) {
+        (Ok(block), None) if is_reported(function) => Some(affine::analyse_function(
+            function,
+            callees,
+            block.shape,
+            constants,
+        )),
+        _ => None,
+    }
+}
+
+fn costs_of(
+    function: &Function,
+    affine: Option<&FunctionAffine>,
+    bank: &BankConfig,
+) -> FunctionCosts {
+    function
+        .arrays
+        .iter()
+        .enumerate()
+        .map(|(a, array)| {
+            array
+                .accesses
+                .iter()
+                .enumerate()
+                .map(|(i, access)| {
+                    let affine = affine.ok_or("block shape unknown")?;
+                    let site = affine.sites[a][i]
+                        .as_ref()
+                        .ok_or("the access is not reached by the analysis")?;
+                    cost::measure(affine, site, array, access, bank)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// Folds what the affine stage learnt by following pointers into the function's arrays: the

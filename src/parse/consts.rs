@@ -2,9 +2,9 @@
 //! function-like), enumerators, `const`/`constexpr` integers, template parameters and `sizeof`.
 use super::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 use super::types::TypeTable;
-use std::cell::OnceCell;
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 /// Macro expansion depth beyond which evaluation gives up (guards `#define A A`).
 const MAX_EXPANSION_DEPTH: usize = 64;
@@ -36,7 +36,8 @@ pub struct Macro {
     pub params: Option<Vec<String>>,
     pub body: String,
     pub line: usize,
-    expr: OnceCell<Option<Expr>>,
+    /// A lock rather than a cell: the later stages share the constants between threads.
+    expr: OnceLock<Option<Expr>>,
 }
 
 impl Macro {
@@ -45,7 +46,7 @@ impl Macro {
             params,
             body: body.trim().to_string(),
             line,
-            expr: OnceCell::new(),
+            expr: OnceLock::new(),
         }
     }
 

@@ -7,27 +7,14 @@ use super::body::{parameters, Lowering};
 use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
 use super::source::LineIndex;
+use super::symbols::{self, child, FIELDS};
 use super::types::{aggregate_offsets, Layout, Member};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
-use tree_sitter::{Node, Query, QueryCursor, StreamingIterator, Tree};
+use std::sync::Arc;
+use tree_sitter::{Node, Tree};
 
 /// Struct nesting depth beyond which a layout is given up as unknown.
 const MAX_TYPE_DEPTH: usize = 32;
-
-fn query(cell: &'static OnceLock<Query>, source: &str) -> &'static Query {
-    cell.get_or_init(|| {
-        Query::new(&super::language::cuda(), source).expect("bundled query compiles")
-    })
-}
-
-fn launch_sites_query() -> &'static Query {
-    static CELL: OnceLock<Query> = OnceLock::new();
-    query(
-        &CELL,
-        include_str!("../../grammar/queries/launch_sites.scm"),
-    )
-}
 
 /// Calls `visit` on `root` and its descendants in source order; `visit` returns whether to
 /// descend into the node's children.
@@ -64,7 +51,8 @@ fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// Source bytes parsed as one tree: larger files are split at top-level boundaries.
+/// Source bytes parsed as one tree: larger files are split at top-level boundaries. A tree
+/// takes ~36 bytes per source byte, and two are alive at a time.
 const CHUNK_BYTES: usize = 128 * 1024;
 
 /// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
@@ -110,16 +98,18 @@ struct SharedProvider {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
-    // Parse plans, cheapest first: 512 KB pieces; the whole file (a boundary may have been
+    // Parse plans, cheapest first: 128 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
     // one that analyses the most functions without a syntax error.
+    // Each plan is made only when the ones before it had syntax errors.
     let coarse = super::chunks::top_level_chunks(src, CHUNK_BYTES);
-    let mut plans = vec![coarse];
-    if plans[0].len() > 1 {
-        plans.push(super::chunks::whole(src));
-    }
-    plans.push(super::chunks::top_level_chunks(src, 0));
+    let whole = (coarse.len() > 1).then(|| super::chunks::whole(src));
+    let plans = std::iter::once(coarse)
+        .chain(whole)
+        .chain(std::iter::once_with(|| {
+            super::chunks::top_level_chunks(src, 0)
+        }));
     let mut best: Option<(usize, Extractor)> = None;
     for plan in plans {
         let (clean, ex) = Extractor::run(src, defines, &plan);
@@ -167,14 +157,14 @@ impl<'s> Extractor<'s> {
             let tree = ex.parse_range(range.clone());
             consume(&mut ex, range, tree);
         } else {
-            // Parse the next piece on another thread while this one is analysed. The bounded
-            // channel keeps at most two trees alive besides the one being analysed.
+            // Parse the next piece on another thread while this one is analysed. The channel
+            // holds nothing: a parsed tree waits until the previous one has been analysed.
             let included: Vec<tree_sitter::Range> = ranges
                 .iter()
                 .map(|r| ex.included_range(r.clone()))
                 .collect();
             std::thread::scope(|scope| {
-                let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+                let (sender, receiver) = std::sync::mpsc::sync_channel(0);
                 scope.spawn(move || {
                     for range in included {
                         if sender.send(super::parse_ranges(src, &[range])).is_err() {
@@ -402,7 +392,11 @@ impl<'s> Extractor<'s> {
         let mut errors = Vec::new();
         walk(root, |node| {
             if node.is_error() || node.is_missing() {
-                errors.push((self.at(node), node.is_missing(), node.kind().to_string()));
+                errors.push((
+                    self.at(node),
+                    node.is_missing(),
+                    symbols::kind(node).to_string(),
+                ));
                 return false;
             }
             node.has_error()
@@ -428,7 +422,7 @@ impl<'s> Extractor<'s> {
                 stack.pop();
                 continue;
             };
-            match item.kind() {
+            match symbols::kind(item) {
                 "preproc_def" | "preproc_function_def" => self.define(item),
                 "function_definition" => {
                     self.function(item);
@@ -436,7 +430,7 @@ impl<'s> Extractor<'s> {
                 }
                 "template_declaration" => {
                     for child in named_children(item) {
-                        match child.kind() {
+                        match symbols::kind(child) {
                             "function_definition" => {
                                 self.function(child);
                                 self.launch_sites(child);
@@ -454,8 +448,8 @@ impl<'s> Extractor<'s> {
                     self.type_specifier(item);
                 }
                 "namespace_definition" | "linkage_specification" => {
-                    match item.child_by_field_name("body") {
-                        Some(body) if body.kind() == "declaration_list" => {
+                    match child(item, FIELDS.body) {
+                        Some(body) if symbols::kind(body) == "declaration_list" => {
                             stack.push(named_children(body).into_iter())
                         }
                         // `extern "C" __global__ void k() {…}`: the body is the item itself.
@@ -476,14 +470,15 @@ impl<'s> Extractor<'s> {
     /// both branches (the first definition of a name wins).
     fn live_preproc_items<'t>(&self, node: Node<'t>) -> Vec<Node<'t>> {
         let condition = self.preproc_condition(node);
-        let alternative = node.child_by_field_name("alternative");
+        let alternative = child(node, FIELDS.alternative);
+        let guards = [
+            alternative,
+            child(node, FIELDS.condition),
+            child(node, FIELDS.name),
+        ];
         let body: Vec<Node> = named_children(node)
             .into_iter()
-            .filter(|child| {
-                Some(*child) != alternative
-                    && Some(*child) != node.child_by_field_name("condition")
-                    && Some(*child) != node.child_by_field_name("name")
-            })
+            .filter(|item| !guards.contains(&Some(*item)))
             .collect();
         match condition {
             Some(true) => body,
@@ -494,7 +489,7 @@ impl<'s> Extractor<'s> {
 
     /// Whether the condition of an `#if`/`#ifdef`/`#elif` holds; `None` when undecidable.
     fn preproc_condition(&self, node: Node) -> Option<bool> {
-        match node.kind() {
+        match symbols::kind(node) {
             "preproc_ifdef" | "preproc_elifdef" => {
                 let negated = self
                     .text(node)
@@ -506,28 +501,24 @@ impl<'s> Extractor<'s> {
                         .trim_start_matches('#')
                         .trim_start()
                         .starts_with("elifndef");
-                node.child_by_field_name("name")
-                    .map(|name| self.env.is_defined(self.text(name)) != negated)
+                child(node, FIELDS.name).map(|name| self.env.is_defined(self.text(name)) != negated)
             }
-            _ => node
-                .child_by_field_name("condition")
+            _ => child(node, FIELDS.condition)
                 .and_then(|cond| self.env.eval_condition(&ast::lower(cond, self.src)).ok()),
         }
     }
 
     fn define(&mut self, node: Node) {
-        let Some(name) = node.child_by_field_name("name") else {
+        let Some(name) = child(node, FIELDS.name) else {
             return;
         };
-        let params = node.child_by_field_name("parameters").map(|list| {
+        let params = child(node, FIELDS.parameters).map(|list| {
             named_children(list)
                 .into_iter()
                 .map(|p| self.text(p).to_string())
                 .collect()
         });
-        let body = node
-            .child_by_field_name("value")
-            .map_or("", |value| self.text(value));
+        let body = child(node, FIELDS.value).map_or("", |value| self.text(value));
         let line = self.at(node).line;
         let name = self.text(name).to_string();
         if self.env.macro_named(&name).is_none() {
@@ -545,12 +536,12 @@ impl<'s> Extractor<'s> {
     }
 
     fn instantiation(&mut self, node: Node) {
-        let Some(declarator) = node.child_by_field_name("declarator") else {
+        let Some(declarator) = child(node, FIELDS.declarator) else {
             return;
         };
         let mut target = None;
         walk(declarator, |n| {
-            if n.kind() == "template_function" && target.is_none() {
+            if symbols::kind(n) == "template_function" && target.is_none() {
                 target = Some(n);
             }
             target.is_none()
@@ -564,7 +555,7 @@ impl<'s> Extractor<'s> {
     /// A namespace-scope declaration: integer constants, `__shared__` arrays, and any struct
     /// or enum it defines.
     fn declaration_at_file_scope(&mut self, node: Node) {
-        if let Some(ty) = node.child_by_field_name("type") {
+        if let Some(ty) = child(node, FIELDS.type_) {
             self.type_specifier(ty);
         }
         if has_qualifier(node, self.src, "__shared__") {
@@ -582,7 +573,7 @@ impl<'s> Extractor<'s> {
     /// `const`/`constexpr` or never assigned afterwards (`reassigned`), as `(name, value)`.
     fn integer_definitions(&self, node: Node, reassigned: &HashSet<String>) -> Vec<(String, Expr)> {
         let mut definitions = Vec::new();
-        let Some(ty) = node.child_by_field_name("type") else {
+        let Some(ty) = child(node, FIELDS.type_) else {
             return definitions;
         };
         if !is_integer_type(&self.one_line(ty)) {
@@ -592,23 +583,23 @@ impl<'s> Extractor<'s> {
             has_qualifier(node, self.src, "const") || has_qualifier(node, self.src, "constexpr");
         let mut cursor = node.walk();
         for declarator in node.children_by_field_name("declarator", &mut cursor) {
-            if declarator.kind() != "init_declarator" {
+            if symbols::kind(declarator) != "init_declarator" {
                 continue;
             }
             let (Some(name), Some(value)) = (
-                declarator.child_by_field_name("declarator"),
-                declarator.child_by_field_name("value"),
+                child(declarator, FIELDS.declarator),
+                child(declarator, FIELDS.value),
             ) else {
                 continue;
             };
-            if name.kind() != "identifier" {
+            if symbols::kind(name) != "identifier" {
                 continue;
             }
             let name = self.text(name).to_string();
             if !constant && reassigned.contains(&name) {
                 continue;
             }
-            let value = match value.kind() {
+            let value = match symbols::kind(value) {
                 "initializer_list" | "argument_list" => match named_children(value).as_slice() {
                     [only] => *only,
                     _ => continue,
@@ -632,7 +623,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn type_definition(&mut self, node: Node) {
-        let Some(ty) = node.child_by_field_name("type") else {
+        let Some(ty) = child(node, FIELDS.type_) else {
             return;
         };
         let layout = self.type_specifier(ty);
@@ -671,10 +662,7 @@ impl<'s> Extractor<'s> {
     }
 
     fn alias(&mut self, node: Node) {
-        let (Some(name), Some(ty)) = (
-            node.child_by_field_name("name"),
-            node.child_by_field_name("type"),
-        ) else {
+        let (Some(name), Some(ty)) = (child(node, FIELDS.name), child(node, FIELDS.type_)) else {
             return;
         };
         self.env
@@ -684,9 +672,9 @@ impl<'s> Extractor<'s> {
 
     /// Registers the struct/union/enum a type specifier defines and returns the type's layout.
     fn type_specifier(&mut self, node: Node) -> Option<Layout> {
-        match node.kind() {
+        match symbols::kind(node) {
             "enum_specifier" => {
-                if let Some(body) = node.child_by_field_name("body") {
+                if let Some(body) = child(node, FIELDS.body) {
                     self.enumerators(body);
                 }
                 Some(Layout { size: 4, align: 4 })
@@ -700,9 +688,8 @@ impl<'s> Extractor<'s> {
                         .types
                         .define_aggregate(self.text(name), *layout, members.clone());
                 }
-                if node.child_by_field_name("body").is_none() {
-                    return node
-                        .child_by_field_name("name")
+                if child(node, FIELDS.body).is_none() {
+                    return child(node, FIELDS.name)
                         .and_then(|name| self.env.types.layout(self.text(name)));
                 }
                 aggregate.map(|(layout, _)| layout)
@@ -714,13 +701,13 @@ impl<'s> Extractor<'s> {
     fn enumerators(&mut self, body: Node) {
         let mut next = 0i64;
         for enumerator in named_children(body) {
-            if enumerator.kind() != "enumerator" {
+            if symbols::kind(enumerator) != "enumerator" {
                 continue;
             }
-            let Some(name) = enumerator.child_by_field_name("name") else {
+            let Some(name) = child(enumerator, FIELDS.name) else {
                 continue;
             };
-            let value = match enumerator.child_by_field_name("value") {
+            let value = match child(enumerator, FIELDS.value) {
                 Some(value) => self
                     .env
                     .eval(&ast::lower(value, self.src), &Bindings::default())
@@ -742,7 +729,7 @@ impl<'s> Extractor<'s> {
         }
         let forced_align = named_children(node)
             .into_iter()
-            .find(|child| child.kind().contains("align"))
+            .find(|child| symbols::kind(*child).contains("align"))
             .and_then(|align| {
                 let expr = named_children(align).into_iter().last()?;
                 self.env
@@ -752,7 +739,7 @@ impl<'s> Extractor<'s> {
             .map(|v| v as u64);
         let mut members = Vec::new();
         for field in named_children(body) {
-            if field.kind() != "field_declaration" {
+            if symbols::kind(field) != "field_declaration" {
                 continue;
             }
             let ty = field.child_by_field_name("type")?;
@@ -785,7 +772,7 @@ impl<'s> Extractor<'s> {
             }
             if named_children(field)
                 .iter()
-                .any(|c| c.kind() == "bitfield_clause")
+                .any(|c| symbols::kind(*c) == "bitfield_clause")
             {
                 return None;
             }
@@ -818,7 +805,7 @@ impl<'s> Extractor<'s> {
                 let count = self
                     .env
                     .eval(
-                        &ast::lower(declarator.child_by_field_name("size")?, self.src),
+                        &ast::lower(child(declarator, FIELDS.size)?, self.src),
                         &Bindings::default(),
                     )
                     .ok()?;
@@ -835,12 +822,10 @@ impl<'s> Extractor<'s> {
 
     /// The name and the argument texts of a template id `k<16, float>`.
     fn template_id(&self, node: Node) -> (String, Vec<String>) {
-        let name = node
-            .child_by_field_name("name")
+        let name = child(node, FIELDS.name)
             .map(|n| self.one_line(n))
             .unwrap_or_default();
-        let args = node
-            .child_by_field_name("arguments")
+        let args = child(node, FIELDS.arguments)
             .map(|list| {
                 named_children(list)
                     .into_iter()
@@ -853,43 +838,22 @@ impl<'s> Extractor<'s> {
 
     /// Records the kernel launches inside `function`.
     fn launch_sites(&mut self, function: Node) {
-        // Matching a query visits every node: look only where a launch can be.
+        // Only a function that mentions `<<<` can launch a kernel.
         if !self.text(function).contains("<<<") {
             return;
         }
-        let root = function;
         // The function's constants and dim3 variables, for every launch in it.
-        let locals = function
-            .child_by_field_name("body")
-            .map(|body| self.local_definitions(body, &[]));
+        let locals = child(function, FIELDS.body)
+            .map(|body| self.local_definitions(&Preorder::of(body), &[]));
         let scope = locals.as_ref().map_or_else(Bindings::default, |l| {
             self.bind_constants(&l.constants, &Bindings::default())
         });
         let dim3s = locals.map(|l| l.dim3s).unwrap_or_default();
-        let query = launch_sites_query();
-        let kernel_ix = query.capture_index_for_name("kernel");
-        let config_ix = query.capture_index_for_name("config");
-        let launch_ix = query.capture_index_for_name("launch");
-        let mut found = Vec::new();
-        let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(query, root, self.src.as_bytes());
-        while let Some(m) = matches.next() {
-            let capture = |ix| {
-                m.captures()
-                    .iter()
-                    .find(|c| Some(c.index) == ix)
-                    .map(|c| c.node)
-            };
-            if let (Some(kernel), Some(config), Some(launch)) =
-                (capture(kernel_ix), capture(config_ix), capture(launch_ix))
-            {
-                found.push((kernel, config, launch));
-            }
-        }
+        let found = launch_calls(function, self.src);
         let sites: Vec<LaunchSite> = found
             .into_iter()
             .map(|(kernel, config, launch)| {
-                let (name, template_args) = match kernel.kind() {
+                let (name, template_args) = match symbols::kind(kernel) {
                     "template_function" => self.template_id(kernel),
                     _ => (self.one_line(kernel), Vec::new()),
                 };
@@ -949,22 +913,20 @@ impl<'s> Extractor<'s> {
     /// `__shared__` declarations, direct or through a macro. `dead` branches are skipped.
     fn local_definitions<'t>(
         &self,
-        body: Node<'t>,
+        body: &Preorder<'t>,
         dead: &[std::ops::Range<usize>],
     ) -> LocalDefinitions<'t> {
         let mut reassigned = HashSet::new();
         let mut declarations = Vec::new();
         let mut shared = Vec::new();
         let mut shared_macro_calls = Vec::new();
-        walk(body, |node| {
+        body.walk(|node| {
             if dead.iter().any(|r| r.contains(&node.start_byte())) {
                 return false;
             }
-            match node.kind() {
+            match symbols::kind(node) {
                 "assignment_expression" | "update_expression" => {
-                    let target = node
-                        .child_by_field_name("left")
-                        .or_else(|| node.child_by_field_name("argument"));
+                    let target = child(node, FIELDS.left).or_else(|| child(node, FIELDS.argument));
                     if let Some(target) = target {
                         let root = leftmost_identifier(target, self.src);
                         reassigned.insert(root.to_string());
@@ -973,8 +935,7 @@ impl<'s> Extractor<'s> {
                 "declaration" if has_qualifier(node, self.src, "__shared__") => shared.push(node),
                 "declaration" => declarations.push(node),
                 "call_expression" => {
-                    let declares = node
-                        .child_by_field_name("function")
+                    let declares = child(node, FIELDS.function)
                         .and_then(|f| self.env.macro_named(self.text(f)))
                         .is_some_and(|mac| mac.body.contains("__shared__"));
                     if declares {
@@ -989,17 +950,15 @@ impl<'s> Extractor<'s> {
         let mut dim3s = HashMap::new();
         for declaration in declarations {
             constants.extend(self.integer_definitions(declaration, &reassigned));
-            let is_dim3 = declaration
-                .child_by_field_name("type")
-                .is_some_and(|t| self.text(t) == "dim3");
+            let is_dim3 = child(declaration, FIELDS.type_).is_some_and(|t| self.text(t) == "dim3");
             if !is_dim3 {
                 continue;
             }
             let mut cursor = declaration.walk();
             for declarator in declaration.children_by_field_name("declarator", &mut cursor) {
                 let (Some(name), Some(value)) = (
-                    declarator.child_by_field_name("declarator"),
-                    declarator.child_by_field_name("value"),
+                    child(declarator, FIELDS.declarator),
+                    child(declarator, FIELDS.value),
                 ) else {
                     continue;
                 };
@@ -1007,7 +966,7 @@ impl<'s> Extractor<'s> {
                 if reassigned.contains(&name) {
                     continue;
                 }
-                let args = match value.kind() {
+                let args = match symbols::kind(value) {
                     "argument_list" | "initializer_list" => named_children(value)
                         .into_iter()
                         .map(|a| ast::lower(a, self.src))
@@ -1042,11 +1001,11 @@ impl<'s> Extractor<'s> {
         let Some(name) = function_name(node, self.src) else {
             return;
         };
-        let Some(body) = node.child_by_field_name("body") else {
+        let Some(body) = child(node, FIELDS.body) else {
             return;
         };
         let outer = match node.parent() {
-            Some(parent) if parent.kind() == "template_declaration" => parent,
+            Some(parent) if symbols::kind(parent) == "template_declaration" => parent,
             _ => node,
         };
         let syntax_error = outer.has_error().then(|| {
@@ -1061,7 +1020,7 @@ impl<'s> Extractor<'s> {
         });
         let launch_bounds = named_children(node)
             .into_iter()
-            .find(|c| c.kind() == "launch_bounds")
+            .find(|c| symbols::kind(*c) == "launch_bounds")
             .and_then(|lb| named_children(lb).first().copied())
             .map(|e| ast::lower(e, self.src));
         let annotated_block = self.block_annotation(outer);
@@ -1083,8 +1042,10 @@ impl<'s> Extractor<'s> {
         };
         let constants = match syntax_error {
             None => {
-                let dead = self.dead_branches(body);
-                let constants = self.analyse_body(&mut function, body, &dead);
+                // The body is walked several times: once with a cursor, then from a list.
+                let nodes = Preorder::of(body);
+                let dead = self.dead_branches(body, &nodes);
+                let constants = self.analyse_body(&mut function, body, &nodes, &dead);
                 let lowering = Lowering {
                     src: self.src,
                     dead: &dead,
@@ -1279,10 +1240,11 @@ impl<'s> Extractor<'s> {
         &mut self,
         function: &mut Function,
         body: Node,
+        nodes: &Preorder,
         dead: &[std::ops::Range<usize>],
     ) -> Vec<(String, Expr)> {
         let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
-        let definitions = self.local_definitions(body, dead);
+        let definitions = self.local_definitions(nodes, dead);
         let locals = self.bind_constants(&definitions.constants, &function.bindings);
         let decl_nodes = definitions.shared;
         let mut arrays = Vec::new();
@@ -1299,7 +1261,7 @@ impl<'s> Extractor<'s> {
             .flat_map(|d| {
                 let mut starts = Vec::new();
                 walk(*d, |n| {
-                    if n.kind() == "identifier" {
+                    if symbols::kind(n) == "identifier" {
                         starts.push(n.start_byte());
                     }
                     true
@@ -1327,7 +1289,11 @@ impl<'s> Extractor<'s> {
                        shared_in_scope: &HashMap<usize, Vec<usize>>,
                        others_in_scope: &HashMap<usize, HashSet<String>>|
          -> Option<usize> {
-            for scope in ancestors.iter().rev().filter(|a| is_scope(a.kind())) {
+            for scope in ancestors
+                .iter()
+                .rev()
+                .filter(|a| is_scope(symbols::kind(**a)))
+            {
                 let mut shared = shared_in_scope.get(&scope.id()).into_iter().flatten();
                 if let Some(&i) = shared.rfind(|&&i| arrays[i].name == name) {
                     return Some(i);
@@ -1341,7 +1307,7 @@ impl<'s> Extractor<'s> {
             }
             (local_count..arrays.len()).find(|&i| arrays[i].name == name)
         };
-        walk_with_ancestors(body, |node, ancestors| {
+        nodes.walk_with_ancestors(|node, ancestors| {
             if is_dead(node) {
                 return false;
             }
@@ -1349,16 +1315,18 @@ impl<'s> Extractor<'s> {
                 ancestors
                     .iter()
                     .rev()
-                    .find(|a| is_scope(a.kind()))
+                    .find(|a| is_scope(symbols::kind(**a)))
                     .map_or(body.id(), |a| a.id())
             };
-            match node.kind() {
+            match symbols::kind(node) {
                 // Operands of sizeof/alignof/decltype are not evaluated: no access.
                 "sizeof_expression" | "alignof_expression" | "decltype" => return false,
                 "gnu_asm_expression" => {
                     let mut inner_uses = Vec::new();
                     walk_with_ancestors(node, |inner, inner_ancestors| {
-                        if inner.kind() == "identifier" && candidates.contains(self.text(inner)) {
+                        if symbols::kind(inner) == "identifier"
+                            && candidates.contains(self.text(inner))
+                        {
                             let chain: Vec<Node> =
                                 ancestors.iter().chain(inner_ancestors).copied().collect();
                             inner_uses.push((self.text(inner), chain));
@@ -1392,8 +1360,8 @@ impl<'s> Extractor<'s> {
                     }
                 }
                 "call_expression" => {
-                    if let Some(f) = node.child_by_field_name("function") {
-                        if matches!(f.kind(), "identifier" | "qualified_identifier") {
+                    if let Some(f) = child(node, FIELDS.function) {
+                        if matches!(symbols::kind(f), "identifier" | "qualified_identifier") {
                             let name = compact_text(f, self.src);
                             callees.push(name.rsplit("::").next().unwrap_or(&name).to_string());
                         }
@@ -1410,7 +1378,7 @@ impl<'s> Extractor<'s> {
                 .collect();
             if !declared.is_empty() {
                 shared_in_scope.entry(scope()).or_default().extend(declared);
-            } else if matches!(node.kind(), "declaration" | "parameter_declaration") {
+            } else if matches!(symbols::kind(node), "declaration" | "parameter_declaration") {
                 let mut cursor = node.walk();
                 let names: Vec<String> = node
                     .children_by_field_name("declarator", &mut cursor)
@@ -1422,6 +1390,7 @@ impl<'s> Extractor<'s> {
         });
         callees.sort();
         callees.dedup();
+        callees.shrink_to_fit();
         function.callees = callees;
 
         let body_text = self.text(body);
@@ -1463,10 +1432,16 @@ impl<'s> Extractor<'s> {
                 }
             }
             array.escapes.sort_by_key(|e| e.at);
+            // Kept until the end of the run, for every function of the file: no spare capacity.
+            array.accesses.shrink_to_fit();
+            for access in &mut array.accesses {
+                access.indices.shrink_to_fit();
+            }
             kept.push(array);
         }
         kept.extend(self.provided_arrays(provider_calls));
         mark_dynamic_aliases(&mut kept);
+        kept.shrink_to_fit();
         function.arrays = kept;
         definitions.constants
     }
@@ -1549,21 +1524,18 @@ impl<'s> Extractor<'s> {
     }
 
     /// Byte ranges of `#if`/`#ifdef` branches inside `body` that are known to be dead.
-    fn dead_branches(&self, body: Node) -> Vec<std::ops::Range<usize>> {
+    fn dead_branches(&self, body: Node, nodes: &Preorder) -> Vec<std::ops::Range<usize>> {
         let mut dead = Vec::new();
         if !self.text(body).contains('#') {
             return dead;
         }
-        walk(body, |node| {
+        nodes.walk(|node| {
             if matches!(
-                node.kind(),
+                symbols::kind(node),
                 "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
             ) {
                 let live: Vec<Node> = self.live_preproc_items(node);
-                let guards = [
-                    node.child_by_field_name("condition"),
-                    node.child_by_field_name("name"),
-                ];
+                let guards = [child(node, FIELDS.condition), child(node, FIELDS.name)];
                 for child in named_children(node) {
                     if !live.contains(&child) && !guards.contains(&Some(child)) {
                         dead.push(child.byte_range());
@@ -1626,40 +1598,40 @@ impl<'s> Extractor<'s> {
         file_scope: bool,
         declared_by_macro: Option<(&str, Location, Span)>,
     ) -> Vec<SharedArray> {
-        let Some(ty) = decl.child_by_field_name("type") else {
+        let Some(ty) = child(decl, FIELDS.type_) else {
             return Vec::new();
         };
         let type_text = self.one_line(ty);
         let is_extern = named_children(decl)
             .iter()
-            .any(|c| c.kind() == "storage_class_specifier" && self.text(*c) == "extern");
+            .any(|c| symbols::kind(*c) == "storage_class_specifier" && self.text(*c) == "extern");
         let mut cursor = decl.walk();
         let mut arrays = Vec::new();
         for declarator in decl.children_by_field_name("declarator", &mut cursor) {
             let mut node = declarator;
-            if node.kind() == "init_declarator" {
-                match node.child_by_field_name("declarator") {
+            if symbols::kind(node) == "init_declarator" {
+                match child(node, FIELDS.declarator) {
                     Some(inner) => node = inner,
                     None => continue,
                 }
             }
             let mut pointer = false;
-            if node.kind() == "pointer_declarator" {
+            if symbols::kind(node) == "pointer_declarator" {
                 pointer = true;
-                match node.child_by_field_name("declarator") {
+                match child(node, FIELDS.declarator) {
                     Some(inner) => node = inner,
                     None => continue,
                 }
             }
             let mut sizes = Vec::new();
-            while node.kind() == "array_declarator" {
-                sizes.push(node.child_by_field_name("size"));
-                match node.child_by_field_name("declarator") {
+            while symbols::kind(node) == "array_declarator" {
+                sizes.push(child(node, FIELDS.size));
+                match child(node, FIELDS.declarator) {
                     Some(inner) => node = inner,
                     None => break,
                 }
             }
-            if sizes.is_empty() || node.kind() != "identifier" {
+            if sizes.is_empty() || symbols::kind(node) != "identifier" {
                 continue;
             }
             sizes.reverse();
@@ -1713,15 +1685,14 @@ impl<'s> Extractor<'s> {
     fn macro_declared_arrays(&self, calls: &[Node], scope: &Bindings) -> Vec<SharedArray> {
         let mut arrays = Vec::new();
         for &call in calls {
-            let Some(callee) = call.child_by_field_name("function") else {
+            let Some(callee) = child(call, FIELDS.function) else {
                 continue;
             };
             let name = self.text(callee);
             let Some(mac) = self.env.macro_named(name) else {
                 continue;
             };
-            let args: Vec<&str> = call
-                .child_by_field_name("arguments")
+            let args: Vec<&str> = child(call, FIELDS.arguments)
                 .map(|list| {
                     named_children(list)
                         .into_iter()
@@ -1739,7 +1710,9 @@ impl<'s> Extractor<'s> {
             let inner = Extractor::new(&snippet, ConstEnv::default());
             let mut declarations = Vec::new();
             walk(tree.root_node(), |node| {
-                if node.kind() == "declaration" && has_qualifier(node, &snippet, "__shared__") {
+                if symbols::kind(node) == "declaration"
+                    && has_qualifier(node, &snippet, "__shared__")
+                {
                     declarations.push(node);
                 }
                 true
@@ -2038,6 +2011,41 @@ fn mark_dynamic_aliases(arrays: &mut [SharedArray]) {
     }
 }
 
+/// The launches `k<args><<<grid, block, …>>>(…)` inside `root`, in source order, as
+/// (kernel, configuration, call) nodes: a `call_expression` with a named `function` and a
+/// `kernel_call_syntax` child after it. Only nodes that contain a `<` are searched.
+fn launch_calls<'t>(root: Node<'t>, src: &str) -> Vec<(Node<'t>, Node<'t>, Node<'t>)> {
+    let angles: Vec<usize> = src[root.byte_range()]
+        .match_indices('<')
+        .map(|(i, _)| root.start_byte() + i)
+        .collect();
+    let has_angle = |node: Node| {
+        let first = angles.partition_point(|&at| at < node.start_byte());
+        angles.get(first).is_some_and(|&at| at < node.end_byte())
+    };
+    let mut found = Vec::new();
+    walk(root, |node| {
+        if !has_angle(node) {
+            return false;
+        }
+        if symbols::kind(node) == "call_expression" {
+            if let Some(kernel) = child(node, FIELDS.function).filter(|f| f.is_named()) {
+                let mut cursor = node.walk();
+                found.extend(
+                    node.children(&mut cursor)
+                        .filter(|c| {
+                            c.start_byte() >= kernel.end_byte()
+                                && symbols::kind(*c) == "kernel_call_syntax"
+                        })
+                        .map(|config| (kernel, config, node)),
+                );
+            }
+        }
+        true
+    });
+    found
+}
+
 /// A node and its ancestors, nearest first. Climbing is O(1) per step, whereas
 /// `Node::parent` walks down from the root each time (quadratic on deeply nested input).
 struct Lineage<'t> {
@@ -2085,6 +2093,78 @@ fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Nod
     }
 }
 
+/// The nodes of a subtree in source order (pre-order), each with the position just past its
+/// own subtree: walking them again costs no tree-sitter cursor moves, which are the expensive
+/// part of a walk.
+struct Preorder<'t> {
+    nodes: Vec<Node<'t>>,
+    /// `ends[i]`: the index of the first node after node `i`'s subtree.
+    ends: Vec<usize>,
+}
+
+impl<'t> Preorder<'t> {
+    fn of(root: Node<'t>) -> Self {
+        let mut nodes = Vec::new();
+        let mut ends = Vec::new();
+        // Indices of the nodes whose subtree is still open, root first.
+        let mut open = Vec::new();
+        let mut cursor = root.walk();
+        loop {
+            open.push(nodes.len());
+            nodes.push(cursor.node());
+            ends.push(0);
+            if cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if let Some(closed) = open.pop() {
+                    ends[closed] = nodes.len();
+                }
+                if open.is_empty() {
+                    return Preorder { nodes, ends };
+                }
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    for closed in open.drain(..) {
+                        ends[closed] = nodes.len();
+                    }
+                    return Preorder { nodes, ends };
+                }
+            }
+        }
+    }
+
+    /// [`walk`] over the list.
+    fn walk(&self, mut visit: impl FnMut(Node<'t>) -> bool) {
+        let mut i = 0;
+        while let Some(&node) = self.nodes.get(i) {
+            i = if visit(node) { i + 1 } else { self.ends[i] };
+        }
+    }
+
+    /// [`walk_with_ancestors`] over the list.
+    fn walk_with_ancestors(&self, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
+        let mut ancestors: Vec<Node<'t>> = Vec::new();
+        let mut ancestor_ends: Vec<usize> = Vec::new();
+        let mut i = 0;
+        while let Some(&node) = self.nodes.get(i) {
+            while ancestor_ends.last().is_some_and(|&end| end <= i) {
+                ancestor_ends.pop();
+                ancestors.pop();
+            }
+            if visit(node, &ancestors) {
+                ancestors.push(node);
+                ancestor_ends.push(self.ends[i]);
+                i += 1;
+            } else {
+                i = self.ends[i];
+            }
+        }
+    }
+}
+
 /// A function analysed once; template functions are instantiated from it per argument set.
 struct Prototype {
     function: Function,
@@ -2127,20 +2207,18 @@ fn is_scope(kind: &str) -> bool {
 /// The names of the parameters of the function whose body is `body`.
 fn function_parameters(body: Node, src: &str) -> HashSet<String> {
     let mut names = HashSet::new();
-    let declarator = body
-        .parent()
-        .and_then(|f| f.child_by_field_name("declarator"));
+    let declarator = body.parent().and_then(|f| child(f, FIELDS.declarator));
     let mut list = None;
     if let Some(declarator) = declarator {
         walk(declarator, |n| {
-            if n.kind() == "parameter_list" && list.is_none() {
+            if symbols::kind(n) == "parameter_list" && list.is_none() {
                 list = Some(n);
             }
             list.is_none()
         });
     }
     for param in list.map(named_children).unwrap_or_default() {
-        if let Some(declarator) = param.child_by_field_name("declarator") {
+        if let Some(declarator) = child(param, FIELDS.declarator) {
             names.insert(leftmost_identifier(declarator, src).to_string());
         }
     }
@@ -2150,7 +2228,7 @@ fn function_parameters(body: Node, src: &str) -> HashSet<String> {
 /// The comment directly above `node` (on the line before it, or the same line).
 fn comment_above(node: Node) -> Option<Node> {
     node.prev_sibling()
-        .filter(|s| s.kind() == "comment")
+        .filter(|s| symbols::kind(*s) == "comment")
         .filter(|c| c.end_position().row + 1 >= node.start_position().row)
 }
 
@@ -2189,7 +2267,7 @@ fn is_integer_type(ty: &str) -> bool {
 pub(super) fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
     let mut found = "";
     walk(node, |n| {
-        if found.is_empty() && n.kind() == "identifier" {
+        if found.is_empty() && symbols::kind(n) == "identifier" {
             found = &src[n.byte_range()];
         }
         found.is_empty()
@@ -2200,7 +2278,7 @@ pub(super) fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
 fn has_qualifier(decl: Node, src: &str, keyword: &str) -> bool {
     named_children(decl).iter().any(|c| {
         matches!(
-            c.kind(),
+            symbols::kind(*c),
             "type_qualifier" | "storage_class_specifier" | "attribute_specifier"
         ) && src[c.byte_range()].trim() == keyword
     })
@@ -2209,13 +2287,11 @@ fn has_qualifier(decl: Node, src: &str, keyword: &str) -> bool {
 /// Whether a function definition carries `__global__` / `__device__` (as a modifier, not
 /// inside its body).
 fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
-    let body_start = function
-        .child_by_field_name("body")
-        .map_or(function.end_byte(), |b| b.start_byte());
+    let body_start = child(function, FIELDS.body).map_or(function.end_byte(), |b| b.start_byte());
     children(function).iter().any(|c| {
         c.end_byte() <= body_start
             && (src[c.byte_range()].trim() == keyword
-                || (c.kind() != "function_declarator"
+                || (symbols::kind(*c) != "function_declarator"
                     && c.child_count() > 0
                     && children(*c)
                         .iter()
@@ -2224,13 +2300,13 @@ fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
 }
 
 fn function_name(function: Node, src: &str) -> Option<String> {
-    let mut declarator = function.child_by_field_name("declarator")?;
-    while declarator.kind() != "function_declarator" {
-        declarator = declarator.child_by_field_name("declarator")?;
+    let mut declarator = child(function, FIELDS.declarator)?;
+    while symbols::kind(declarator) != "function_declarator" {
+        declarator = child(declarator, FIELDS.declarator)?;
     }
-    let name = declarator.child_by_field_name("declarator")?;
-    let name = match name.kind() {
-        "template_function" => name.child_by_field_name("name")?,
+    let name = child(declarator, FIELDS.declarator)?;
+    let name = match symbols::kind(name) {
+        "template_function" => child(name, FIELDS.name)?,
         _ => name,
     };
     let text = compact_text(name, src);
@@ -2244,38 +2320,34 @@ struct TemplateParam {
 }
 
 fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> {
-    if outer.kind() != "template_declaration" {
+    if symbols::kind(outer) != "template_declaration" {
         return Vec::new();
     }
-    let Some(list) = outer.child_by_field_name("parameters") else {
+    let Some(list) = child(outer, FIELDS.parameters) else {
         return Vec::new();
     };
     named_children(list)
         .into_iter()
         .filter_map(|param| {
-            let is_type = param.kind().contains("type_parameter");
+            let is_type = symbols::kind(param).contains("type_parameter");
             let name = if is_type {
                 named_children(param)
                     .into_iter()
-                    .find(|c| c.kind() == "type_identifier")
-                    .or_else(|| param.child_by_field_name("name"))?
+                    .find(|c| symbols::kind(*c) == "type_identifier")
+                    .or_else(|| child(param, FIELDS.name))?
             } else {
-                let declarator = param.child_by_field_name("declarator")?;
+                let declarator = child(param, FIELDS.declarator)?;
                 let ident = leftmost_identifier(declarator, src);
                 return Some(TemplateParam {
                     name: ident.to_string(),
                     is_type,
-                    default: param
-                        .child_by_field_name("default_value")
-                        .map(|d| compact_text(d, src)),
+                    default: child(param, FIELDS.default_value).map(|d| compact_text(d, src)),
                 });
             };
             Some(TemplateParam {
                 name: src[name.byte_range()].to_string(),
                 is_type,
-                default: param
-                    .child_by_field_name("default_type")
-                    .map(|d| compact_text(d, src)),
+                default: child(param, FIELDS.default_type).map(|d| compact_text(d, src)),
             })
         })
         .collect()

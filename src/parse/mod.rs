@@ -54,6 +54,21 @@ pub fn analyse_source(text: &str, defines: &[String]) -> ParsedFile {
 
 /// Parses a C expression on its own (a macro body, a `-D` value, a template argument).
 pub fn parse_expression_text(text: &str) -> Option<Expr> {
+    // A decimal number (a template argument, a `-D` value) needs no parser: it lexes as one
+    // `number_literal`, which lowers to what `parse_int_literal` makes of it.
+    let trimmed = text.trim();
+    if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        if let Some(value) = ast::parse_int_literal(trimmed) {
+            let start = text.len() - text.trim_start().len();
+            return Some(Expr {
+                kind: ExprKind::Int(value),
+                span: Span {
+                    start,
+                    end: start + trimmed.len(),
+                },
+            });
+        }
+    }
     const PREFIX: &str = "int bankwise_probe = (";
     let wrapped = format!("{PREFIX}{text}\n);");
     let tree = parse_text(&wrapped)?;
@@ -142,6 +157,11 @@ mod tests {
         assert!(matches!(rhs.kind, ExprKind::Index { .. }));
         assert_eq!(&text[rhs.span.start..rhs.span.end], "t[i]");
         assert!(parse_expression_text("__shared__ float x[4]").is_none());
+        let number = parse_expression_text(" 017 ").unwrap();
+        assert_eq!(number.kind, ExprKind::Int(15));
+        assert_eq!((number.span.start, number.span.end), (1, 4));
+        // Not an octal number: left to the parser, which rejects it.
+        assert!(parse_expression_text("08").is_none());
         let commented = parse_expression_text("/* tiles */ 32").unwrap();
         assert_eq!(commented.kind, ExprKind::Int(32));
         assert_eq!((commented.span.start, commented.span.end), (12, 14));

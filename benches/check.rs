@@ -1,0 +1,41 @@
+//! Throughput of the whole `check` pipeline on a generated 10 MB CUDA file: read, parse,
+//! extraction, statement IR, affine analysis, bank simulation and the text report.
+//!
+//! `cargo bench --bench check` prints MB/s and the process's peak resident memory (VmHWM).
+//! Goal (issue 4): ≥ 5 MB/s. `BENCH_MB` changes the size.
+use bankwise::analysis::{analyse_file, Options};
+use std::time::Instant;
+
+mod common;
+
+fn main() {
+    let (source, kernels) = common::generated_source(common::target_bytes());
+    let mb = source.len() as f64 / (1024.0 * 1024.0);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("generated.cu");
+    std::fs::write(&path, &source).expect("the generated file is written");
+    drop(source);
+    let options = Options::default();
+    let baseline = common::peak_resident_mb();
+    let start = Instant::now();
+    let analysed = analyse_file(&path, &options).expect("the generated file is analysed");
+    let report = bankwise::report::text(std::slice::from_ref(&analysed));
+    let seconds = start.elapsed().as_secs_f64();
+    let notes = report.lines().count();
+    let simulated = analysed
+        .costs
+        .iter()
+        .flatten()
+        .flatten()
+        .filter(|cost| cost.is_ok())
+        .count();
+    assert_eq!(analysed.parsed.functions.len(), kernels);
+    assert!(analysed.parsed.syntax_errors.is_empty());
+    println!(
+        "check: {mb:.1} MB, {kernels} kernels, {simulated} accesses simulated, {notes} report lines in {seconds:.2} s = {:.1} MB/s",
+        mb / seconds
+    );
+    if let (Some(before), Some(peak)) = (baseline, common::peak_resident_mb()) {
+        println!("check: peak resident memory {peak:.0} MB (report included; {before:.0} MB before reading the file)");
+    }
+}
