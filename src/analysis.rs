@@ -107,7 +107,7 @@ pub fn analyse_text(
     let lines = LineIndex::new(text);
     for (function, affine) in parsed.functions.iter_mut().zip(&mut affine) {
         if let Some(affine) = affine {
-            adopt_pointer_analysis(function, affine, text, &lines);
+            adopt_pointer_analysis(function, affine, text, &lines, &parsed.constants);
         }
     }
     let costs = in_parallel(parsed.functions.len(), |i| {
@@ -217,6 +217,7 @@ fn adopt_pointer_analysis(
     affine: &mut FunctionAffine,
     text: &str,
     lines: &LineIndex,
+    constants: &ConstEnv,
 ) {
     let source = |span: Span| {
         text.get(span.start..span.end)
@@ -247,7 +248,13 @@ fn adopt_pointer_analysis(
         }
     }
     for alias in std::mem::take(&mut affine.aliases) {
+        let elem_type = &function.arrays[alias.array].elem_type;
+        let member_bytes = alias
+            .member
+            .as_deref()
+            .and_then(|m| constants.types.member_range(elem_type, m));
         let access = Access {
+            member_bytes,
             kind: alias.kind,
             at: lines.location(alias.span.start),
             span: alias.span,

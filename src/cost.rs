@@ -109,10 +109,15 @@ impl<'a> SiteRequests<'a> {
         let elem_bytes = array
             .elem_bytes
             .ok_or_else(|| format!("element type `{}` has no known size", array.elem_type))?;
-        let (unit_bytes, scale, component) = match &access.member {
-            None => (elem_bytes, 1, 0),
-            Some(member) => vector_component(&array.elem_type, elem_bytes, member)
-                .ok_or_else(|| format!("member access `{member}` is not simulated"))?,
+        let (unit_bytes, scale, component) = match (&access.member, access.member_bytes) {
+            (None, _) => (elem_bytes, 1, 0),
+            // A member that tiles the element: the lanes touch units of the member's size.
+            (Some(_), Some((offset, size)))
+                if size > 0 && elem_bytes % size == 0 && offset % size == 0 =>
+            {
+                (size, (elem_bytes / size) as i64, (offset / size) as i64)
+            }
+            (Some(member), _) => return Err(format!("member access `{member}` is not simulated")),
         };
         let unit_bytes = u32::try_from(unit_bytes).map_err(|_| "element too large".to_string())?;
         let points = affine.loop_points(&site.loops, MAX_ITERATIONS)?;
@@ -642,30 +647,6 @@ fn binary(op: Op, l: &mut Lanes, r: &Lanes) {
             l.valid &= r.valid;
         }
     }
-}
-
-/// `.x`/`.y`/`.z`/`.w` of a vector element: (component bytes, components per element, which).
-fn vector_component(elem_type: &str, elem_bytes: u64, member: &str) -> Option<(u64, i64, i64)> {
-    let count = elem_type
-        .trim_end()
-        .chars()
-        .last()
-        .and_then(|c| c.to_digit(10))
-        .filter(|n| (2..=4).contains(n))?;
-    let which = match member {
-        ".x" => 0,
-        ".y" => 1,
-        ".z" => 2,
-        ".w" => 3,
-        _ => return None,
-    };
-    if which >= count {
-        return None;
-    }
-    // float3 is 12 bytes of three 4-byte components; float4 16 of four.
-    let component = elem_bytes / u64::from(count);
-    let per_element = (elem_bytes / component) as i64;
-    Some((component, per_element, i64::from(which)))
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@
 //          s_p[j].z in a loop over j (broadcast: every lane reads the same j)
 //   s_f    Vec4     16 B [128] 2048 B  store s_f[t]; load s_f[t].a, s_f[t].b
 //   s_c    cplx      8 B [128] 1024 B  store s_c[t]; load s_c[127 - t]
-// Member accesses read 4 bytes at offsets 0, 4, 8 (x/a, y/b, z) of the element.
+// Member accesses read 4 bytes at offsets 0, 4, 8 (x/a, y/b, z) of the element:
+// s_p[j].* are broadcasts (no conflict); s_f[t].a and s_f[t].b touch every
+// fourth bank, a 4-way conflict: 3 excess wavefronts in each of the 4 warps.
 
 struct Particle { float x, y, z, w; };
 typedef float2 cplx;

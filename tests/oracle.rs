@@ -359,14 +359,6 @@ const EXCLUDED: &[Exclusion] = &[
         reason: "data-dependent: atomics through the pointer `s_WarpHist = s_Hist + warp *                  BINS` with bins read from memory; the oracle, n = 768 seeded words: line 52,                  300 wavefronts, 204 excess",
     },
     Exclusion {
-        kernel: "nbodyStep",
-        model: None,
-        reason: "parse/: struct member offsets are not kept (only the struct's size), so cost.rs \
-                 cannot place `s_p[j].x/.y/.z` or `s_f[t].a/.b`, which stay not simulated; the \
-                 oracle: `s_f[t].a` and `s_f[t].b` 12 excess each (16-byte stride, 4-way), \
-                 `s_p[j].*` broadcast",
-    },
-    Exclusion {
         kernel: "warpStats",
         model: Some("--banks 16"),
         reason: "cost.rs counts a lane whose condition is data-dependent as active, an upper \

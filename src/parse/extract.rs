@@ -762,7 +762,13 @@ impl<'s> Extractor<'s> {
             let mut cursor = field.walk();
             for declarator in field.children_by_field_name("declarator", &mut cursor) {
                 let (layout, count) = self.member_layout(declarator, base)?;
-                let name = leftmost_identifier(declarator, self.src).to_string();
+                let mut name = String::new();
+                walk(declarator, |n| {
+                    if name.is_empty() && n.kind() == "field_identifier" {
+                        name = self.text(n).to_string();
+                    }
+                    name.is_empty()
+                });
                 let type_name = if declarator.kind() == "pointer_declarator" {
                     format!("{type_name}*")
                 } else {
@@ -1092,6 +1098,12 @@ impl<'s> Extractor<'s> {
                         array.elem_type = format!("{bound}{pointers}");
                     }
                     array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
+                    for access in &mut array.accesses {
+                        access.member_bytes = access
+                            .member
+                            .as_deref()
+                            .and_then(|m| self.env.types.member_range(&array.elem_type, m));
+                    }
                     array.dims = array
                         .dim_exprs
                         .iter()
@@ -1843,6 +1855,9 @@ impl<'s> Extractor<'s> {
             member: member.clone(),
             atomic_op,
             via_pointer: None,
+            member_bytes: member
+                .as_deref()
+                .and_then(|m| self.env.types.member_range(&array.elem_type, m)),
         };
         let Some(parent) = lineage.parent(user) else {
             array.accesses.push(access(AccessKind::Load, None));

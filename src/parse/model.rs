@@ -186,6 +186,9 @@ pub struct Access {
     pub member: Option<String>,
     /// The atomic function, for atomics.
     pub atomic_op: Option<String>,
+    /// For a member access, the byte range (offset, size) of `member` in an element, when
+    /// the element type's layout gives it.
+    pub member_bytes: Option<(u64, u64)>,
     /// For an access through a pointer (`row[tx]` after `float *row = tile[ty];`): the calls
     /// it is reached through, outermost first (empty when it is in the function itself).
     /// `None` for a subscript of the array's own name.

@@ -333,6 +333,9 @@ mod tests {
     /// - `s_f2` (float2 `.y` by 32 lanes) and `s_d2` (double2 `.x` by 16-lane phases): a
     ///   component of a two-word element lies on every other bank whatever element it is, so
     ///   the 2-way conflicts are inherent (the exact search proves 4 is the least).
+    /// - `nbodyStep`'s `s_f` (16-byte `Vec4`, members `.a` and `.b` read by 32 lanes): a
+    ///   member sits on every fourth bank whatever element holds it, so no permutation of the
+    ///   elements removes the 4-way conflicts (only a struct-of-arrays layout would).
     #[test]
     fn choices_on_the_testdata_kernels() {
         use crate::analysis::{analyse_file, Options};
@@ -354,6 +357,7 @@ mod tests {
             ("vectorMix", "s_d2", 4, 4, "identity"),
             ("pointerMix", "tile", 992, 0, "swizzle"),
             ("pointerMix", "sel", 8, 0, "bitvector-xor"),
+            ("nbodyStep", "s_f", 24, 24, "identity"),
         ];
         let options = Options::default();
         let mut paths: Vec<_> = std::fs::read_dir("testdata")
