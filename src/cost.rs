@@ -595,7 +595,15 @@ impl Program {
                             e.values[i]
                         };
                     }
-                    c.valid &= (taken & t.valid) | (!taken & e.valid);
+                    // An unknown condition does not matter where both arms agree.
+                    let mut agree = 0u32;
+                    for (i, (a, b)) in t.values.iter().zip(&e.values).enumerate() {
+                        if a == b {
+                            agree |= 1 << i;
+                        }
+                    }
+                    c.valid = (c.valid & ((taken & t.valid) | (!taken & e.valid)))
+                        | (!c.valid & t.valid & e.valid & agree);
                     continue;
                 }
             };
@@ -620,16 +628,19 @@ fn binary(op: Op, l: &mut Lanes, r: &Lanes) {
         Op::Le => l.zip(r, |a, b| i64::from(a <= b)),
         Op::Gt => l.zip(r, |a, b| i64::from(a > b)),
         Op::Ge => l.zip(r, |a, b| i64::from(a >= b)),
-        // A false (true) left operand decides alone: the right one may then be unknown.
+        // Three-valued, as Sym::eval: a false (true) operand on either side decides alone.
         Op::LogAnd | Op::LogOr => {
-            let left = l.nonzero();
-            let decided = if op == Op::LogAnd { !left } else { left };
-            let valid = l.valid & (decided | r.valid);
-            let right = r.nonzero();
-            let result = if op == Op::LogAnd {
-                left & right
+            let (left, right) = (l.nonzero(), r.nonzero());
+            let (decided_left, decided_right) = if op == Op::LogAnd {
+                (l.valid & !left, r.valid & !right)
             } else {
-                left | right
+                (l.valid & left, r.valid & right)
+            };
+            let valid = (l.valid & r.valid) | decided_left | decided_right;
+            let result = if op == Op::LogAnd {
+                left & right & !(decided_left | decided_right)
+            } else {
+                (left & l.valid) | (right & r.valid)
             };
             for (i, v) in l.values.iter_mut().enumerate() {
                 *v = i64::from(result & (1 << i) != 0);

@@ -303,53 +303,33 @@ impl Sym {
             Sym::Neg(v) => Some(v.eval(atoms)?.wrapping_neg()),
             Sym::BitNot(v) => Some(!v.eval(atoms)?),
             Sym::Not(v) => Some(i64::from(v.eval(atoms)? == 0)),
-            Sym::Binary(op, l, r) => {
-                let l = l.eval(atoms)?;
-                // Short-circuit like C, so that `i < n && a / i` stays defined.
-                match op {
-                    Op::LogAnd if l == 0 => return Some(0),
-                    Op::LogOr if l != 0 => return Some(1),
-                    _ => {}
-                }
-                op.apply(l, r.eval(atoms)?)
-            }
-            Sym::Select(c, t, e) => {
-                if c.eval(atoms)? != 0 {
-                    t.eval(atoms)
-                } else {
-                    e.eval(atoms)
+            // Three-valued, like C's short-circuit but in both directions: one false side
+            // makes `&&` false (one true side makes `||` true) whatever the other is, unknown
+            // or undefined (`i < n && a / i`).
+            Sym::Binary(op @ (Op::LogAnd | Op::LogOr), l, r) => {
+                let decides = i64::from(*op == Op::LogOr);
+                let truth = |v: Option<i64>| v.map(|v| i64::from(v != 0));
+                match (truth(l.eval(atoms)), truth(r.eval(atoms))) {
+                    (Some(v), _) | (_, Some(v)) if v == decides => Some(decides),
+                    (Some(a), Some(b)) => op.apply(a, b),
+                    _ => None,
                 }
             }
+            Sym::Binary(op, l, r) => op.apply(l.eval(atoms)?, r.eval(atoms)?),
+            Sym::Select(c, t, e) => match c.eval(atoms) {
+                Some(0) => e.eval(atoms),
+                Some(_) => t.eval(atoms),
+                // Both arms agree: the condition does not matter.
+                None => t.eval(atoms).filter(|v| e.eval(atoms) == Some(*v)),
+            },
             Sym::Unknown(_) => None,
         }
     }
 
-    /// Whether a condition holds, with three-valued logic: `Some(false)` when it is false
-    /// whatever the unknown values are (`tx < 8 && tx < n` for tx = 9), `None` when it depends
-    /// on them.
+    /// Whether a condition holds: `Some(false)` when it is false whatever the unknown values
+    /// are (`tx < 8 && tx < n` for tx = 9), `None` when it depends on them.
     pub fn holds(&self, atoms: &impl AtomValues) -> Option<bool> {
-        match self {
-            Sym::Not(v) => v.holds(atoms).map(|b| !b),
-            Sym::Binary(Op::LogAnd, l, r) => match (l.holds(atoms), r.holds(atoms)) {
-                (Some(false), _) | (_, Some(false)) => Some(false),
-                (Some(true), Some(true)) => Some(true),
-                _ => None,
-            },
-            Sym::Binary(Op::LogOr, l, r) => match (l.holds(atoms), r.holds(atoms)) {
-                (Some(true), _) | (_, Some(true)) => Some(true),
-                (Some(false), Some(false)) => Some(false),
-                _ => None,
-            },
-            Sym::Select(c, t, e) => match c.holds(atoms) {
-                Some(true) => t.holds(atoms),
-                Some(false) => e.holds(atoms),
-                None => match (t.holds(atoms), e.holds(atoms)) {
-                    (Some(a), Some(b)) if a == b => Some(a),
-                    _ => None,
-                },
-            },
-            other => other.eval(atoms).map(|v| v != 0),
-        }
+        self.eval(atoms).map(|v| v != 0)
     }
 
     /// The value with some atoms replaced (a loop counter by one of its values), folded.
@@ -539,8 +519,9 @@ mod tests {
             Sym::logical_not(either).holds(&Thread([3, 0, 0])),
             Some(false)
         );
-        let same = Sym::select(below(n), Sym::Const(1), Sym::Const(2));
-        assert_eq!(same.holds(&Thread([0, 0, 0])), Some(true));
+        let same = Sym::select(below(n), below(Sym::Const(40)), below(Sym::Const(50)));
+        assert_eq!(same.holds(&Thread([3, 0, 0])), Some(true));
+        assert_eq!(same.holds(&Thread([45, 0, 0])), None);
     }
 
     #[test]
