@@ -1,0 +1,7 @@
+//! The rewriter (DESIGN.md §7): source edits that store each conflicting shared array through
+//! the map its solver chose.
+//!
+//! - [`edit`]: edits as byte ranges and replacements, fixes with their applicability.
+pub mod edit;
+
+pub use edit::{apply, Applicability, Edit, EditError, Fix};
