@@ -108,9 +108,9 @@ impl FormKind {
     pub fn describe(self) -> &'static str {
         match self {
             FormKind::SwizzleInPlace => "swizzled in place",
-            FormKind::MapFunction => "through a map function",
-            FormKind::FlattenedMapFunction => "flattened, through a map function",
-            FormKind::PaddedDeclaration => "by padding its declaration",
+            FormKind::MapFunction => "stored through a map function",
+            FormKind::FlattenedMapFunction => "flattened and stored through a map function",
+            FormKind::PaddedDeclaration => "padded declaration",
         }
     }
 }
@@ -243,10 +243,7 @@ pub fn definition_start(text: &str, start: usize) -> Option<usize> {
     let mut at = start;
     loop {
         let before = text[..at].trim_end();
-        let Some(open) = before
-            .strip_suffix('>')
-            .and_then(matching_open_angle)
-        else {
+        let Some(open) = before.strip_suffix('>').and_then(matching_open_angle) else {
             break;
         };
         let head = text[..open].trim_end();

@@ -6,13 +6,14 @@ use super::FileFix;
 use serde_json::{json, Value};
 use std::fmt::Write;
 
-/// `file:line:col: …` lines for every array that was rewritten or could have been.
-pub fn text(files: &[FileFix]) -> String {
+/// `file:line:col: …` lines for every array that was rewritten or could have been;
+/// `dry_run` (`fix --check`) says "would fix" for what was not written.
+pub fn text(files: &[FileFix], dry_run: bool) -> String {
     let mut out = String::new();
     for file in files {
         let path = file.path.display();
         for array in file.arrays.iter().filter(|a| a.action != Action::Clean) {
-            let _ = writeln!(out, "{path}:{}: {}", array.at, describe(array));
+            let _ = writeln!(out, "{path}:{}: {}", array.at, describe(array, dry_run));
         }
     }
     out
@@ -22,16 +23,17 @@ fn figure(excess: Option<u64>) -> String {
     excess.map_or("?".into(), |e| e.to_string())
 }
 
-fn describe(array: &ArrayOutcome) -> String {
+fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
     let name = format!("`{}` in `{}`", array.array, array.function);
     let map = array.map.as_ref().map(|m| m.description.as_str());
     match array.action {
         Action::Rewritten => format!(
-            "fixed: {name} stored through {}, {}: {} -> {} excess wavefronts, {}{}",
-            map.unwrap_or("?"),
-            array.form.map_or("?", |f| f.describe()),
+            "{}: {name}: {} -> {} excess wavefronts; {} by {}; {}{}",
+            if dry_run { "would fix" } else { "fixed" },
             figure(array.excess_before),
             figure(array.excess_after),
+            array.form.map_or("?", |f| f.describe()),
+            map.unwrap_or("?"),
             alu_text(array),
             if array.extra_bytes > 0 {
                 format!(", {} more bytes", array.extra_bytes)
