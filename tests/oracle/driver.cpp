@@ -7,6 +7,9 @@
 //   X Y Z    the block shape
 //   BASE:SIZE (hex) the shared arrays; an access inside array i is printed as
 //   `site thread i offset bytes kind` with site the instruction (hex), kind L, S or A.
+// With BANKWISE_DUMP=FILE in the environment, every global buffer is written to FILE after
+// the run (in order: a byte 1 and the buffer's bytes, or a byte 0 for one never used), so
+// that two builds of a kernel can be compared bit for bit.
 #include <ucontext.h>
 
 #include <cstdint>
@@ -179,6 +182,23 @@ void run_block(dim3 shape)
     running = false;
 }
 
+// Writes every buffer to `path` (see the usage above).
+void dump_buffers(const char *path)
+{
+    FILE *out = std::fopen(path, "wb");
+    if (out == nullptr)
+        fail("cannot open the dump file");
+    for (void *buffer : buffers) {
+        unsigned char used = buffer != nullptr;
+        bool ok = std::fwrite(&used, 1, 1, out) == 1 &&
+                  (!used || std::fwrite(buffer, 1, kBufferBytes, out) == kBufferBytes);
+        if (!ok)
+            fail("cannot write the dump file");
+    }
+    if (std::fclose(out) != 0)
+        fail("cannot write the dump file");
+}
+
 }  // namespace
 
 extern "C" {
@@ -282,5 +302,7 @@ int main(int argc, char **argv)
     for (const Access &a : accesses)
         std::printf("%zx %u %u %zu %u %c\n", a.site, a.thread, a.array, a.offset, a.bytes,
                     a.kind);
+    if (const char *dump = std::getenv("BANKWISE_DUMP"))
+        dump_buffers(dump);
     return 0;
 }
