@@ -125,6 +125,26 @@ fn every_testdata_file_fixes_as_snapshotted_and_only_the_expected_ones_change() 
 }
 
 #[test]
+fn the_testdata_directory_in_one_report() {
+    let output = bankwise(&["fix", "--format", "json", "testdata"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(
+        json["totals"],
+        serde_json::json!({
+            "arrays_rewritten": 12,
+            "arrays_not_simulated": 9,
+            "excess_before": 5552,
+            "excess_after": 1175,
+        })
+    );
+    // Text mode needs somewhere to put several files.
+    let text = bankwise(&["fix", "testdata"]);
+    assert_eq!(text.status.code(), Some(2));
+    assert!(stderr(&text).contains("--in-place"));
+}
+
+#[test]
 fn diffs_apply_with_git_and_give_the_fixed_file() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     for (path, _) in CHANGED {

@@ -123,14 +123,10 @@ fn array_json(array: &ArrayOutcome) -> Value {
 /// The JSON object of `fix --format json`; `diffs` (one per file, same order) when the diff
 /// was asked for.
 pub fn json(files: &[FileFix], diffs: Option<&[String]>) -> Value {
-    let sum = |f: &dyn Fn(&ArrayOutcome) -> Option<u64>| -> Option<u64> {
-        files.iter().flat_map(|file| &file.arrays).map(f).sum()
-    };
-    let rewritten = files
-        .iter()
-        .flat_map(|f| &f.arrays)
-        .filter(|a| a.action == Action::Rewritten)
-        .count();
+    let arrays = || files.iter().flat_map(|file| &file.arrays);
+    // Totals over the arrays whose every access is simulated.
+    let known = || arrays().filter_map(|a| Some((a.excess_before?, a.excess_after?)));
+    let rewritten = arrays().filter(|a| a.action == Action::Rewritten).count();
     let entries: Vec<Value> = files
         .iter()
         .enumerate()
@@ -150,8 +146,9 @@ pub fn json(files: &[FileFix], diffs: Option<&[String]>) -> Value {
         "files": entries,
         "totals": {
             "arrays_rewritten": rewritten,
-            "excess_before": sum(&|a| a.excess_before),
-            "excess_after": sum(&|a| a.excess_after),
+            "arrays_not_simulated": arrays().count() - known().count(),
+            "excess_before": known().map(|k| k.0).sum::<u64>(),
+            "excess_after": known().map(|k| k.1).sum::<u64>(),
         },
     })
 }
