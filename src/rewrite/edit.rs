@@ -33,8 +33,10 @@ pub enum Applicability {
     /// Keeps every result and the shared-memory footprint the user allowed: applied by
     /// default.
     Safe,
-    /// Keeps every result but grows shared memory beyond the budget (occupancy may drop, a
-    /// kernel near the limit may no longer launch): applied with `--unsafe-fixes`.
+    /// Keeps every result that was checked, but something unchecked may break: shared memory
+    /// grows beyond the budget (occupancy may drop, a kernel near the limit may no longer
+    /// launch), or the map is proven for the template arguments analysed only. Applied with
+    /// `--unsafe-fixes`.
     Unsafe,
     /// Shown, never applied: the edits would not cover every access of the array.
     DisplayOnly,

@@ -101,13 +101,10 @@ pub fn fix_text(
         if applies {
             applied.push(planned);
         } else {
+            let why = planned.caution.as_deref().unwrap_or("unsafe");
             not_applied(
                 outcome,
-                format!(
-                    "unsafe: grows shared memory by {} bytes beyond the budget (pass \
-                     --unsafe-fixes to apply, or raise --smem-budget)",
-                    planned.rewrite.extra_bytes
-                ),
+                format!("unsafe: {why}; pass --unsafe-fixes to apply it"),
             );
         }
     }
@@ -335,6 +332,29 @@ mod tests {
         let one = text.replace("template __global__ void k<1>(float *);\n", "");
         let file = fixed(&one, &FixOptions::default());
         assert_eq!(file.arrays[0].action, Action::Rewritten);
+    }
+
+    #[test]
+    fn a_map_for_extents_from_template_parameters_is_unsafe() {
+        let text = "// bankwise: block=32\ntemplate <int N>\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[N];\n    s[2 * threadIdx.x] = o[0];\n}\n\
+            template __global__ void k<64>(float *);\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        assert_eq!(
+            file.arrays[0].reason.as_deref(),
+            Some(
+                "unsafe: its extents depend on the template parameter `N`: the map is proven \
+                 for `k<64>` only; pass --unsafe-fixes to apply it"
+            )
+        );
+        let forced = FixOptions {
+            unsafe_fixes: true,
+            ..FixOptions::default()
+        };
+        assert!(fixed(text, &forced)
+            .output
+            .contains("s[bankwise_s(2 * threadIdx.x)]"));
     }
 
     #[test]

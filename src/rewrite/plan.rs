@@ -8,7 +8,7 @@ use super::forms::{
 };
 use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
 use crate::bank::BankConfig;
-use crate::parse::{AccessKind, Location, Span};
+use crate::parse::{AccessKind, Function, Location, SharedArray, Span};
 use crate::solve::choose::{choose_with, Choice, Options as ChooseOptions, STRATEGIES};
 use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
@@ -114,6 +114,8 @@ pub struct Planned {
     /// The predicted excess wavefronts of each access.
     pub predicted: Vec<u64>,
     pub applicability: Applicability,
+    /// Why the rewrite is unsafe, when it is.
+    pub caution: Option<String>,
 }
 
 /// The plan for one file.
@@ -127,7 +129,8 @@ enum Decision {
     Clean,
     LeftAlone(String),
     Suggest(Candidate, String),
-    Rewrite(Candidate, Box<Rewrite>, Applicability),
+    /// With the reason the rewrite is unsafe, if it is.
+    Rewrite(Candidate, Box<Rewrite>, Option<String>),
 }
 
 struct Candidate {
@@ -186,7 +189,7 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
     for (f, a, decision) in decisions {
         let outcome = outcome(file, f, a, &decision);
         plan.outcomes.push(outcome);
-        if let Decision::Rewrite(candidate, rewrite, applicability) = decision {
+        if let Decision::Rewrite(candidate, rewrite, caution) = decision {
             plan.rewrites.push(Planned {
                 function: f,
                 array: a,
@@ -194,7 +197,8 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
                 rewrite: *rewrite,
                 map: candidate.map,
                 predicted: candidate.per_site,
-                applicability,
+                applicability: applicability(&caution),
+                caution,
             });
         }
     }
@@ -379,12 +383,15 @@ impl<'a> KernelPlanner<'a> {
             Err(why) => return Decision::LeftAlone(why),
         };
         let allowed = *self.allowance.as_ref().unwrap_or(&0);
-        let applicability = if rewrite.extra_bytes > allowed {
-            Applicability::Unsafe
+        let caution = if rewrite.extra_bytes > allowed {
+            Some(format!(
+                "grows shared memory by {} bytes beyond the budget (raise --smem-budget)",
+                rewrite.extra_bytes
+            ))
         } else {
-            Applicability::Safe
+            template_dependence(function, array)
         };
-        Decision::Rewrite(candidate, Box::new(rewrite), applicability)
+        Decision::Rewrite(candidate, Box::new(rewrite), caution)
     }
 
     /// With `--smem-budget`: one candidate per array for the whole kernel, under its budget.
@@ -417,6 +424,30 @@ impl<'a> KernelPlanner<'a> {
         }
         self.decisions.into_iter().enumerate().collect()
     }
+}
+
+fn applicability(caution: &Option<String>) -> Applicability {
+    match caution {
+        Some(_) => Applicability::Unsafe,
+        None => Applicability::Safe,
+    }
+}
+
+/// Why a map proven for one instance of a template may not hold for others: the array's
+/// extents depend on the template's parameters, so another instantiation has another extent
+/// on which the map need not be a bijection.
+fn template_dependence(function: &Function, array: &SharedArray) -> Option<String> {
+    let parameter = function.template_args.iter().find(|(name, _)| {
+        array.dim_texts.iter().any(|text| {
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == name)
+        })
+    })?;
+    Some(format!(
+        "its extents depend on the template parameter `{}`: the map is proven for `{}` only",
+        parameter.0,
+        function.display_name()
+    ))
 }
 
 /// The ILP may pick any of several equal candidates: take the earliest family with the same
@@ -618,9 +649,9 @@ fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> Arra
             outcome.map = Some(candidate.summary());
             outcome.excess_with_map = Some(candidate.per_site.iter().sum());
         }
-        Decision::Rewrite(candidate, rewrite, applicability) => {
+        Decision::Rewrite(candidate, rewrite, caution) => {
             outcome.action = Action::Rewritten;
-            outcome.applicability = Some(*applicability);
+            outcome.applicability = Some(applicability(caution));
             outcome.form = Some(rewrite.form);
             outcome.map = Some(candidate.summary());
             outcome.map_function = rewrite.function.as_ref().map(|f| f.name.clone());
