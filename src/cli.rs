@@ -288,7 +288,7 @@ fn unified_diff(file: &FileFix) -> String {
         return String::new();
     }
     let path = file.path.to_string_lossy();
-    let path = path.strip_prefix("./").unwrap_or(&path);
+    let path = path.trim_start_matches("./").trim_start_matches('/');
     similar::TextDiff::from_lines(&file.original, &file.output)
         .unified_diff()
         .context_radius(3)

@@ -1,10 +1,11 @@
 //! Source edits (DESIGN.md §7): byte ranges of the original text and their replacements,
 //! grouped into fixes that say how safe they are to apply, as ruff's fixes do.
+use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
 
 /// The bytes `range` of the original text become `replacement`; an empty range inserts.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Edit {
     pub range: Range<usize>,
     pub replacement: String,
@@ -81,10 +82,11 @@ pub enum EditError {
 }
 
 /// Applies `edits` (offsets into `text`) back to front, so that no edit moves another's
-/// offsets. Identical replacements count once (a compound assignment is a load and a store of
-/// one subscript); insertions at one offset all land, in the order given, before a
-/// replacement that starts there. Any other two edits that share a byte, or an insertion
-/// strictly inside a replaced range, overlap. Every byte outside the edits is copied.
+/// offsets. Identical edits count once (a compound assignment is a load and a store of one
+/// subscript; the instances of a template make the same edits); different insertions at one
+/// offset land in the order given, before a replacement that starts there. Any other two
+/// edits that share a byte, or an insertion strictly inside a replaced range, overlap. Every
+/// byte outside the edits is copied.
 pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
     for edit in edits {
         let range = &edit.range;
@@ -100,10 +102,10 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
             });
         }
     }
-    let mut sorted: Vec<&Edit> = edits.iter().collect();
+    let mut seen = HashSet::new();
+    let mut sorted: Vec<&Edit> = edits.iter().filter(|e| seen.insert(*e)).collect();
     // Stable: insertions at one offset keep their order.
     sorted.sort_by_key(|e| (e.range.start, !e.is_insertion(), e.range.end));
-    sorted.dedup_by(|a, b| a == b && !a.is_insertion());
     for pair in sorted.windows(2) {
         let (first, second) = (&pair[0].range, &pair[1].range);
         if second.start < first.end || (first == second && !first.is_empty()) {
@@ -173,9 +175,11 @@ mod tests {
     fn identical_edits_count_once() {
         let text = "s[i] += 1;";
         let edit = Edit::replace(2..3, "f(i)");
+        let map = Edit::insert(0, "map\n");
+        let other = Edit::insert(0, "other\n");
         assert_eq!(
-            apply(text, &[edit.clone(), edit]),
-            Ok("s[f(i)] += 1;".to_string())
+            apply(text, &[map.clone(), edit.clone(), other, edit, map]),
+            Ok("map\nother\ns[f(i)] += 1;".to_string())
         );
     }
 

@@ -154,7 +154,8 @@ pub struct AccessRewrite {
 pub struct Target<'a> {
     pub source: &'a Source<'a>,
     pub array: &'a SharedArray,
-    /// The function the array is declared in, for the map function's comment.
+    /// The function the array is declared in (a template without its arguments: its
+    /// instances share the comment), for the map function's comment.
     pub function: &'a str,
     /// Where a map function would go (see [`definition_start`]).
     pub function_at: Option<usize>,

@@ -332,6 +332,13 @@ mod tests {
         let one = text.replace("template __global__ void k<1>(float *);\n", "");
         let file = fixed(&one, &FixOptions::default());
         assert_eq!(file.arrays[0].action, Action::Rewritten);
+        // Instances that agree share one set of edits: one map function, one marker.
+        let agree = text.replace("s[S * threadIdx.x]", "s[2 * threadIdx.x + S - S]");
+        let file = fixed(&agree, &FixOptions::default());
+        let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
+        assert_eq!(actions, vec![Action::Rewritten; 2]);
+        assert_eq!(file.output.matches("int bankwise_s(int i)").count(), 1);
+        assert_eq!(file.output.matches("// bankwise: `s`").count(), 1);
     }
 
     #[test]

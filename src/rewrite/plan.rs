@@ -375,7 +375,7 @@ impl<'a> KernelPlanner<'a> {
         let target = Target {
             source,
             array,
-            function: &function.display_name(),
+            function: &function.name,
             function_at: definition_start(source.text, function.span.start),
         };
         let rewrite = match form(&target, candidate.map.as_ref(), array.decl_span, names) {
