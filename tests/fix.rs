@@ -302,8 +302,9 @@ fn crlf_files_stay_crlf_and_their_diffs_apply() {
     );
     let unix = stdout(&bankwise(&["fix", "testdata/transpose.cu"]));
     assert_eq!(fixed_text, unix.replace('\n', "\r\n"));
-    // `git apply` with the path relative to the directory.
-    let relative = stdout(&diff).replace(&format!("{}/", dir.path().display()), "");
+    // `git apply` with the path relative to the directory (headers drop the leading `/`).
+    let absolute = dir.path().display().to_string();
+    let relative = stdout(&diff).replace(&format!("{}/", absolute.trim_start_matches('/')), "");
     let applied = git_apply(dir.path(), &[], &relative);
     assert!(applied.status.success(), "{}", stderr(&applied));
     assert_eq!(std::fs::read_to_string(&crlf).expect("patched"), fixed_text);
