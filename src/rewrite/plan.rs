@@ -368,9 +368,16 @@ impl<'a> KernelPlanner<'a> {
             ));
         }
         if !helps(&candidate, Some(before)) {
-            return Decision::LeftAlone(format!(
-                "no map that helps: the best keeps {before} excess wavefronts"
-            ));
+            let after: u64 = candidate.per_site.iter().sum();
+            return Decision::LeftAlone(match &self.strategy.forced {
+                Some(name) => {
+                    format!("the {name} map leaves {after} of its {before} excess wavefronts")
+                }
+                None => format!(
+                    "no map helps: every candidate keeps its {before} excess wavefronts, makes \
+                     an access worse or needs more shared memory than the budget allows"
+                ),
+            });
         }
         let target = Target {
             source,
