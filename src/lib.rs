@@ -1,5 +1,6 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
-//! them. Stages: [`parse`] → [`block`] (launch shapes) → [`report`].
+//! them. Stages: [`parse`] → [`block`] (launch shapes) → [`affine`] → [`cost`] → [`solve`] →
+//! [`rewrite`] → [`report`].
 pub mod affine;
 pub mod analysis;
 pub mod bank;
@@ -7,4 +8,5 @@ pub mod block;
 pub mod cost;
 pub mod parse;
 pub mod report;
+pub mod rewrite;
 pub mod solve;

@@ -4,6 +4,10 @@
 //! Grouped into warp requests and costed by the bank model, those accesses must give exactly
 //! the excess wavefronts `bankwise check` reports: per kernel, and per source line and kind.
 //! `tests/oracle/README.md` says how the emulation works and what each kernel runs with.
+//!
+//! The same emulation checks `bankwise fix` (issue 6): every kernel of every file that `fix`
+//! changes runs before and after on the same seeded buffers, which must end identical bit for
+//! bit, and each rewritten array's measured excess wavefronts must be `fix`'s prediction.
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -842,15 +846,28 @@ fn compare(kernel: &str, reported: &ByPlace, oracle: &ByPlace, oracle_total: Fig
     }
 }
 
-fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, String> {
-    let text = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
-    let (source, externs) = emulated_source(&text);
+/// A testdata file compiled against the emulation, and its shared arrays.
+struct Program {
+    path: PathBuf,
+    arrays: Vec<ProgramArray>,
+}
+
+/// Compiles `text` (shown as `label` in line information) with one launch per entry of
+/// `launches`, as `work/stem`.
+fn build_program(
+    label: &str,
+    text: &str,
+    launches: &[Launch],
+    work: &Path,
+    stem: &str,
+    driver: &Path,
+) -> Result<Program, String> {
+    let (source, externs) = emulated_source(text);
     let mut unit = format!(
-        "#include \"bankwise_cuda.h\"\n#line 1 \"{}\"\n{source}\n#line 1 \"oracle-launches\"\n\
-         extern \"C\" const bankwise::Kernel bankwise_kernels[] = {{\n",
-        case.path
+        "#include \"bankwise_cuda.h\"\n#line 1 \"{label}\"\n{source}\n#line 1 \"oracle-launches\"\n\
+         extern \"C\" const bankwise::Kernel bankwise_kernels[] = {{\n"
     );
-    for launch in case.launches {
+    for launch in launches {
         let _ = writeln!(
             unit,
             "    {{\"{}\", [] {{ {}; }}}},",
@@ -858,10 +875,9 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
         );
     }
     unit.push_str("    {nullptr, nullptr}};\n");
-    let stem = case.path.replace(['/', '.'], "_");
     let unit_path = work.join(format!("{stem}.cpp"));
     let object = work.join(format!("{stem}.o"));
-    let program = work.join(&stem);
+    let program = work.join(stem);
     std::fs::write(&unit_path, unit).map_err(|e| e.to_string())?;
     run(Command::new("g++")
         .args([
@@ -890,6 +906,40 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
     }
     run(&mut link)?;
     let arrays = program_arrays(&program)?;
+    Ok(Program {
+        path: program,
+        arrays,
+    })
+}
+
+/// Runs one kernel on block 0 and returns its shared accesses; with `dump`, the driver also
+/// writes every global buffer there.
+fn run_launch(
+    program: &Program,
+    kernel: &str,
+    block: [u64; 3],
+    dump: Option<&Path>,
+) -> Result<Vec<Record>, String> {
+    let mut command = Command::new(&program.path);
+    command.arg(kernel);
+    command.args(block.iter().map(u64::to_string));
+    command.args(
+        program
+            .arrays
+            .iter()
+            .map(|a| format!("{:x}:{:x}", a.base, a.size)),
+    );
+    if let Some(dump) = dump {
+        command.env("BANKWISE_DUMP", dump);
+    }
+    parse_records(&run(&mut command)?)
+}
+
+fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, String> {
+    let text = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
+    let stem = case.path.replace(['/', '.'], "_");
+    let program = build_program(case.path, &text, case.launches, work, &stem, driver)?;
+    let arrays = &program.arrays;
     let reports = MODELS
         .iter()
         .map(|model| bankwise_report(case, model))
@@ -911,13 +961,9 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
                 .ok_or_else(|| format!("{}: bankwise reports no kernel {name}", case.path))
         };
         let kernel = bankwise_entry(&reports[0], launch.kernel)?;
-        let mut command = Command::new(&program);
-        command.arg(launch.kernel);
-        command.args(kernel.block.iter().map(u64::to_string));
-        command.args(arrays.iter().map(|a| format!("{:x}:{:x}", a.base, a.size)));
-        let records = parse_records(&run(&mut command)?)?;
+        let records = run_launch(&program, launch.kernel, kernel.block, None)?;
         let sites: BTreeSet<u64> = records.iter().map(|r| r.site).collect();
-        let lines = source_lines(&program, &sites, case.path)?;
+        let lines = source_lines(&program.path, &sites, case.path)?;
         for (model, report) in MODELS.iter().zip(&reports) {
             let mut reported = bankwise_entry(report, launch.kernel)?;
             for callee in launch.callees {
@@ -927,7 +973,7 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
             }
             let dynamic_name = reported.extern_arrays.join("/");
             let (places, total) =
-                oracle_figures(&records, &arrays, &lines, &dynamic_name, &model.config)?;
+                oracle_figures(&records, arrays, &lines, &dynamic_name, &model.config)?;
             let mut verdict = compare(launch.kernel, &reported.places, &places, total);
             verdict.model = model.flags.join(" ");
             verdict.text = format!("{} [{}] {}", case.path, verdict.model, verdict.text);
@@ -1014,4 +1060,209 @@ fn the_execution_oracle_agrees_with_check_on_every_testdata_kernel() {
     }
     println!("{report}");
     assert!(failures.is_empty(), "{}\n\n{report}", failures.join("\n"));
+}
+
+/// One rewritten array as `fix --format json` reports it.
+struct Rewritten {
+    kernel: String,
+    array: String,
+    predicted: u64,
+}
+
+/// Runs `fix` on a testdata file and, when it changes, runs every kernel before and after on
+/// the same seeded buffers: every buffer must be identical bit for bit, and each rewritten
+/// array's excess wavefronts as the oracle measures them must be `fix`'s prediction. Returns
+/// the comparison as text, `None` for a file `fix` leaves as it is.
+fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, String> {
+    let stem = case.path.replace(['/', '.'], "_");
+    let fixed_path = work.join(format!("{stem}.fixed.cu"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
+    command
+        .args(["fix", "--format", "json"])
+        .args(case.flags)
+        .arg(case.path)
+        .arg("-o")
+        .arg(&fixed_path);
+    let json: Value = serde_json::from_str(&run(&mut command)?)
+        .map_err(|e| format!("{}: fix printed no JSON: {e}", case.path))?;
+    let file = &json["files"][0];
+    if file["changed"] != true {
+        return Ok(None);
+    }
+    let rewritten: Vec<Rewritten> = file["arrays"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| a["action"] == "rewritten")
+        .map(|a| Rewritten {
+            kernel: a["kernel"].as_str().unwrap_or_default().to_string(),
+            array: a["name"].as_str().unwrap_or_default().to_string(),
+            predicted: a["excess_after"].as_u64().unwrap_or(u64::MAX),
+        })
+        .collect();
+    let original = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
+    let fixed = std::fs::read_to_string(&fixed_path).map_err(|e| e.to_string())?;
+    let fixed_label = fixed_path.to_string_lossy().into_owned();
+    let before = build_program(
+        case.path,
+        &original,
+        case.launches,
+        work,
+        &format!("{stem}_before"),
+        driver,
+    )?;
+    let after = build_program(
+        &fixed_label,
+        &fixed,
+        case.launches,
+        work,
+        &format!("{stem}_after"),
+        driver,
+    )?;
+    let report = bankwise_report(case, &MODELS[0])?;
+    let mut text = String::new();
+    for launch in case.launches {
+        let reported = report.get(launch.kernel).ok_or_else(|| {
+            format!(
+                "{}: bankwise reports no kernel {}",
+                case.path, launch.kernel
+            )
+        })?;
+        let dump = |when: &str| {
+            let kernel: String = launch
+                .kernel
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .collect();
+            work.join(format!("{stem}.{kernel}.{when}"))
+        };
+        run_launch(
+            &before,
+            launch.kernel,
+            reported.block,
+            Some(&dump("before")),
+        )?;
+        let records = run_launch(&after, launch.kernel, reported.block, Some(&dump("after")))?;
+        let read =
+            |path: PathBuf| std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()));
+        if read(dump("before"))? != read(dump("after"))? {
+            return Err(format!(
+                "{} {}: the buffers differ after fix",
+                case.path, launch.kernel
+            ));
+        }
+        let sites: BTreeSet<u64> = records.iter().map(|r| r.site).collect();
+        let lines = source_lines(&after.path, &sites, &fixed_label)?;
+        let dynamic_name = reported.extern_arrays.join("/");
+        let (places, _) = oracle_figures(
+            &records,
+            &after.arrays,
+            &lines,
+            &dynamic_name,
+            &MODELS[0].config,
+        )?;
+        let _ = writeln!(
+            text,
+            "{} {}: every buffer identical after fix",
+            case.path, launch.kernel
+        );
+        let kernels: Vec<&str> = std::iter::once(launch.kernel)
+            .chain(launch.callees.iter().copied())
+            .collect();
+        for array in rewritten
+            .iter()
+            .filter(|r| kernels.contains(&r.kernel.as_str()))
+        {
+            let measured: u64 = places
+                .iter()
+                .filter(|((_, _, name), _)| *name == array.array)
+                .filter_map(|(_, figures)| figures.map(|f| f.excess))
+                .sum();
+            let _ = writeln!(
+                text,
+                "  {} in {}: oracle {measured} excess wavefronts after fix, predicted {}",
+                array.array, array.kernel, array.predicted
+            );
+            if measured != array.predicted {
+                return Err(format!(
+                    "{} {} in {}: the oracle measures {measured} excess wavefronts after fix, \
+                     fix predicted {}\n{text}",
+                    case.path, array.array, array.kernel, array.predicted
+                ));
+            }
+        }
+    }
+    Ok(Some(text))
+}
+
+#[test]
+fn fix_keeps_every_result_and_its_predicted_conflicts() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let driver = build_driver(work.path()).unwrap_or_else(|e| panic!("{e}"));
+    let next = AtomicUsize::new(0);
+    let results = Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| {
+                while let Some(case) = CASES.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let result = fix_case(case, work.path(), &driver);
+                    results
+                        .lock()
+                        .expect("no worker panics")
+                        .push((case.path, result));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().expect("no worker panics");
+    results.sort_by_key(|(path, _)| *path);
+    let mut report = String::new();
+    let mut failures = Vec::new();
+    let mut fixed = 0;
+    for (path, result) in results {
+        match result {
+            Ok(Some(text)) => {
+                fixed += 1;
+                report.push_str(&text);
+            }
+            Ok(None) => {}
+            Err(error) => failures.push(format!("{path}: {error}")),
+        }
+    }
+    println!("{report}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // With the oracle's flags, `--block mystery=32x4` makes block_hints.cu's `q_tile`
+    // analysable: 11 files and 13 arrays, one more of each than `fix` without flags.
+    assert_eq!(fixed, 11);
+    assert_eq!(report.matches("predicted").count(), 13, "{report}");
+}
+
+/// The comparison can fail: a rewrite that swizzles the transpose tile's store but not its
+/// load changes the output buffer.
+#[test]
+fn a_rewrite_that_misses_an_access_changes_the_results() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let driver = build_driver(work.path()).unwrap_or_else(|e| panic!("{e}"));
+    let case = CASES
+        .iter()
+        .find(|c| c.path == "testdata/transpose.cu")
+        .expect("a case");
+    let original = std::fs::read_to_string(case.path).expect("readable");
+    let half = original.replace(
+        "tile[threadIdx.y + j][threadIdx.x] =",
+        "tile[threadIdx.y + j][threadIdx.x ^ (threadIdx.y + j)] =",
+    );
+    assert_ne!(half, original);
+    let dumps: Vec<Vec<u8>> = [("whole", &original), ("half", &half)]
+        .iter()
+        .map(|(stem, text)| {
+            let program = build_program(case.path, text, case.launches, work.path(), stem, &driver)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let dump = work.path().join(format!("{stem}.dump"));
+            run_launch(&program, "transposeCoalesced", [32, 8, 1], Some(&dump))
+                .unwrap_or_else(|e| panic!("{e}"));
+            std::fs::read(&dump).expect("dumped")
+        })
+        .collect();
+    assert_ne!(dumps[0], dumps[1]);
 }

@@ -8,6 +8,9 @@
 //   BASE:SIZE (hex) the shared arrays; an access inside array i is printed as
 //   `site thread i offset bytes kind epoch` with site the instruction (hex), kind L, S or A,
 //   epoch the block barriers passed before it.
+// With BANKWISE_DUMP=FILE in the environment, every global buffer is written to FILE after
+// the run (in order: a byte 1 and the buffer's bytes, or a byte 0 for one never used), so
+// that two builds of a kernel can be compared bit for bit.
 #include <ucontext.h>
 
 #include <cstdint>
@@ -184,6 +187,23 @@ void run_block(dim3 shape)
     running = false;
 }
 
+// Writes every buffer to `path` (see the usage above).
+void dump_buffers(const char *path)
+{
+    FILE *out = std::fopen(path, "wb");
+    if (out == nullptr)
+        fail("cannot open the dump file");
+    for (void *buffer : buffers) {
+        unsigned char used = buffer != nullptr;
+        bool ok = std::fwrite(&used, 1, 1, out) == 1 &&
+                  (!used || std::fwrite(buffer, 1, kBufferBytes, out) == kBufferBytes);
+        if (!ok)
+            fail("cannot write the dump file");
+    }
+    if (std::fclose(out) != 0)
+        fail("cannot write the dump file");
+}
+
 }  // namespace
 
 extern "C" {
@@ -287,5 +307,7 @@ int main(int argc, char **argv)
     for (const Access &a : accesses)
         std::printf("%zx %u %u %zu %u %c %u\n", a.site, a.thread, a.array, a.offset, a.bytes,
                     a.kind, a.epoch);
+    if (const char *dump = std::getenv("BANKWISE_DUMP"))
+        dump_buffers(dump);
     return 0;
 }

@@ -1,0 +1,1022 @@
+//! The forms a rewrite takes (DESIGN.md §7), in order of preference: the index swizzle in
+//! place (`tile[r][c ^ r]`), a `__device__ __forceinline__` map function through which every
+//! subscript goes (a multi-dimensional declaration flattened first), and a padded
+//! declaration. Every form writes the access's own index expressions as they are in the
+//! source, and sizes stay symbolic (`[TILE][TILE + 1]`).
+use super::edit::Edit;
+use crate::parse::{parse_expression_text, Access, BinaryOp, Expr, ExprKind, SharedArray};
+use crate::solve::algebra::low_mask;
+use crate::solve::expr::{BinOp, Expr as MapExpr};
+use crate::solve::maps::{AddressMap, Padding, Swizzle};
+use serde_json::Value;
+use std::ops::Range;
+
+/// The text being rewritten and its line ending (inserted lines use the file's own).
+pub struct Source<'a> {
+    pub text: &'a str,
+    pub newline: &'static str,
+}
+
+impl<'a> Source<'a> {
+    pub fn new(text: &'a str) -> Self {
+        let crlf = text.find('\n').is_some_and(|at| text[..at].ends_with('\r'));
+        Source {
+            text,
+            newline: if crlf { "\r\n" } else { "\n" },
+        }
+    }
+
+    fn span(&self, expr: &Expr) -> &'a str {
+        self.text.get(expr.span.start..expr.span.end).unwrap_or("")
+    }
+
+    /// The source text of an index expression, parenthesised unless it is a primary
+    /// expression (a name, a number, a member, a subscript or a call).
+    fn operand(&self, expr: &Expr) -> String {
+        parenthesised(self.span(expr), is_primary(expr))
+    }
+}
+
+fn parenthesised(text: &str, primary: bool) -> String {
+    if primary {
+        text.to_string()
+    } else {
+        format!("({text})")
+    }
+}
+
+fn is_primary(expr: &Expr) -> bool {
+    matches!(
+        expr.kind,
+        ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Name(_)
+            | ExprKind::Member { .. }
+            | ExprKind::Index { .. }
+            | ExprKind::Call { .. }
+            | ExprKind::SizeofType(_)
+            | ExprKind::SizeofExpr(_)
+    )
+}
+
+/// Whether evaluating `expr` twice is the same as once: no assignment, step or call.
+fn is_pure(expr: &Expr) -> bool {
+    match &expr.kind {
+        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Name(_) => true,
+        ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => true,
+        ExprKind::Member { base, .. } => is_pure(base),
+        ExprKind::Index { base, index } => is_pure(base) && is_pure(index),
+        ExprKind::Unary { operand, .. } | ExprKind::Cast { operand, .. } => is_pure(operand),
+        ExprKind::Binary { lhs, rhs, .. } => is_pure(lhs) && is_pure(rhs),
+        ExprKind::Conditional {
+            cond,
+            then,
+            otherwise,
+        } => is_pure(cond) && is_pure(then) && is_pure(otherwise),
+        ExprKind::Assign { .. }
+        | ExprKind::Step { .. }
+        | ExprKind::Call { .. }
+        | ExprKind::Comma { .. }
+        | ExprKind::Opaque(_) => false,
+    }
+}
+
+/// How an array is rewritten.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FormKind {
+    /// `t[r][c]` → `t[r][c ^ f(r)]`: one subscript changes, the declaration stays.
+    SwizzleInPlace,
+    /// `a[i]` → `a[bankwise_a(i)]`.
+    MapFunction,
+    /// `T a[R][C]` → `T a[R * C]`, and `a[i][j]` → `a[bankwise_a(i * C + j)]`.
+    FlattenedMapFunction,
+    /// `[R][C]` → `[R][C + p]`: the declaration only.
+    PaddedDeclaration,
+}
+
+impl FormKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FormKind::SwizzleInPlace => "swizzle-in-place",
+            FormKind::MapFunction => "map-function",
+            FormKind::FlattenedMapFunction => "flattened-map-function",
+            FormKind::PaddedDeclaration => "padded-declaration",
+        }
+    }
+
+    /// For text reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            FormKind::SwizzleInPlace => "swizzled in place",
+            FormKind::MapFunction => "stored through a map function",
+            FormKind::FlattenedMapFunction => "flattened and stored through a map function",
+            FormKind::PaddedDeclaration => "padded declaration",
+        }
+    }
+}
+
+/// A `__device__ __forceinline__` map function and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapFunction {
+    pub name: String,
+    /// Where it is inserted: before the first function that needs it (and the comments
+    /// directly above that function).
+    pub at: usize,
+    /// The comment, the definition and a blank line, in the file's line endings.
+    pub text: String,
+    /// The definition's line, without its line ending.
+    pub definition: String,
+    /// The same map as a function-like macro: the analysis evaluates macros but not calls,
+    /// so translation validation reads the output with this line in place of `definition`.
+    pub macro_definition: String,
+}
+
+/// One array's rewrite.
+#[derive(Debug, Clone)]
+pub struct Rewrite {
+    pub form: FormKind,
+    /// Subscript, declaration and marker edits.
+    pub edits: Vec<Edit>,
+    pub function: Option<MapFunction>,
+    /// Per access of the array: the subscript as rewritten and the ALU instructions added.
+    pub accesses: Vec<AccessRewrite>,
+    /// Bytes the array grows by.
+    pub extra_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccessRewrite {
+    pub text: String,
+    pub alu: u32,
+}
+
+/// What a form needs about the array and its place in the file.
+pub struct Target<'a> {
+    pub source: &'a Source<'a>,
+    pub array: &'a SharedArray,
+    /// The function the array is declared in (a template without its arguments: its
+    /// instances share the comment), for the map function's comment.
+    pub function: &'a str,
+    /// Where a map function would go (see [`definition_start`]).
+    pub function_at: Option<usize>,
+}
+
+impl Target<'_> {
+    fn dims(&self) -> Result<Vec<u64>, String> {
+        self.array
+            .dims
+            .iter()
+            .zip(&self.array.dim_texts)
+            .map(|(dim, text)| dim.ok_or_else(|| format!("extent `{text}` is unknown")))
+            .collect()
+    }
+
+    fn subscripts(&self) -> Result<Vec<&Access>, String> {
+        let rank = self.array.dims.len();
+        self.array
+            .accesses
+            .iter()
+            .map(|access| {
+                if access.via_pointer.is_some() || access.indices.len() != rank {
+                    Err(format!(
+                        "line {}: `{}` is not a subscript of every dimension",
+                        access.at.line, access.text
+                    ))
+                } else {
+                    Ok(access)
+                }
+            })
+            .collect()
+    }
+
+    /// The marker comment above the declaration (when the declaration starts its line), which
+    /// tells a reviewer how the array is stored and tells a later `fix` that it already is.
+    fn marker(&self, description: &str) -> Option<Edit> {
+        let text = self.source.text;
+        let start = self.array.decl_span.start;
+        let line = line_start(text, start);
+        let indent = &text[line..start];
+        indent.trim().is_empty().then(|| {
+            Edit::insert(
+                line,
+                format!(
+                    "{indent}{}{description}{}",
+                    marker_prefix(&self.array.name),
+                    self.source.newline
+                ),
+            )
+        })
+    }
+}
+
+/// The start of every marker comment for `array`.
+pub fn marker_prefix(array: &str) -> String {
+    format!("// bankwise: `{array}` ")
+}
+
+/// Whether bankwise already rewrote the array: its declaration carries the marker, or a
+/// subscript goes through a bankwise map function. Such an array is never rewritten again.
+pub fn already_rewritten(text: &str, array: &SharedArray) -> bool {
+    let line = line_start(text, array.decl_span.start);
+    let above = line_start(text, line.saturating_sub(1));
+    let end = line_end(text, array.decl_span.end);
+    let marked = text
+        .get(above..end)
+        .is_some_and(|t| t.contains(&marker_prefix(&array.name)));
+    marked || array.accesses.iter().any(|a| a.text.contains("bankwise_"))
+}
+
+fn line_start(text: &str, offset: usize) -> usize {
+    text[..offset].rfind('\n').map_or(0, |at| at + 1)
+}
+
+fn line_end(text: &str, offset: usize) -> usize {
+    text[offset..]
+        .find('\n')
+        .map_or(text.len(), |at| offset + at)
+}
+
+/// Where a map function for a function starting at `start` goes: before its `template <…>`
+/// and the comment lines directly above it (which may hold its `// bankwise: block=`
+/// annotation), at the start of a line. `None` when that line also holds code that is not
+/// part of the function's head (`} __global__ void k()`).
+pub fn definition_start(text: &str, start: usize) -> Option<usize> {
+    let mut at = start;
+    loop {
+        let before = text[..at].trim_end();
+        let Some(open) = before.strip_suffix('>').and_then(matching_open_angle) else {
+            break;
+        };
+        let head = text[..open].trim_end();
+        match head.strip_suffix("template") {
+            Some(rest) if !rest.ends_with(|c: char| c.is_alphanumeric() || c == '_') => {
+                at = rest.len();
+            }
+            _ => break,
+        }
+    }
+    let mut line = line_start(text, at);
+    let prefix = &text[line..at];
+    if prefix.contains(['{', '}', ';', '(', ')', '#']) {
+        return None;
+    }
+    while line > 0 {
+        let above = line_start(text, line - 1);
+        let content = text[above..line].trim();
+        if content.starts_with("//") || (content.starts_with("/*") && content.ends_with("*/")) {
+            line = above;
+        } else if content.ends_with("*/") {
+            // The last line of a block comment: continue from the line it opens on.
+            let Some(open) = text[..line].rfind("/*") else {
+                break;
+            };
+            let open_line = line_start(text, open);
+            if !text[open_line..open].trim().is_empty() {
+                break;
+            }
+            line = open_line;
+        } else {
+            break;
+        }
+    }
+    Some(line)
+}
+
+/// The offset of the `<` that opens the angle brackets closed at the end of `inner` (the text
+/// before a `>`).
+fn matching_open_angle(inner: &str) -> Option<usize> {
+    let mut depth = 1usize;
+    for (i, c) in inner.char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            ';' | '{' | '}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The byte ranges of the extents inside the brackets of the array's declarator, outermost
+/// first.
+fn declared_extents(target: &Target) -> Result<Vec<Range<usize>>, String> {
+    let array = target.array;
+    if let Some(name) = &array.declared_by_macro {
+        return Err(format!(
+            "declared by macro `{name}`: the declaration cannot be edited"
+        ));
+    }
+    let text = target.source.text;
+    let span = array.decl_span.start..array.decl_span.end;
+    let decl = text
+        .get(span.clone())
+        .ok_or("the declaration is not in the file")?;
+    let mut search = 0;
+    while let Some(found) = decl[search..].find(&array.name) {
+        let start = search + found;
+        let end = start + array.name.len();
+        search = end;
+        let word_before = decl[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let mut rest = decl[end..].trim_start();
+        if word_before || !rest.starts_with('[') {
+            continue;
+        }
+        let mut extents = Vec::new();
+        while rest.starts_with('[') {
+            let open = decl.len() - rest.len();
+            let close = matching_bracket(decl, open).ok_or("an unclosed `[`")?;
+            extents.push(span.start + open + 1..span.start + close);
+            rest = decl[close + 1..].trim_start();
+        }
+        let written: Vec<String> = extents
+            .iter()
+            .map(|r| {
+                text[r.clone()]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let expected: Vec<String> = array
+            .dim_texts
+            .iter()
+            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+            .collect();
+        if written != expected {
+            return Err(format!(
+                "the declarator's extents {written:?} are not the array's {expected:?}"
+            ));
+        }
+        return Ok(extents);
+    }
+    Err(format!(
+        "no declarator `{}[` in the declaration",
+        array.name
+    ))
+}
+
+fn matching_bracket(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// How an extent's text combines with operators: `(primary, additive)`, where additive means
+/// `text + k` needs no parentheses.
+fn extent_kind(text: &str) -> (bool, bool) {
+    match parse_expression_text(text) {
+        Some(expr) => {
+            let additive = is_primary(&expr)
+                || matches!(
+                    expr.kind,
+                    ExprKind::Binary {
+                        op: BinaryOp::Add
+                            | BinaryOp::Sub
+                            | BinaryOp::Mul
+                            | BinaryOp::Div
+                            | BinaryOp::Rem,
+                        ..
+                    }
+                );
+            (is_primary(&expr), additive)
+        }
+        None => (false, false),
+    }
+}
+
+/// `text + k` with parentheses only where needed.
+fn plus(text: &str, k: u64) -> String {
+    let (_, additive) = extent_kind(text);
+    format!("{} + {k}", parenthesised(text, additive))
+}
+
+/// The digit of a mixed-radix number (digits `radix`, most significant first, the first one
+/// unbounded) that holds all the bits `[lo, hi)`, with the digit's lowest bit; `None` when
+/// they straddle digits or a digit below them is not a power of two.
+fn bit_owner(radix: &[u64], lo: u32, hi: u32) -> Option<(usize, u32)> {
+    let mut offset = 0u32;
+    for k in (0..radix.len()).rev() {
+        if k == 0 {
+            return (lo >= offset).then_some((0, offset));
+        }
+        if !radix[k].is_power_of_two() {
+            return None;
+        }
+        let width = radix[k].trailing_zeros();
+        if lo >= offset && hi <= offset + width {
+            return Some((k, offset));
+        }
+        if lo < offset + width {
+            return None;
+        }
+        offset += width;
+    }
+    None
+}
+
+/// The row-major linear index of `indices` (as map expressions) in an array whose extents
+/// (as written) are `extents`.
+fn linear_expr(indices: &[MapExpr], extents: &[String]) -> MapExpr {
+    let mut linear = indices[0].clone();
+    for (index, extent) in indices.iter().zip(extents).skip(1) {
+        linear =
+            MapExpr::binary(BinOp::Mul, linear, MapExpr::Var(extent.clone())).plus(index.clone());
+    }
+    linear
+}
+
+/// The new subscript of the swizzled dimension, as a map expression over the access's index
+/// texts: `(column digit, expression)`. `indices` are the operands of one access.
+fn swizzled_index(
+    swizzle: &Swizzle,
+    dims: &[u64],
+    extents: &[String],
+    indices: &[String],
+) -> Result<(usize, MapExpr), String> {
+    let split = (1..dims.len())
+        .find(|&d| dims[d..].iter().product::<u64>() == swizzle.columns)
+        .ok_or_else(|| format!("rows of {} elements are not a row pitch", swizzle.columns))?;
+    let field = swizzle.row_shift..swizzle.row_shift + swizzle.bits;
+    let vars: Vec<MapExpr> = indices.iter().map(|t| MapExpr::Var(t.clone())).collect();
+    let (row, row_max, shift) = match bit_owner(&dims[..split], field.start, field.end) {
+        Some((digit, offset)) => (
+            vars[digit].clone(),
+            dims[digit] - 1,
+            swizzle.row_shift - offset,
+        ),
+        None => (
+            linear_expr(&vars[..split], &extents[..split]),
+            dims[..split].iter().product::<u64>() - 1,
+            swizzle.row_shift,
+        ),
+    };
+    let (digit, offset) = bit_owner(&dims[split..], swizzle.base, swizzle.base + swizzle.bits)
+        .ok_or("the swizzled bits straddle two subscripts")?;
+    let mask = low_mask(swizzle.bits);
+    let shifted = row.shift_right(shift);
+    let masked = if row_max >> shift <= mask {
+        shifted
+    } else {
+        shifted.and(mask)
+    };
+    let column = split + digit;
+    Ok((
+        column,
+        vars[column]
+            .clone()
+            .xor(masked.shift_left(swizzle.base - offset)),
+    ))
+}
+
+/// Names for the subscripts of a marker's description: `[i][j]`, `[i][j][k]`.
+fn placeholder_names(rank: usize) -> Vec<String> {
+    (0..rank)
+        .map(|d| {
+            char::from_u32('i' as u32 + d as u32).map_or_else(|| format!("i{d}"), |c| c.to_string())
+        })
+        .collect()
+}
+
+fn subscripts_text(indices: &[String]) -> String {
+    indices.iter().map(|i| format!("[{i}]")).collect()
+}
+
+/// `t[r][c]` → `t[r][c ^ f(r)]` for a swizzle of rows of one of the array's row pitches.
+pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle) -> Result<Rewrite, String> {
+    let dims = target.dims()?;
+    let accesses = target.subscripts()?;
+    let extents: Vec<String> = target
+        .array
+        .dim_texts
+        .iter()
+        .map(|t| parenthesised(t, extent_kind(t).0))
+        .collect();
+    let mut edits = Vec::new();
+    let mut rewritten = Vec::new();
+    for access in accesses {
+        let indices: Vec<String> = access
+            .indices
+            .iter()
+            .map(|e| target.source.operand(e))
+            .collect();
+        let (column, index) = swizzled_index(swizzle, &dims, &extents, &indices)?;
+        // The row subscripts now appear twice.
+        if let Some(impure) = access.indices.iter().find(|e| !is_pure(e)) {
+            return Err(format!(
+                "line {}: `{}` would be evaluated twice",
+                access.at.line,
+                target.source.span(impure)
+            ));
+        }
+        let span = access.indices[column].span;
+        let text = index.to_cuda("");
+        edits.push(Edit::replace(span.start..span.end, text.clone()));
+        let mut new_indices: Vec<String> = access
+            .indices
+            .iter()
+            .map(|e| target.source.span(e).to_string())
+            .collect();
+        new_indices[column] = text;
+        rewritten.push(AccessRewrite {
+            text: format!("{}{}", target.array.name, subscripts_text(&new_indices)),
+            alu: index.ops(),
+        });
+    }
+    let names = placeholder_names(dims.len());
+    let (column, index) = swizzled_index(swizzle, &dims, &extents, &names)?;
+    let mut stored = names.clone();
+    stored[column] = index.to_cuda("");
+    edits.extend(target.marker(&format!(
+        "is stored swizzled: element {} at {}",
+        subscripts_text(&names),
+        subscripts_text(&stored)
+    )));
+    Ok(Rewrite {
+        form: FormKind::SwizzleInPlace,
+        edits,
+        function: None,
+        accesses: rewritten,
+        extra_bytes: 0,
+    })
+}
+
+/// `[R][C]` → `[R][C + p]` (or a middle extent grown by whole rows): the declaration only.
+/// Refused when an access goes through a pointer, which would have been computed with the
+/// old pitch.
+pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite, String> {
+    let dims = target.dims()?;
+    let accesses = target.subscripts()?;
+    if !padding.declared {
+        return Err("the padding is not of a declared row".into());
+    }
+    let split = (1..dims.len())
+        .find(|&d| dims[d..].iter().product::<u64>() == padding.pitch)
+        .ok_or_else(|| format!("rows of {} elements are not a row pitch", padding.pitch))?;
+    let inner: u64 = dims[split + 1..].iter().product();
+    if !padding.pad.is_multiple_of(inner) {
+        return Err(format!(
+            "a pad of {} elements is not a whole number of rows of {inner}",
+            padding.pad
+        ));
+    }
+    let grow = padding.pad / inner;
+    let extents = declared_extents(target)?;
+    let range = extents[split].clone();
+    let written = &target.source.text[range.clone()];
+    let mut edits = vec![Edit::replace(range, plus(written, grow))];
+    let elem_bytes = target.array.elem_bytes.unwrap_or(0);
+    let rows: u64 = dims[..split].iter().product();
+    let extra_bytes = rows * grow * inner * elem_bytes;
+    edits.extend(target.marker(&format!(
+        "is padded: extent {} grown by {grow} to move rows of {} elements {} apart",
+        split + 1,
+        padding.pitch,
+        padding.pitch + padding.pad
+    )));
+    Ok(Rewrite {
+        form: FormKind::PaddedDeclaration,
+        edits,
+        function: None,
+        accesses: accesses
+            .iter()
+            .map(|a| AccessRewrite {
+                text: a.text.clone(),
+                alu: 0,
+            })
+            .collect(),
+        extra_bytes,
+    })
+}
+
+/// `a[i]` → `a[name(i)]` through a map function inserted before the array's function; a
+/// multi-dimensional declaration is flattened first (`a[i][j]` → `a[name(i * C + j)]`), and
+/// grown when the map needs more room than the array (flat padding).
+pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result<Rewrite, String> {
+    let dims = target.dims()?;
+    let accesses = target.subscripts()?;
+    let expr = map.expr();
+    if has_table(&expr) {
+        return Err(format!(
+            "the {} map reads a `__constant__` table, which the analysis cannot evaluate, so \
+             its rewrite could not be validated",
+            map.family()
+        ));
+    }
+    let at = target
+        .function_at
+        .ok_or("no line to put the map function on before the function")?;
+    let extra = map.extent_out() - map.extent();
+    let flatten = dims.len() > 1;
+    let mut edits = Vec::new();
+    if flatten || extra > 0 {
+        let extents = declared_extents(target)?;
+        let written: Vec<&str> = extents
+            .iter()
+            .map(|r| &target.source.text[r.clone()])
+            .collect();
+        let size = if flatten {
+            written
+                .iter()
+                .map(|t| parenthesised(t, extent_kind(t).0))
+                .collect::<Vec<_>>()
+                .join(" * ")
+        } else {
+            written[0].to_string()
+        };
+        let size = if extra > 0 { plus(&size, extra) } else { size };
+        let all = extents[0].start - 1..extents[extents.len() - 1].end + 1;
+        edits.push(Edit::replace(all, format!("[{size}]")));
+    }
+    let extents: Vec<String> = target
+        .array
+        .dim_texts
+        .iter()
+        .map(|t| parenthesised(t, extent_kind(t).0))
+        .collect();
+    let mut rewritten = Vec::new();
+    for access in accesses {
+        let indices: Vec<MapExpr> = access
+            .indices
+            .iter()
+            .map(|e| MapExpr::Var(target.source.operand(e)))
+            .collect();
+        let argument = if flatten {
+            linear_text(&linear_expr(&indices, &extents))
+        } else {
+            // A comma expression needs its parentheses inside the call.
+            let index = &access.indices[0];
+            let text = target.source.span(index);
+            parenthesised(text, !matches!(index.kind, ExprKind::Comma { .. }))
+        };
+        let call = format!("{name}({argument})");
+        let (first, last) = (
+            &access.indices[0].span,
+            &access.indices[dims.len() - 1].span,
+        );
+        if flatten {
+            // From the first subscript's `[` to the last one's `]`.
+            let open = target.source.text[..first.start]
+                .rfind('[')
+                .ok_or("no `[` before the first subscript")?;
+            let close = target.source.text[last.end..]
+                .find(']')
+                .map(|at| last.end + at + 1)
+                .ok_or("no `]` after the last subscript")?;
+            edits.push(Edit::replace(open..close, format!("[{call}]")));
+        } else {
+            edits.push(Edit::replace(first.start..first.end, call.clone()));
+        }
+        rewritten.push(AccessRewrite {
+            text: format!("{}[{call}]", target.array.name),
+            alu: expr.ops(),
+        });
+    }
+    let form = if flatten {
+        FormKind::FlattenedMapFunction
+    } else {
+        FormKind::MapFunction
+    };
+    let description = if flatten {
+        format!("is flattened and stored through {name}()")
+    } else {
+        format!("is stored through {name}()")
+    };
+    edits.extend(target.marker(&description));
+    let newline = target.source.newline;
+    let definition = format!(
+        "__device__ __forceinline__ int {name}(int i) {{ return {}; }}",
+        expr.to_cuda("i")
+    );
+    let comment = format!(
+        "// bankwise map for `{}` in `{}`: {}",
+        target.array.name,
+        target.function,
+        describe(map)
+    );
+    let function = MapFunction {
+        name: name.to_string(),
+        at,
+        text: format!("{comment}{newline}{definition}{newline}{newline}"),
+        macro_definition: format!("#define {name}(i) ({})", expr.to_cuda("(i)")),
+        definition,
+    };
+    let elem_bytes = target.array.elem_bytes.unwrap_or(0);
+    Ok(Rewrite {
+        form,
+        edits,
+        function: Some(function),
+        accesses: rewritten,
+        extra_bytes: extra * elem_bytes,
+    })
+}
+
+/// `i * C + j`, `(i * B + j) * C + k`: the linear index as a reader would write it.
+fn linear_text(expr: &MapExpr) -> String {
+    match expr {
+        MapExpr::Binary(BinOp::Add, product, index) => {
+            format!("{} + {}", linear_text(product), linear_text(index))
+        }
+        MapExpr::Binary(BinOp::Mul, linear, extent) => {
+            let left = match **linear {
+                MapExpr::Binary(BinOp::Add, ..) => format!("({})", linear_text(linear)),
+                _ => linear_text(linear),
+            };
+            format!("{left} * {}", linear_text(extent))
+        }
+        other => other.to_cuda(""),
+    }
+}
+
+fn has_table(expr: &MapExpr) -> bool {
+    match expr {
+        MapExpr::Table { .. } => true,
+        MapExpr::Binary(_, l, r) => has_table(l) || has_table(r),
+        _ => false,
+    }
+}
+
+/// `bitvector-xor (k1 = 0, k2 = 1, mask = 31), CuTe Swizzle<5, 0, 1>`.
+pub fn describe(map: &dyn AddressMap) -> String {
+    let params = match map.params() {
+        Value::Object(fields) => fields
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        other => other.to_string(),
+    };
+    let cute = map
+        .cute()
+        .map(|c| format!(", CuTe {c}"))
+        .unwrap_or_default();
+    format!("{} ({params}){cute}", map.family())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::analysis::{analyse_text, AnalysedFile, Options};
+    use crate::block::ConfigBlocks;
+    use crate::rewrite::edit::apply;
+    use crate::solve::maps::{BitVectorXor, Padding};
+    use std::path::Path;
+
+    fn analysed(text: &str) -> AnalysedFile {
+        analyse_text(
+            Path::new("t.cu"),
+            text,
+            &Options::default(),
+            &ConfigBlocks::default(),
+        )
+    }
+
+    /// The text after the rewrite `form` makes of the first array of the first function.
+    fn rewritten(
+        text: &str,
+        form: impl Fn(&Target) -> Result<Rewrite, String>,
+    ) -> Result<(String, Rewrite), String> {
+        let file = analysed(text);
+        let function = &file.parsed.functions[0];
+        let source = Source::new(text);
+        let target = Target {
+            source: &source,
+            array: &function.arrays[0],
+            function: &function.name,
+            function_at: definition_start(text, function.span.start),
+        };
+        let rewrite = form(&target)?;
+        let mut edits = rewrite.edits.clone();
+        if let Some(function) = &rewrite.function {
+            edits.push(Edit::insert(function.at, function.text.clone()));
+        }
+        let out = apply(text, &edits).map_err(|e| e.to_string())?;
+        Ok((out, rewrite))
+    }
+
+    const TRANSPOSE: &str = "#define TILE 32\n\
+        // bankwise: block=32x8\n\
+        __global__ void t(float *o)\n\
+        {\n\
+        \x20   __shared__ float tile[TILE][TILE]; // the tile\n\
+        \x20   for (int j = 0; j < TILE; j += 8)\n\
+        \x20       tile[threadIdx.y + j][threadIdx.x] = o[j];\n\
+        \x20   for (int j = 0; j < TILE; j += 8)\n\
+        \x20       o[j] = tile[threadIdx.x][threadIdx.y + j];\n\
+        }\n";
+
+    #[test]
+    fn the_transpose_tile_is_swizzled_in_place_with_its_own_index_texts() {
+        let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
+        let (out, rewrite) =
+            rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let expected = TRANSPOSE
+            .replace(
+                "    __shared__",
+                "    // bankwise: `tile` is stored swizzled: element [i][j] at [i][j ^ i]\n    \
+                 __shared__",
+            )
+            .replace(
+                "tile[threadIdx.y + j][threadIdx.x] =",
+                "tile[threadIdx.y + j][threadIdx.x ^ (threadIdx.y + j)] =",
+            )
+            .replace(
+                "= tile[threadIdx.x][threadIdx.y + j];",
+                "= tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x];",
+            );
+        assert_eq!(out, expected);
+        assert_eq!(rewrite.form, FormKind::SwizzleInPlace);
+        assert_eq!(
+            rewrite.accesses.iter().map(|a| a.alu).collect::<Vec<_>>(),
+            vec![1, 1]
+        );
+        // The same edits in a CRLF file: the marker ends its line with CRLF too.
+        let crlf = TRANSPOSE.replace('\n', "\r\n");
+        let (out, _) = rewritten(&crlf, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        assert_eq!(out, expected.replace('\n', "\r\n"));
+    }
+
+    #[test]
+    fn a_three_dimensional_tile_swizzles_the_subscript_that_holds_the_bits() {
+        let text = "__global__ void b(float *o)\n{\n    __shared__ float cube[4][8][32];\n    \
+                    cube[threadIdx.z][threadIdx.y][threadIdx.x] = 1;\n    int l = threadIdx.y * \
+                    32 + threadIdx.x;\n    o[l] = cube[threadIdx.z][l % 8][l / 8];\n}\n";
+        let swizzle = Swizzle::new(32, 3, 2, 0, 1024).expect("valid");
+        let (out, rewrite) = rewritten(text, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        assert!(
+            out.contains("cube[threadIdx.z][threadIdx.y][threadIdx.x ^ (threadIdx.y << 2)] = 1;")
+        );
+        assert!(out.contains("o[l] = cube[threadIdx.z][l % 8][(l / 8) ^ ((l % 8) << 2)];"));
+        assert!(out.contains("element [i][j][k] at [i][j][k ^ (j << 2)]"));
+        assert_eq!(rewrite.accesses[0].alu, 2);
+        // Rows of 256 swizzled by bits 5 and 6 of z: the middle subscript changes.
+        let outer = Swizzle::new(256, 2, 5, 0, 1024).expect("valid");
+        let (out, _) = rewritten(text, |t| swizzle_in_place(t, &outer)).expect("in place");
+        assert!(out.contains("cube[threadIdx.z][threadIdx.y ^ threadIdx.z][threadIdx.x] = 1;"));
+        // Bits 4 and 5 straddle the last two subscripts.
+        let straddling = Swizzle::new(256, 2, 4, 0, 1024).expect("valid");
+        assert!(rewritten(text, |t| swizzle_in_place(t, &straddling))
+            .is_err_and(|why| why.contains("straddle")));
+    }
+
+    #[test]
+    fn a_row_subscript_with_side_effects_is_not_duplicated() {
+        let text = "__global__ void k(float *o, int *n)\n{\n    __shared__ float t[32][32];\n    \
+                    t[n[0]++][threadIdx.x] = 1;\n}\n";
+        let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
+        assert!(rewritten(text, |t| swizzle_in_place(t, &swizzle))
+            .is_err_and(|why| why.contains("evaluated twice")));
+    }
+
+    #[test]
+    fn padding_changes_the_declaration_only_and_keeps_sizes_symbolic() {
+        let padding = Padding::new(32, 1, true, 1024).expect("valid");
+        let (out, rewrite) =
+            rewritten(TRANSPOSE, |t| padded_declaration(t, &padding)).expect("padded");
+        assert!(out.contains("__shared__ float tile[TILE][TILE + 1]; // the tile\n"));
+        assert!(out.contains("tile[threadIdx.x][threadIdx.y + j];"));
+        assert_eq!(rewrite.extra_bytes, 128);
+        let text = "__global__ void b(float *o)\n{\n    __shared__ float cube[4][8][32];\n    \
+                    cube[threadIdx.z][threadIdx.y][threadIdx.x] = 1;\n}\n";
+        let rows = Padding::new(256, 32, true, 1024).expect("valid");
+        let (out, _) = rewritten(text, |t| padded_declaration(t, &rows)).expect("padded");
+        assert!(out.contains("cube[4][8 + 1][32];"));
+        let odd = Padding::new(256, 3, true, 1024).expect("valid");
+        assert!(rewritten(text, |t| padded_declaration(t, &odd)).is_err());
+    }
+
+    #[test]
+    fn map_functions_go_above_the_template_head_and_its_comments() {
+        let text = "#define N 256\n\n// Doc.\n// bankwise: block=128\ntemplate <int S>\n\
+                    __global__ void p(float *o)\n{\n    __shared__ float s[N];\n    \
+                    s[threadIdx.x] = 1;\n    o[0] = s[S * threadIdx.x];\n}\n\
+                    template __global__ void p<2>(float *);\n";
+        let map = BitVectorXor::new(0, 1, 31, 5, 256).expect("valid");
+        let (out, rewrite) =
+            rewritten(text, |t| map_function(t, &map, "bankwise_s")).expect("a function");
+        assert_eq!(
+            out,
+            "#define N 256\n\n\
+             // bankwise map for `s` in `p`: bitvector-xor (k1 = 0, k2 = 1, mask = 31)\n\
+             __device__ __forceinline__ int bankwise_s(int i) { return i ^ ((i >> 1) & 31); }\n\n\
+             // Doc.\n// bankwise: block=128\ntemplate <int S>\n\
+             __global__ void p(float *o)\n{\n    // bankwise: `s` is stored through bankwise_s()\n    \
+             __shared__ float s[N];\n    s[bankwise_s(threadIdx.x)] = 1;\n    \
+             o[0] = s[bankwise_s(S * threadIdx.x)];\n}\n\
+             template __global__ void p<2>(float *);\n"
+        );
+        let function = rewrite.function.expect("a map function");
+        assert_eq!(
+            function.macro_definition,
+            "#define bankwise_s(i) ((i) ^ (((i) >> 1) & 31))"
+        );
+        assert_eq!(rewrite.accesses[1].alu, 3);
+    }
+
+    #[test]
+    fn a_map_function_flattens_a_multi_dimensional_declaration() {
+        let map = BitVectorXor::new(0, 5, 31, 5, 1024).expect("valid");
+        let (out, rewrite) =
+            rewritten(TRANSPOSE, |t| map_function(t, &map, "bankwise_tile")).expect("flattened");
+        assert_eq!(rewrite.form, FormKind::FlattenedMapFunction);
+        assert!(out.contains("__shared__ float tile[TILE * TILE]; // the tile"));
+        assert!(out.contains("tile[bankwise_tile((threadIdx.y + j) * TILE + threadIdx.x)] = o[j];"));
+        // Flat padding grows the array to hold the last padded index.
+        let padded = Padding::new(32, 1, false, 1024).expect("valid");
+        let (out, rewrite) =
+            rewritten(TRANSPOSE, |t| map_function(t, &padded, "bankwise_tile")).expect("padded");
+        assert!(out.contains("__shared__ float tile[TILE * TILE + 31];"));
+        assert_eq!(rewrite.extra_bytes, 31 * 4);
+    }
+
+    #[test]
+    fn a_declaration_inside_a_macro_cannot_be_edited() {
+        let text = "#define DECLARE(T, n, k) __shared__ T n[k][k];\n__global__ void m(float *o)\n\
+                    {\n    DECLARE(float, t, 32)\n    t[threadIdx.x][0] = o[0];\n}\n";
+        let padding = Padding::new(32, 1, true, 1024).expect("valid");
+        assert!(rewritten(text, |t| padded_declaration(t, &padding))
+            .is_err_and(|why| why.contains("declared by macro `DECLARE`")));
+    }
+
+    #[test]
+    fn rewritten_arrays_are_recognised() {
+        let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
+        let (out, _) = rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let file = analysed(&out);
+        assert!(already_rewritten(&out, &file.parsed.functions[0].arrays[0]));
+        let file = analysed(TRANSPOSE);
+        assert!(!already_rewritten(
+            TRANSPOSE,
+            &file.parsed.functions[0].arrays[0]
+        ));
+    }
+
+    #[test]
+    fn bits_are_found_in_one_digit_or_not_at_all() {
+        // cube[4][8][32]'s rows: z * 8 + y.
+        assert_eq!(bit_owner(&[4, 8], 0, 3), Some((1, 0)));
+        assert_eq!(bit_owner(&[4, 8], 3, 5), Some((0, 3)));
+        assert_eq!(bit_owner(&[4, 8], 2, 4), None);
+        assert_eq!(bit_owner(&[128], 3, 5), Some((0, 0)));
+        // A digit below the field that is not a power of two hides the field's position.
+        assert_eq!(bit_owner(&[4, 6], 3, 4), None);
+    }
+
+    #[test]
+    fn definitions_start_above_their_template_head_and_comments() {
+        let text = "int x;\n\n// doc\n// bankwise: block=16x16\ntemplate <int T>\n__global__ void k() {}\n";
+        let start = text.find("__global__").expect("kernel");
+        let doc = text.find("// doc").expect("doc");
+        assert_eq!(definition_start(text, start), Some(doc));
+        let plain = "#define N 4\n__global__ void k() {}\n";
+        let start = plain.find("__global__").expect("kernel");
+        assert_eq!(definition_start(plain, start), Some(start));
+        let block = "x;\n/* one\n   two */\nextern \"C\" __global__ void k() {}\n";
+        let start = block.find("__global__").expect("kernel");
+        assert_eq!(definition_start(block, start), block.find("/*"));
+        let crowded = "} __global__ void k() {}";
+        assert_eq!(definition_start(crowded, 2), None);
+    }
+
+    #[test]
+    fn extents_grow_with_parentheses_only_where_needed() {
+        assert_eq!(plus("TILE", 1), "TILE + 1");
+        assert_eq!(plus("TILE + 1", 1), "TILE + 1 + 1");
+        assert_eq!(plus("1 << 10", 31), "(1 << 10) + 31");
+        assert_eq!(
+            plus("sizeof(float4) / sizeof(float)", 1),
+            "sizeof(float4) / sizeof(float) + 1"
+        );
+    }
+
+    #[test]
+    fn linear_indices_read_as_written() {
+        let var = |s: &str| MapExpr::Var(s.into());
+        let two = linear_expr(&[var("r"), var("c")], &["C".into(), "C".into()]);
+        assert_eq!(linear_text(&two), "r * C + c");
+        let three = linear_expr(
+            &[var("z"), var("y"), var("x")],
+            &["4".into(), "8".into(), "32".into()],
+        );
+        assert_eq!(linear_text(&three), "(z * 8 + y) * 32 + x");
+    }
+}

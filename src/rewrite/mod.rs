@@ -1,0 +1,395 @@
+//! The rewriter (DESIGN.md §7): source edits that store each conflicting shared array through
+//! the map its solver chose, checked by translation validation before anything is written.
+//!
+//! - [`edit`]: edits as byte ranges and replacements, fixes with their applicability.
+//! - [`forms`]: the index swizzle in place, the map function, the padded declaration.
+//! - [`plan`]: all or nothing per array, and why an array is left alone.
+//! - [`validate`]: the output analysed again against the prediction.
+//! - [`report`]: what `fix` prints.
+pub mod edit;
+pub mod forms;
+pub mod plan;
+pub mod report;
+pub mod validate;
+
+pub use edit::{apply, Applicability, Edit, EditError, Fix};
+pub use plan::{Action, ArrayOutcome, Strategy};
+
+use crate::analysis::{analyse_text, AnalysisError, Options};
+use crate::block::ConfigBlocks;
+use crate::parse;
+use plan::Planned;
+use std::path::{Path, PathBuf};
+
+/// What `fix` was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct FixOptions {
+    pub analysis: Options,
+    pub strategy: Strategy,
+    /// Apply unsafe fixes too (`--unsafe-fixes`).
+    pub unsafe_fixes: bool,
+}
+
+/// One file after `fix`: its text before and after, and what became of each array.
+#[derive(Debug)]
+pub struct FileFix {
+    pub path: PathBuf,
+    pub original: String,
+    pub output: String,
+    /// Every array of every reported function, in the order `check` reports them.
+    pub arrays: Vec<ArrayOutcome>,
+    /// One fix per array with a rewrite, applied or not.
+    pub fixes: Vec<Fix>,
+}
+
+impl FileFix {
+    pub fn changed(&self) -> bool {
+        self.output != self.original
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FixError {
+    #[error(transparent)]
+    Input(#[from] AnalysisError),
+    #[error("{path}: no kernel could be analysed (syntax error at line {line})")]
+    Unparsable { path: String, line: usize },
+    /// The rewriter's own output failed its checks: a bug; nothing was written.
+    #[error("{path}: internal error, nothing written: {message}")]
+    Internal { path: String, message: String },
+}
+
+/// Reads `path` (and the `bankwise.toml` beside it) and fixes it.
+pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> {
+    let text =
+        parse::read_source(path, options.analysis.max_file_bytes).map_err(AnalysisError::from)?;
+    let config = ConfigBlocks::load(path.parent().unwrap_or(Path::new(".")))
+        .map_err(AnalysisError::Config)?;
+    fix_text(path, &text, options, &config)
+}
+
+/// Fixes `text`: plans every array, applies the fixes the options allow, and validates the
+/// output (an error if it fails: then nothing may be written).
+pub fn fix_text(
+    path: &Path,
+    text: &str,
+    options: &FixOptions,
+    config: &ConfigBlocks,
+) -> Result<FileFix, FixError> {
+    let shown = path.display().to_string();
+    let analysed = analyse_text(path, text, &options.analysis, config);
+    if analysed.failed() {
+        let line = analysed
+            .parsed
+            .syntax_errors
+            .first()
+            .map_or(0, |at| at.line);
+        return Err(FixError::Unparsable { path: shown, line });
+    }
+    let plan = plan::plan(&analysed, text, &options.strategy, &options.analysis.bank);
+    let mut arrays = plan.outcomes;
+    let mut fixes = Vec::new();
+    let mut applied: Vec<&Planned> = Vec::new();
+    for planned in &plan.rewrites {
+        let outcome = &mut arrays[planned.outcome];
+        fixes.push(fix_of(planned, outcome));
+        let applies = match planned.applicability {
+            Applicability::Safe => true,
+            Applicability::Unsafe => options.unsafe_fixes,
+            Applicability::DisplayOnly => false,
+        };
+        if applies {
+            applied.push(planned);
+        } else {
+            let why = planned.caution.as_deref().unwrap_or("unsafe");
+            not_applied(
+                outcome,
+                format!("unsafe: {why}; pass --unsafe-fixes to apply it"),
+            );
+        }
+    }
+    let edits: Vec<Edit> = fixes
+        .iter()
+        .zip(&plan.rewrites)
+        .filter(|(_, planned)| applied.iter().any(|p| std::ptr::eq(*p, *planned)))
+        .flat_map(|(fix, _)| fix.edits.iter().cloned())
+        .collect();
+    let internal = |message: String| FixError::Internal {
+        path: shown.clone(),
+        message,
+    };
+    let output = apply(text, &edits).map_err(|e| internal(e.to_string()))?;
+    if !applied.is_empty() {
+        let mut view = output.clone();
+        for planned in &applied {
+            if let Some(function) = &planned.rewrite.function {
+                view = view.replacen(&function.definition, &function.macro_definition, 1);
+            }
+        }
+        let measured = validate::validate(
+            path,
+            &analysed,
+            &output,
+            &view,
+            &applied,
+            &options.analysis,
+            config,
+        )
+        .map_err(internal)?;
+        for (planned, excess) in applied.iter().zip(measured) {
+            let outcome = &mut arrays[planned.outcome];
+            outcome.excess_after = Some(excess.iter().sum());
+            for (access, after) in outcome.accesses.iter_mut().zip(excess) {
+                access.excess_after = Some(after);
+            }
+        }
+    }
+    Ok(FileFix {
+        path: path.to_path_buf(),
+        original: text.to_string(),
+        output,
+        arrays,
+        fixes,
+    })
+}
+
+/// The fix of one planned rewrite: its edits with the map function's insertion.
+fn fix_of(planned: &Planned, outcome: &ArrayOutcome) -> Fix {
+    let mut edits = planned.rewrite.edits.clone();
+    if let Some(function) = &planned.rewrite.function {
+        edits.push(Edit::insert(function.at, function.text.clone()));
+    }
+    let map = outcome
+        .map
+        .as_ref()
+        .map_or(String::new(), |m| m.description.clone());
+    Fix {
+        message: format!(
+            "store `{}` in `{}` through {map} ({})",
+            outcome.array,
+            outcome.function,
+            planned.rewrite.form.as_str()
+        ),
+        applicability: planned.applicability,
+        edits,
+    }
+}
+
+/// Marks a planned rewrite as left out of the output.
+fn not_applied(outcome: &mut ArrayOutcome, reason: String) {
+    outcome.action = Action::NotApplied;
+    outcome.reason = Some(reason);
+    outcome.excess_after = outcome.excess_before;
+    for access in &mut outcome.accesses {
+        access.excess_after = access.excess_before;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::forms::FormKind;
+
+    fn fixed(text: &str, options: &FixOptions) -> FileFix {
+        fix_text(Path::new("t.cu"), text, options, &ConfigBlocks::default()).expect("fixes")
+    }
+
+    fn outcome<'a>(file: &'a FileFix, array: &str) -> &'a ArrayOutcome {
+        file.arrays
+            .iter()
+            .find(|a| a.array == array)
+            .expect("the array is reported")
+    }
+
+    const TRANSPOSE: &str = "#define TILE 32\n// bankwise: block=32x8\n\
+        __global__ void t(float *o)\n{\n    __shared__ float tile[TILE][TILE];\n    \
+        for (int j = 0; j < TILE; j += 8)\n        tile[threadIdx.y + j][threadIdx.x] = o[j];\n    \
+        for (int j = 0; j < TILE; j += 8)\n        o[j] = tile[threadIdx.x][threadIdx.y + j];\n}\n";
+
+    #[test]
+    fn the_transpose_tile_is_swizzled_and_validated() {
+        let file = fixed(TRANSPOSE, &FixOptions::default());
+        let tile = outcome(&file, "tile");
+        assert_eq!(tile.action, Action::Rewritten);
+        assert_eq!(tile.form, Some(FormKind::SwizzleInPlace));
+        assert_eq!(
+            (tile.excess_before, tile.excess_after),
+            (Some(992), Some(0))
+        );
+        assert_eq!(tile.applicability, Some(Applicability::Safe));
+        assert_eq!(file.fixes.len(), 1);
+        assert!(file
+            .output
+            .contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
+        // Idempotent: the output is recognised and left as it is.
+        let again = fixed(&file.output, &FixOptions::default());
+        assert!(!again.changed());
+    }
+
+    #[test]
+    fn padding_grows_memory_so_it_needs_consent() {
+        let forced = FixOptions {
+            strategy: Strategy {
+                forced: Some("padding".into()),
+                smem_budget: None,
+            },
+            ..FixOptions::default()
+        };
+        let file = fixed(TRANSPOSE, &forced);
+        assert!(!file.changed());
+        let tile = outcome(&file, "tile");
+        assert_eq!(tile.action, Action::NotApplied);
+        assert_eq!(tile.applicability, Some(Applicability::Unsafe));
+        assert!(tile
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("128 bytes")));
+        assert_eq!(file.fixes[0].applicability, Applicability::Unsafe);
+        let unsafe_fixes = FixOptions {
+            unsafe_fixes: true,
+            ..forced
+        };
+        let file = fixed(TRANSPOSE, &unsafe_fixes);
+        assert!(file
+            .output
+            .contains("__shared__ float tile[TILE][TILE + 1];"));
+        assert_eq!(outcome(&file, "tile").excess_after, Some(0));
+        // A budget that pays for the padded row: the kernel's choice takes it, for no ALU
+        // instruction, and it is safe.
+        let budget = FixOptions {
+            strategy: Strategy {
+                forced: None,
+                smem_budget: Some(4096 + 128),
+            },
+            ..FixOptions::default()
+        };
+        let file = fixed(TRANSPOSE, &budget);
+        let tile = outcome(&file, "tile");
+        assert_eq!(tile.form, Some(FormKind::PaddedDeclaration));
+        assert_eq!(tile.applicability, Some(Applicability::Safe));
+        assert_eq!(tile.extra_bytes, 128);
+    }
+
+    #[test]
+    fn arrays_are_left_alone_with_the_reason() {
+        let text = "// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+            __shared__ float fine[32];\n    __shared__ float viaPtr[64];\n    \
+            __shared__ float lost[64];\n    fine[threadIdx.x] = 1;\n    \
+            float *p = viaPtr;\n    p[2 * threadIdx.x] = 1;\n    \
+            lost[2 * threadIdx.x] = 1;\n    o[0] = fine[threadIdx.x] + *(float *)(size_t)lost;\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        assert_eq!(outcome(&file, "fine").action, Action::Clean);
+        let pointer = outcome(&file, "viaPtr");
+        assert_eq!(pointer.action, Action::NotApplied);
+        assert_eq!(pointer.applicability, Some(Applicability::DisplayOnly));
+        assert!(pointer
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("through a pointer at line 9")));
+        assert_eq!(pointer.excess_with_map, Some(0));
+        let lost = outcome(&file, "lost");
+        assert_eq!(lost.action, Action::LeftAlone);
+        assert!(lost
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("it escapes")));
+    }
+
+    #[test]
+    fn dynamic_shared_memory_is_left_alone() {
+        let text = "// bankwise: block=64\n__global__ void k(float *o)\n{\n    \
+            extern __shared__ float a[];\n    extern __shared__ float b[];\n    \
+            a[2 * threadIdx.x] = 1;\n    b[2 * threadIdx.x] = 1;\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(outcome(&file, "a")
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("shares the dynamic shared memory with `b`")));
+        let one = text
+            .replace("    extern __shared__ float b[];\n", "")
+            .replace("    b[2 * threadIdx.x] = 1;\n", "");
+        let file = fixed(&one, &FixOptions::default());
+        assert_eq!(
+            outcome(&file, "a").reason.as_deref(),
+            Some("an `extern __shared__` array: its extent is set at launch")
+        );
+    }
+
+    #[test]
+    fn instances_of_a_template_that_need_different_maps_are_left_alone() {
+        let text = "// bankwise: block=32\ntemplate <int S>\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[256];\n    s[S * threadIdx.x] = o[0];\n}\n\
+            template __global__ void k<1>(float *);\ntemplate __global__ void k<2>(float *);\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        let reasons: Vec<Option<&str>> = file.arrays.iter().map(|a| a.reason.as_deref()).collect();
+        assert_eq!(
+            reasons,
+            vec![Some("the instances of template `k` need different rewrites"); 2]
+        );
+        // One instance alone is rewritten.
+        let one = text.replace("template __global__ void k<1>(float *);\n", "");
+        let file = fixed(&one, &FixOptions::default());
+        assert_eq!(file.arrays[0].action, Action::Rewritten);
+        // Instances that agree share one set of edits: one map function, one marker.
+        let agree = text.replace("s[S * threadIdx.x]", "s[2 * threadIdx.x + S - S]");
+        let file = fixed(&agree, &FixOptions::default());
+        let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
+        assert_eq!(actions, vec![Action::Rewritten; 2]);
+        assert_eq!(file.output.matches("int bankwise_s(int i)").count(), 1);
+        assert_eq!(file.output.matches("// bankwise: `s`").count(), 1);
+    }
+
+    #[test]
+    fn a_map_for_extents_from_template_parameters_is_unsafe() {
+        let text = "// bankwise: block=32\ntemplate <int N>\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[N];\n    s[2 * threadIdx.x] = o[0];\n}\n\
+            template __global__ void k<64>(float *);\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        assert_eq!(
+            file.arrays[0].reason.as_deref(),
+            Some(
+                "unsafe: its extents depend on the template parameter `N`: the map is proven \
+                 for `k<64>` only; pass --unsafe-fixes to apply it"
+            )
+        );
+        let forced = FixOptions {
+            unsafe_fixes: true,
+            ..FixOptions::default()
+        };
+        assert!(fixed(text, &forced)
+            .output
+            .contains("s[bankwise_s(2 * threadIdx.x)]"));
+    }
+
+    #[test]
+    fn map_function_names_do_not_collide() {
+        let text = "int bankwise_s;\n// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[64];\n    s[2 * threadIdx.x] = o[0];\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert_eq!(
+            outcome(&file, "s").map_function.as_deref(),
+            Some("bankwise_k_s")
+        );
+        assert!(file.output.contains("s[bankwise_k_s(2 * threadIdx.x)]"));
+    }
+
+    #[test]
+    fn a_strategy_that_cannot_be_validated_is_refused() {
+        let rap = FixOptions {
+            strategy: Strategy {
+                forced: Some("rap".into()),
+                smem_budget: None,
+            },
+            ..FixOptions::default()
+        };
+        let file = fixed(TRANSPOSE, &rap);
+        assert!(!file.changed());
+        assert!(outcome(&file, "tile")
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("`__constant__` table")));
+    }
+}

@@ -1,0 +1,681 @@
+//! What happens to each shared array of a file, all or nothing (DESIGN.md §7): every access
+//! of the array goes through the one map chosen for it, or the array is left as it is with
+//! the reason. Arrays without conflicts are left alone silently.
+use super::edit::{Applicability, Edit};
+use super::forms::{
+    already_rewritten, definition_start, describe, map_function, padded_declaration,
+    swizzle_in_place, FormKind, Rewrite, Source, Target,
+};
+use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
+use crate::bank::BankConfig;
+use crate::parse::{AccessKind, Function, Location, SharedArray, Span};
+use crate::solve::choose::{choose_with, Choice, Options as ChooseOptions, STRATEGIES};
+use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
+use crate::solve::maps::{AddressMap, Padding, Swizzle};
+use crate::solve::ArrayProblem;
+use serde_json::Value;
+use std::collections::HashMap;
+
+/// What `fix` was asked for, beyond the analysis options.
+#[derive(Debug, Clone, Default)]
+pub struct Strategy {
+    /// A family to use for every array (`fix --strategy`); `None` lets the solvers choose.
+    pub forced: Option<String>,
+    /// The shared memory each kernel may use, in bytes (`--smem-budget`); `None` keeps every
+    /// kernel's declared footprint.
+    pub smem_budget: Option<u64>,
+}
+
+/// The strategies `--strategy` accepts besides `auto`.
+pub fn strategies() -> &'static [&'static str] {
+    &STRATEGIES[1..]
+}
+
+/// What became of an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Its accesses go through the chosen map.
+    Rewritten,
+    /// A rewrite exists but its applicability kept it out (unsafe without
+    /// `--unsafe-fixes`, or display-only).
+    NotApplied,
+    /// Left as it is, for the reason given.
+    LeftAlone,
+    /// No bank conflicts: nothing to do.
+    Clean,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Rewritten => "rewritten",
+            Action::NotApplied => "not-applied",
+            Action::LeftAlone => "left-alone",
+            Action::Clean => "clean",
+        }
+    }
+}
+
+/// The chosen map, for reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSummary {
+    pub strategy: &'static str,
+    pub family: &'static str,
+    pub params: Value,
+    /// The map on a linear index `i`.
+    pub cuda: String,
+    pub cute: Option<String>,
+    pub description: String,
+}
+
+/// One access of an array, before and after.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AccessOutcome {
+    pub at: Location,
+    pub kind: AccessKind,
+    pub text: String,
+    pub new_text: Option<String>,
+    pub alu: u32,
+    pub excess_before: Option<u64>,
+    pub excess_after: Option<u64>,
+}
+
+/// One array of one reported function, and what `fix` did with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArrayOutcome {
+    pub function: String,
+    pub array: String,
+    pub at: Location,
+    pub action: Action,
+    pub reason: Option<String>,
+    pub applicability: Option<Applicability>,
+    pub form: Option<FormKind>,
+    pub map: Option<MapSummary>,
+    /// The map function's name, for that form.
+    pub map_function: Option<String>,
+    pub excess_before: Option<u64>,
+    /// In the output: the re-analysed figure for a rewritten array (validation made sure it
+    /// is the prediction), the figure before for any other.
+    pub excess_after: Option<u64>,
+    /// What the chosen map gives, applied or not.
+    pub excess_with_map: Option<u64>,
+    pub extra_bytes: u64,
+    pub accesses: Vec<AccessOutcome>,
+}
+
+/// An array with a rewrite ready to apply.
+pub struct Planned {
+    pub function: usize,
+    pub array: usize,
+    /// Index into the plan's outcomes.
+    pub outcome: usize,
+    pub rewrite: Rewrite,
+    pub map: Box<dyn AddressMap>,
+    /// The predicted excess wavefronts of each access.
+    pub predicted: Vec<u64>,
+    pub applicability: Applicability,
+    /// Why the rewrite is unsafe, when it is.
+    pub caution: Option<String>,
+}
+
+/// The plan for one file.
+pub struct Plan {
+    pub outcomes: Vec<ArrayOutcome>,
+    pub rewrites: Vec<Planned>,
+}
+
+/// A decision for one array before the template instances are reconciled.
+enum Decision {
+    Clean,
+    LeftAlone(String),
+    Suggest(Candidate, String),
+    /// With the reason the rewrite is unsafe, if it is.
+    Rewrite(Candidate, Box<Rewrite>, Option<String>),
+}
+
+struct Candidate {
+    map: Box<dyn AddressMap>,
+    strategy: &'static str,
+    per_site: Vec<u64>,
+}
+
+impl Candidate {
+    fn of(choice: &mut Choice, family: usize) -> Option<Self> {
+        let result = choice.families.get_mut(family)?;
+        let best = result.best.take()?;
+        Some(Candidate {
+            map: best.map,
+            strategy: result.strategy,
+            per_site: best.score.per_site,
+        })
+    }
+
+    fn summary(&self) -> MapSummary {
+        let map = self.map.as_ref();
+        MapSummary {
+            strategy: self.strategy,
+            family: map.family(),
+            params: map.params(),
+            cuda: map.cuda("i"),
+            cute: map.cute().map(|c| c.to_string()),
+            description: describe(map),
+        }
+    }
+}
+
+/// Decides every array of every reported function of `file` (whose text is `text`) in the
+/// bank model `bank`.
+pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankConfig) -> Plan {
+    let source = Source::new(text);
+    let mut names = Names::new(text);
+    let mut decisions: Vec<(usize, usize, Decision)> = Vec::new();
+    for (f, function) in file.parsed.functions.iter().enumerate() {
+        if !is_reported(function) {
+            continue;
+        }
+        let mut kernel = KernelPlanner::new(file, f, strategy, bank);
+        for a in 0..function.arrays.len() {
+            kernel.decide(a, &source, &mut names);
+        }
+        for (a, decision) in kernel.finish(&source, &mut names) {
+            decisions.push((f, a, decision));
+        }
+    }
+    reconcile_instances(file, &mut decisions);
+    let mut plan = Plan {
+        outcomes: Vec::new(),
+        rewrites: Vec::new(),
+    };
+    for (f, a, decision) in decisions {
+        let outcome = outcome(file, f, a, &decision);
+        plan.outcomes.push(outcome);
+        if let Decision::Rewrite(candidate, rewrite, caution) = decision {
+            plan.rewrites.push(Planned {
+                function: f,
+                array: a,
+                outcome: plan.outcomes.len() - 1,
+                rewrite: *rewrite,
+                map: candidate.map,
+                predicted: candidate.per_site,
+                applicability: applicability(&caution),
+                caution,
+            });
+        }
+    }
+    plan
+}
+
+/// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
+/// not be simulated.
+fn excess_before(file: &AnalysedFile, f: usize, a: usize) -> Option<u64> {
+    file.costs[f][a]
+        .iter()
+        .map(|c| c.as_ref().ok().map(|c| c.excess()))
+        .sum()
+}
+
+/// The decisions of one kernel's arrays: per array first, then (with `--smem-budget`) the
+/// per-kernel choice among the arrays' candidates.
+struct KernelPlanner<'a> {
+    file: &'a AnalysedFile,
+    function: usize,
+    strategy: &'a Strategy,
+    bank: &'a BankConfig,
+    /// Bytes the kernel's arrays may grow by, or why the budget cannot be met.
+    allowance: Result<u64, String>,
+    decisions: Vec<Decision>,
+    /// Arrays still to choose a map for: (array, its choice).
+    pending: Vec<(usize, Choice)>,
+}
+
+impl<'a> KernelPlanner<'a> {
+    fn new(
+        file: &'a AnalysedFile,
+        function: usize,
+        strategy: &'a Strategy,
+        bank: &'a BankConfig,
+    ) -> Self {
+        let footprint = file.parsed.functions[function]
+            .arrays
+            .iter()
+            .filter_map(|a| a.bytes())
+            .sum();
+        KernelPlanner {
+            file,
+            function,
+            strategy,
+            bank,
+            allowance: allowance(strategy.smem_budget, footprint),
+            decisions: Vec::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    fn decide(&mut self, a: usize, source: &Source, names: &mut Names) {
+        let decision = match self.choice(a, source) {
+            Ok(choice) => {
+                if self.strategy.forced.is_none() && self.strategy.smem_budget.is_some() {
+                    self.pending.push((a, choice));
+                    Decision::Clean
+                } else {
+                    let family = self.pick(&choice);
+                    self.build(a, choice, family, source, names)
+                }
+            }
+            Err(decision) => decision,
+        };
+        self.decisions.push(decision);
+    }
+
+    /// The solvers' choice for array `a`, or the decision that makes one unnecessary.
+    fn choice(&self, a: usize, source: &Source) -> Result<Choice, Decision> {
+        let file = self.file;
+        let function = &file.parsed.functions[self.function];
+        let array = &function.arrays[a];
+        let before = excess_before(file, self.function, a);
+        if before == Some(0) {
+            return Err(Decision::Clean);
+        }
+        let left = |why: String| Err(Decision::LeftAlone(why));
+        if already_rewritten(source.text, array) {
+            return left("already rewritten by bankwise".into());
+        }
+        if let Some(reason) = array.reason() {
+            return left(format!("it escapes: {reason}"));
+        }
+        // Several extern arrays share the dynamic memory: the front end makes that an escape.
+        if array.is_extern {
+            return left("an `extern __shared__` array: its extent is set at launch".into());
+        }
+        if array.file_scope {
+            return left("declared at file scope, where several functions may use it".into());
+        }
+        if let Some(reason) = not_rewritable_reason(array, &file.blocks[self.function]) {
+            return left(reason);
+        }
+        let pointer = array
+            .accesses
+            .iter()
+            .find(|access| access.via_pointer.is_some())
+            .map(|access| {
+                format!(
+                    "accessed through a pointer at line {} (`{}`), which this version does \
+                     not rewrite",
+                    access.at.line, access.text
+                )
+            });
+        let affine = file.affine[self.function]
+            .as_ref()
+            .ok_or_else(|| Decision::LeftAlone("not analysed".into()))?;
+        let unsolvable = |why: String| Decision::LeftAlone(pointer.clone().unwrap_or(why));
+        let mut problem = ArrayProblem::from_analysis(affine, a, array, self.bank)
+            .map_err(|why| unsolvable(format!("a site is not simulated: {why}")))?;
+        problem.max_extra_bytes = *self.allowance.as_ref().unwrap_or(&0);
+        let mut choice = choose_with(&problem, &ChooseOptions::default())
+            .map_err(|why| unsolvable(format!("no map applies: {why}")))?;
+        if let Some(why) = pointer {
+            let family = self.pick(&choice);
+            return Err(match Candidate::of(&mut choice, family) {
+                Some(candidate) if helps(&candidate, before) => Decision::Suggest(candidate, why),
+                _ => Decision::LeftAlone(why),
+            });
+        }
+        Ok(choice)
+    }
+
+    /// The family the array gets: the forced one, or the solver's choice.
+    fn pick(&self, choice: &Choice) -> usize {
+        match &self.strategy.forced {
+            Some(name) => choice
+                .families
+                .iter()
+                .position(|f| f.strategy == name)
+                .unwrap_or(0),
+            None => choice.chosen,
+        }
+    }
+
+    /// The rewrite of array `a` with the map of `choice.families[family]`.
+    fn build(
+        &self,
+        a: usize,
+        mut choice: Choice,
+        family: usize,
+        source: &Source,
+        names: &mut Names,
+    ) -> Decision {
+        let file = self.file;
+        let function = &file.parsed.functions[self.function];
+        let array = &function.arrays[a];
+        let before = choice.excess_before;
+        let skipped = choice.families.get(family).and_then(|f| f.skipped.clone());
+        let worsens = choice
+            .families
+            .get(family)
+            .and_then(|f| f.best.as_ref())
+            .is_some_and(|b| b.score.worsens);
+        let Some(candidate) = Candidate::of(&mut choice, family) else {
+            return Decision::LeftAlone(format!(
+                "the {} strategy does not apply: {}",
+                STRATEGIES.get(family).unwrap_or(&"chosen"),
+                skipped.unwrap_or_default()
+            ));
+        };
+        if worsens {
+            return Decision::LeftAlone(format!(
+                "the {} map would make an access worse",
+                candidate.strategy
+            ));
+        }
+        if !helps(&candidate, Some(before)) {
+            let after: u64 = candidate.per_site.iter().sum();
+            return Decision::LeftAlone(match &self.strategy.forced {
+                Some(name) => {
+                    format!("the {name} map leaves {after} of its {before} excess wavefronts")
+                }
+                None => format!(
+                    "no map helps: every candidate keeps its {before} excess wavefronts, makes \
+                     an access worse or needs more shared memory than the budget allows"
+                ),
+            });
+        }
+        let target = Target {
+            source,
+            array,
+            function: &function.name,
+            function_at: definition_start(source.text, function.span.start),
+        };
+        let rewrite = match form(&target, candidate.map.as_ref(), array.decl_span, names) {
+            Ok(rewrite) => rewrite,
+            Err(why) => return Decision::LeftAlone(why),
+        };
+        let allowed = *self.allowance.as_ref().unwrap_or(&0);
+        let caution = if rewrite.extra_bytes > allowed {
+            Some(format!(
+                "grows shared memory by {} bytes beyond the budget (raise --smem-budget)",
+                rewrite.extra_bytes
+            ))
+        } else {
+            template_dependence(function, array)
+        };
+        Decision::Rewrite(candidate, Box::new(rewrite), caution)
+    }
+
+    /// With `--smem-budget`: one candidate per array for the whole kernel, under its budget.
+    fn finish(mut self, source: &Source, names: &mut Names) -> Vec<(usize, Decision)> {
+        let pending = std::mem::take(&mut self.pending);
+        if !pending.is_empty() {
+            let extra = match &self.allowance {
+                Ok(extra) => *extra,
+                Err(why) => {
+                    for (a, _) in &pending {
+                        self.decisions[*a] = Decision::LeftAlone(why.clone());
+                    }
+                    return self.decisions.into_iter().enumerate().collect();
+                }
+            };
+            let (arrays, choices): (Vec<usize>, Vec<Choice>) = pending.into_iter().unzip();
+            match choose_kernel(&choices, extra, TIE_BREAK_LAMBDA) {
+                Ok(picked) => {
+                    for ((a, choice), family) in arrays.into_iter().zip(choices).zip(picked.picks) {
+                        let family = earliest_equal(&choice, family);
+                        self.decisions[a] = self.build(a, choice, family, source, names);
+                    }
+                }
+                Err(why) => {
+                    for a in arrays {
+                        self.decisions[a] = Decision::LeftAlone(why.clone());
+                    }
+                }
+            }
+        }
+        self.decisions.into_iter().enumerate().collect()
+    }
+}
+
+fn applicability(caution: &Option<String>) -> Applicability {
+    match caution {
+        Some(_) => Applicability::Unsafe,
+        None => Applicability::Safe,
+    }
+}
+
+/// Why a map proven for one instance of a template may not hold for others: the array's
+/// extents depend on the template's parameters, so another instantiation has another extent
+/// on which the map need not be a bijection.
+fn template_dependence(function: &Function, array: &SharedArray) -> Option<String> {
+    let parameter = function.template_args.iter().find(|(name, _)| {
+        array.dim_texts.iter().any(|text| {
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == name)
+        })
+    })?;
+    Some(format!(
+        "its extents depend on the template parameter `{}`: the map is proven for `{}` only",
+        parameter.0,
+        function.display_name()
+    ))
+}
+
+/// The ILP may pick any of several equal candidates: take the earliest family with the same
+/// figures, as the per-array choice does.
+fn earliest_equal(choice: &Choice, family: usize) -> usize {
+    let key = |i: usize| {
+        let f = &choice.families[i];
+        f.best.as_ref().map(|b| {
+            (
+                b.score.worsens,
+                b.score.total,
+                b.map.alu_ops(),
+                f.extra_bytes(choice.elem_bytes),
+            )
+        })
+    };
+    let wanted = key(family);
+    (0..choice.families.len())
+        .find(|&i| key(i) == wanted)
+        .unwrap_or(family)
+}
+
+fn helps(candidate: &Candidate, before: Option<u64>) -> bool {
+    let after: u64 = candidate.per_site.iter().sum();
+    candidate.map.family() != "identity" && before.is_none_or(|before| after < before)
+}
+
+/// The form for `map`, in order of preference: a swizzle in place, a padded declaration, a
+/// map function (flattening a multi-dimensional declaration).
+fn form(
+    target: &Target,
+    map: &dyn AddressMap,
+    decl: Span,
+    names: &mut Names,
+) -> Result<Rewrite, String> {
+    let extent = map.extent();
+    let param = |name: &str| map.params()[name].as_u64();
+    let in_place = match map.family() {
+        "swizzle" => {
+            let swizzle = (|| {
+                Swizzle::new(
+                    param("columns")?,
+                    u32::try_from(param("bits")?).ok()?,
+                    u32::try_from(param("base")?).ok()?,
+                    u32::try_from(param("row_shift")?).ok()?,
+                    extent,
+                )
+                .ok()
+            })();
+            swizzle.map(|s| swizzle_in_place(target, &s))
+        }
+        "padding" if map.params()["declared_row"] == true => {
+            let padding = (|| Padding::new(param("pitch")?, param("pad")?, true, extent).ok())();
+            padding.map(|p| padded_declaration(target, &p))
+        }
+        _ => None,
+    };
+    let in_place_failure = match in_place {
+        Some(Ok(rewrite)) => return Ok(rewrite),
+        Some(Err(why)) => Some(why),
+        None => None,
+    };
+    let name = names.name_for(decl, &target.array.name, target.function);
+    map_function(target, map, &name).map_err(|why| match in_place_failure {
+        Some(first) => format!("{first}; and as a map function: {why}"),
+        None => why,
+    })
+}
+
+/// The names of map functions: `bankwise_<array>`, or `bankwise_<function>_<array>` when that
+/// is taken, one per declaration (the instances of a template share theirs).
+struct Names {
+    taken: Vec<String>,
+    by_declaration: HashMap<(usize, usize), String>,
+}
+
+impl Names {
+    fn new(text: &str) -> Self {
+        let taken = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("bankwise_"))
+            .map(str::to_string)
+            .collect();
+        Names {
+            taken,
+            by_declaration: HashMap::new(),
+        }
+    }
+
+    fn name_for(&mut self, decl: Span, array: &str, function: &str) -> String {
+        if let Some(name) = self.by_declaration.get(&(decl.start, decl.end)) {
+            return name.clone();
+        }
+        let function: String = function
+            .chars()
+            .map(|c| if c.is_alphanumeric() { c } else { '_' })
+            .collect();
+        let mut candidates = vec![
+            format!("bankwise_{array}"),
+            format!("bankwise_{function}_{array}"),
+        ];
+        candidates.extend(
+            (2..)
+                .take(1000)
+                .map(|n| format!("bankwise_{function}_{array}_{n}")),
+        );
+        let name = candidates
+            .into_iter()
+            .find(|c| !self.taken.contains(c))
+            .unwrap_or_else(|| format!("bankwise_{function}_{array}_x"));
+        self.taken.push(name.clone());
+        self.by_declaration
+            .insert((decl.start, decl.end), name.clone());
+        name
+    }
+}
+
+/// The instances of a template share their source: an array is rewritten only when every
+/// instance wants the same edits.
+fn reconcile_instances(file: &AnalysedFile, decisions: &mut [(usize, usize, Decision)]) {
+    let decl = |f: usize, a: usize| file.parsed.functions[f].arrays[a].decl_span;
+    let mut groups: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    for (i, (f, a, _)) in decisions.iter().enumerate() {
+        let span = decl(*f, *a);
+        groups.entry((span.start, span.end)).or_default().push(i);
+    }
+    for members in groups.values().filter(|m| m.len() > 1) {
+        let edits = |i: usize| match &decisions[i].2 {
+            Decision::Rewrite(_, rewrite, _) => Some((
+                rewrite.edits.clone(),
+                rewrite.function.as_ref().map(|f| f.text.clone()),
+            )),
+            Decision::Clean => None,
+            _ => Some((Vec::<Edit>::new(), Some(String::new()))),
+        };
+        let wanted = members
+            .iter()
+            .any(|&i| matches!(decisions[i].2, Decision::Rewrite(..)));
+        let first = edits(members[0]);
+        let agree = members.iter().all(|&i| edits(i) == first);
+        if wanted && !agree {
+            let name = file.parsed.functions[decisions[members[0]].0].name.clone();
+            for &i in members {
+                decisions[i].2 = Decision::LeftAlone(format!(
+                    "the instances of template `{name}` need different rewrites"
+                ));
+            }
+        }
+    }
+}
+
+fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> ArrayOutcome {
+    let function = &file.parsed.functions[f];
+    let array = &function.arrays[a];
+    let costs = &file.costs[f][a];
+    let mut outcome = ArrayOutcome {
+        function: function.display_name(),
+        array: array.name.clone(),
+        at: array.at,
+        action: Action::Clean,
+        reason: None,
+        applicability: None,
+        form: None,
+        map: None,
+        map_function: None,
+        excess_before: excess_before(file, f, a),
+        excess_after: None,
+        excess_with_map: None,
+        extra_bytes: 0,
+        accesses: array
+            .accesses
+            .iter()
+            .zip(costs)
+            .map(|(access, cost)| AccessOutcome {
+                at: access.at,
+                kind: access.kind,
+                text: access.text.clone(),
+                new_text: None,
+                alu: 0,
+                excess_before: cost.as_ref().ok().map(|c| c.excess()),
+                excess_after: None,
+            })
+            .collect(),
+    };
+    outcome.excess_after = outcome.excess_before;
+    for access in &mut outcome.accesses {
+        access.excess_after = access.excess_before;
+    }
+    match decision {
+        Decision::Clean => {}
+        Decision::LeftAlone(why) => {
+            outcome.action = Action::LeftAlone;
+            outcome.reason = Some(why.clone());
+        }
+        Decision::Suggest(candidate, why) => {
+            outcome.action = Action::NotApplied;
+            outcome.reason = Some(why.clone());
+            outcome.applicability = Some(Applicability::DisplayOnly);
+            outcome.map = Some(candidate.summary());
+            outcome.excess_with_map = Some(candidate.per_site.iter().sum());
+        }
+        Decision::Rewrite(candidate, rewrite, caution) => {
+            outcome.action = Action::Rewritten;
+            outcome.applicability = Some(applicability(caution));
+            outcome.form = Some(rewrite.form);
+            outcome.map = Some(candidate.summary());
+            outcome.map_function = rewrite.function.as_ref().map(|f| f.name.clone());
+            outcome.excess_after = Some(candidate.per_site.iter().sum());
+            outcome.excess_with_map = outcome.excess_after;
+            outcome.extra_bytes = rewrite.extra_bytes;
+            for ((access, new), after) in outcome
+                .accesses
+                .iter_mut()
+                .zip(&rewrite.accesses)
+                .zip(&candidate.per_site)
+            {
+                access.new_text = Some(new.text.clone());
+                access.alu = new.alu;
+                access.excess_after = Some(*after);
+            }
+        }
+    }
+    outcome
+}

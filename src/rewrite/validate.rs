@@ -1,0 +1,264 @@
+//! Translation validation (DESIGN.md §7): the rewritten source is parsed and analysed again,
+//! and for every access of every rewritten array the element index it computes, in every
+//! warp request, must be the map applied to the one the original computed; its re-analysed
+//! excess wavefronts must be the solver's prediction; every other array must cost what it
+//! cost before. Anything else is a bug of the rewriter, and nothing is written.
+use super::plan::Planned;
+use crate::analysis::{analyse_text, AnalysedFile, Options};
+use crate::block::ConfigBlocks;
+use crate::cost::SiteRequests;
+use crate::parse;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::path::Path;
+
+/// The re-analysed excess wavefronts of each access of each applied rewrite (same order as
+/// `applied`), or what went wrong.
+pub fn validate(
+    path: &Path,
+    original: &AnalysedFile,
+    output: &str,
+    view: &str,
+    applied: &[&Planned],
+    options: &Options,
+    config: &ConfigBlocks,
+) -> Result<Vec<Vec<u64>>, String> {
+    let errors_before = original.parsed.syntax_errors.len();
+    let errors_after = parse::analyse_source(output, &options.defines).syntax_errors;
+    if errors_after.len() > errors_before {
+        return Err(format!(
+            "the output has {} syntax errors where the input had {errors_before} (the first at \
+             line {})",
+            errors_after.len(),
+            errors_after.first().map_or(0, |at| at.line)
+        ));
+    }
+    let rewritten = analyse_text(path, view, options, config);
+    let (old, new) = (&original.parsed.functions, &rewritten.parsed.functions);
+    if old.len() != new.len() {
+        return Err(format!(
+            "{} functions after the rewrite, {} before",
+            new.len(),
+            old.len()
+        ));
+    }
+    for (f, (before, after)) in old.iter().zip(new).enumerate() {
+        if before.display_name() != after.display_name()
+            || before.arrays.len() != after.arrays.len()
+        {
+            return Err(format!(
+                "function {f} is `{}` with {} arrays after the rewrite, `{}` with {} before",
+                after.display_name(),
+                after.arrays.len(),
+                before.display_name(),
+                before.arrays.len()
+            ));
+        }
+        let shape = |file: &AnalysedFile| file.blocks[f].as_ref().ok().map(|b| b.shape);
+        if shape(original) != shape(&rewritten) {
+            return Err(format!(
+                "the block shape of `{}` changed",
+                before.display_name()
+            ));
+        }
+        for (a, array) in before.arrays.iter().enumerate() {
+            let is_applied = applied.iter().any(|p| (p.function, p.array) == (f, a));
+            let excess = |file: &AnalysedFile| -> Vec<Option<u64>> {
+                file.costs[f][a]
+                    .iter()
+                    .map(|c| c.as_ref().ok().map(|c| c.excess()))
+                    .collect()
+            };
+            if !is_applied && excess(original) != excess(&rewritten) {
+                return Err(format!(
+                    "`{}` in `{}` was not rewritten but its conflicts changed",
+                    array.name,
+                    before.display_name()
+                ));
+            }
+        }
+    }
+    applied
+        .iter()
+        .map(|planned| {
+            let function = &old[planned.function];
+            let array = &function.arrays[planned.array];
+            same_elements(original, &rewritten, planned, &options.bank)
+                .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
+        })
+        .collect()
+}
+
+/// Checks one rewritten array access by access; returns the re-analysed excess of each.
+fn same_elements(
+    original: &AnalysedFile,
+    rewritten: &AnalysedFile,
+    planned: &Planned,
+    config: &crate::bank::BankConfig,
+) -> Result<Vec<u64>, String> {
+    let (f, a) = (planned.function, planned.array);
+    let old_array = &original.parsed.functions[f].arrays[a];
+    let new_array = &rewritten.parsed.functions[f].arrays[a];
+    if old_array.accesses.len() != new_array.accesses.len() {
+        return Err(format!(
+            "{} accesses after the rewrite, {} before",
+            new_array.accesses.len(),
+            old_array.accesses.len()
+        ));
+    }
+    let (Some(old_affine), Some(new_affine)) = (&original.affine[f], &rewritten.affine[f]) else {
+        return Err("the function is no longer analysed".into());
+    };
+    let map = planned.map.as_ref();
+    let mut measured = Vec::with_capacity(old_array.accesses.len());
+    for (k, (old_access, new_access)) in old_array
+        .accesses
+        .iter()
+        .zip(&new_array.accesses)
+        .enumerate()
+    {
+        let line = new_access.at.line;
+        if old_access.kind != new_access.kind || old_access.member != new_access.member {
+            return Err(format!(
+                "line {line}: `{}` is not the access `{}` rewritten",
+                new_access.text, old_access.text
+            ));
+        }
+        let site = |affine: &crate::affine::FunctionAffine| {
+            affine.sites[a].get(k).and_then(Option::as_ref).cloned()
+        };
+        let (Some(old_site), Some(new_site)) = (site(old_affine), site(new_affine)) else {
+            return Err(format!(
+                "line {line}: `{}` is not analysed",
+                new_access.text
+            ));
+        };
+        let old_requests = SiteRequests::new(old_affine, &old_site, old_array, old_access, config)
+            .map_err(|why| format!("line {}: {why}", old_access.at.line))?;
+        let new_requests = SiteRequests::new(new_affine, &new_site, new_array, new_access, config)
+            .map_err(|why| {
+                format!(
+                    "line {line}: `{}` cannot be simulated: {why}",
+                    new_access.text
+                )
+            })?;
+        let mut expected = Vec::new();
+        old_requests.for_each(|warp, _, lanes| {
+            let mapped = lanes.iter().map(|e| e.map(|e| map.apply(e as u64) as i64));
+            expected.push(request_hash(warp, mapped));
+        });
+        let mut index = 0usize;
+        let mut mismatch = None;
+        new_requests.for_each(|warp, _, lanes| {
+            if mismatch.is_none()
+                && expected.get(index) != Some(&request_hash(warp, lanes.iter().copied()))
+            {
+                mismatch = Some((index, warp));
+            }
+            index += 1;
+        });
+        if let Some((request, warp)) = mismatch {
+            return Err(format!(
+                "line {line}: `{}` computes other elements than the map applied to `{}` \
+                 (request {request}, warp {warp})",
+                new_access.text, old_access.text
+            ));
+        }
+        if index != expected.len() {
+            return Err(format!(
+                "line {line}: {index} warp requests after the rewrite, {} before",
+                expected.len()
+            ));
+        }
+        let excess = rewritten.costs[f][a][k]
+            .as_ref()
+            .map(|c| c.excess())
+            .map_err(|why| format!("line {line}: {why}"))?;
+        let predicted = planned.predicted.get(k).copied().unwrap_or(0);
+        if excess != predicted {
+            return Err(format!(
+                "line {line}: {excess} excess wavefronts after the rewrite, {predicted} predicted"
+            ));
+        }
+        measured.push(excess);
+    }
+    Ok(measured)
+}
+
+fn request_hash(warp: u32, lanes: impl Iterator<Item = Option<i64>>) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    warp.hash(&mut hasher);
+    for lane in lanes {
+        lane.hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::edit::{apply, Edit};
+    use crate::rewrite::plan::{plan, Strategy};
+    use crate::solve::maps::Identity;
+
+    const TRANSPOSE: &str = "// bankwise: block=32x8\n__global__ void t(float *o)\n{\n    \
+        __shared__ float tile[32][32];\n    for (int j = 0; j < 32; j += 8)\n        \
+        tile[threadIdx.y + j][threadIdx.x] = o[j];\n    for (int j = 0; j < 32; j += 8)\n        \
+        o[j] = tile[threadIdx.x][threadIdx.y + j];\n}\n";
+
+    /// Validates `output` as the rewrite of TRANSPOSE's tile with `planned` changed by `tamper`.
+    fn check(
+        output: impl Fn(&str) -> String,
+        tamper: impl Fn(&mut Planned),
+    ) -> Result<Vec<Vec<u64>>, String> {
+        let options = Options::default();
+        let config = ConfigBlocks::default();
+        let path = Path::new("t.cu");
+        let original = analyse_text(path, TRANSPOSE, &options, &config);
+        let mut plan = plan(&original, TRANSPOSE, &Strategy::default(), &options.bank);
+        let planned = &mut plan.rewrites[0];
+        let edits: Vec<Edit> = planned.rewrite.edits.clone();
+        let rewritten = output(&apply(TRANSPOSE, &edits).expect("applies"));
+        tamper(planned);
+        validate(
+            path,
+            &original,
+            &rewritten,
+            &rewritten,
+            &[&*planned],
+            &options,
+            &config,
+        )
+    }
+
+    #[test]
+    fn the_planned_rewrite_passes() {
+        assert_eq!(check(str::to_string, |_| {}), Ok(vec![vec![0, 0]]));
+    }
+
+    #[test]
+    fn other_elements_than_the_map_gives_fail() {
+        let wrong_map = check(str::to_string, |p| p.map = Box::new(Identity::new(1024)));
+        let why = wrong_map.expect_err("the map differs");
+        assert!(why.contains("line 7: `tile[threadIdx.y + j][threadIdx.x ^ (threadIdx.y + j)]` computes other elements"), "{why}");
+        // A subscript the rewriter forgot.
+        let forgotten = check(
+            |out| out.replace("[(threadIdx.y + j) ^ threadIdx.x]", "[threadIdx.y + j]"),
+            |_| {},
+        );
+        assert!(forgotten.is_err_and(|why| why.contains("line 9")));
+    }
+
+    #[test]
+    fn excess_other_than_predicted_fails() {
+        let wrong = check(str::to_string, |p| p.predicted = vec![0, 1]);
+        assert!(wrong
+            .is_err_and(|why| why.contains("0 excess wavefronts after the rewrite, 1 predicted")));
+    }
+
+    #[test]
+    fn new_syntax_errors_fail() {
+        let broken = check(|out| out.replace("^ threadIdx.x]", "^ threadIdx.x"), |_| {});
+        assert!(broken.is_err_and(|why| why.contains("syntax errors")));
+    }
+}

@@ -1,0 +1,344 @@
+//! `bankwise fix` as a user runs it: the diff of every testdata file (snapshotted), diffs that
+//! `git apply` accepts, writing in place and elsewhere, idempotence, and bad input.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn bankwise(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(args)
+        .output()
+        .expect("the bankwise binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn testdata_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::from("testdata")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("testdata exists") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "cu") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
+
+/// `testdata/a/b.cu` → `a__b.cu`.
+fn snapshot_name(path: &Path) -> String {
+    path.strip_prefix("testdata")
+        .expect("under testdata")
+        .to_string_lossy()
+        .replace(['/', '\\'], "__")
+}
+
+/// The testdata files `fix` changes, with the arrays it rewrites.
+const CHANGED: &[(&str, &[&str])] = &[
+    ("testdata/block_shapes.cu", &["t_tile"]),
+    ("testdata/config/tiled.cu", &["tile"]),
+    ("testdata/const_sizes.cu", &["k_vec"]),
+    ("testdata/escapes.cu", &["clean_b"]),
+    ("testdata/escapes_asm.cu", &["clean_c"]),
+    ("testdata/fwt.cu", &["s"]),
+    ("testdata/strided.cu", &["s", "d"]),
+    ("testdata/subword.cu", &["s_bytes", "s_tile"]),
+    ("testdata/transpose.cu", &["tile"]),
+    ("testdata/transpose3d.cu", &["cube"]),
+];
+
+/// A copy of `source` (and the `bankwise.toml` beside it) in `dir`.
+fn copy_into(dir: &Path, source: &Path) -> PathBuf {
+    let copy = dir.join(source.file_name().expect("a file name"));
+    std::fs::copy(source, &copy).expect("copied");
+    let config = source.with_file_name("bankwise.toml");
+    if config.exists() {
+        std::fs::copy(&config, dir.join("bankwise.toml")).expect("copied");
+    }
+    copy
+}
+
+fn git_apply(dir: &Path, args: &[&str], diff: &str) -> Output {
+    let patch = dir.join("fix.diff");
+    std::fs::write(&patch, diff).expect("written");
+    Command::new("git")
+        .arg("apply")
+        .args(args)
+        .arg(&patch)
+        .current_dir(dir)
+        .output()
+        .expect("git runs")
+}
+
+#[test]
+fn every_testdata_file_fixes_as_snapshotted_and_only_the_expected_ones_change() {
+    for path in testdata_files() {
+        let shown = path.to_string_lossy().into_owned();
+        let output = bankwise(&["fix", "--diff", &shown]);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{shown}: {}",
+            stderr(&output)
+        );
+        let expected = CHANGED.iter().find(|(p, _)| *p == shown);
+        assert_eq!(
+            !output.stdout.is_empty(),
+            expected.is_some(),
+            "{shown} changes"
+        );
+        snapshot_settings().bind(|| {
+            insta::assert_snapshot!(
+                format!("fix_diff__{}", snapshot_name(&path)),
+                format!("{}\n{}", stderr(&output), stdout(&output))
+            );
+        });
+        let json = bankwise(&["fix", "--format", "json", &shown]);
+        let json: serde_json::Value =
+            serde_json::from_slice(&json.stdout).expect("fix prints JSON");
+        let rewritten: Vec<&str> = json["files"][0]["arrays"]
+            .as_array()
+            .expect("arrays")
+            .iter()
+            .filter(|a| a["action"] == "rewritten")
+            .filter_map(|a| a["name"].as_str())
+            .collect();
+        assert_eq!(rewritten, expected.map_or(&[][..], |e| e.1), "{shown}");
+    }
+}
+
+#[test]
+fn the_testdata_directory_in_one_report() {
+    let output = bankwise(&["fix", "--format", "json", "testdata"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    assert_eq!(
+        json["totals"],
+        serde_json::json!({
+            "arrays_rewritten": 12,
+            "arrays_not_simulated": 6,
+            "excess_before": 5576,
+            "excess_after": 1199,
+        })
+    );
+    // Text mode needs somewhere to put several files.
+    let text = bankwise(&["fix", "testdata"]);
+    assert_eq!(text.status.code(), Some(2));
+    assert!(stderr(&text).contains("--in-place"));
+}
+
+#[test]
+fn diffs_apply_with_git_and_give_the_fixed_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (path, _) in CHANGED {
+        let source = Path::new(path);
+        let work = dir.path().join(snapshot_name(source));
+        std::fs::create_dir_all(work.join("testdata/config")).expect("created");
+        let copy = work.join(path);
+        std::fs::copy(source, &copy).expect("copied");
+        let fixed = work.join("fixed.cu");
+        let written = bankwise(&["fix", path, "-o", &fixed.to_string_lossy()]);
+        assert_eq!(
+            written.status.code(),
+            Some(0),
+            "{path}: {}",
+            stderr(&written)
+        );
+        let diff = stdout(&bankwise(&["fix", "--diff", path]));
+        let check = git_apply(&work, &["--check"], &diff);
+        assert!(check.status.success(), "{path}: {}", stderr(&check));
+        let applied = git_apply(&work, &[], &diff);
+        assert!(applied.status.success(), "{path}: {}", stderr(&applied));
+        assert_eq!(
+            std::fs::read(&copy).expect("patched"),
+            std::fs::read(&fixed).expect("fixed"),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn fix_makes_no_edits_on_its_own_output() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for path in testdata_files() {
+        let work = dir.path().join(snapshot_name(&path));
+        std::fs::create_dir_all(&work).expect("created");
+        let copy = copy_into(&work, &path);
+        let copy_text = copy.to_string_lossy().into_owned();
+        let first = bankwise(&["fix", "--in-place", &copy_text]);
+        assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+        let again = bankwise(&["fix", "--check", &copy_text]);
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{}: {}{}",
+            path.display(),
+            stdout(&again),
+            stderr(&again)
+        );
+        assert!(!stderr(&again).contains("would fix"), "{}", path.display());
+    }
+}
+
+#[test]
+fn check_mode_writes_nothing_and_says_whether_anything_would_change() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let copy = copy_into(dir.path(), Path::new("testdata/transpose.cu"));
+    let before = std::fs::read(&copy).expect("readable");
+    let check = bankwise(&["fix", "--check", &copy.to_string_lossy()]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stderr(&check).contains("would fix: `tile` in `transposeCoalesced`: 992 -> 0"));
+    assert_eq!(std::fs::read(&copy).expect("readable"), before);
+    let clean = bankwise(&["fix", "--check", "testdata/atomics.cu"]);
+    assert_eq!(clean.status.code(), Some(0));
+}
+
+#[cfg(unix)]
+#[test]
+fn in_place_keeps_permissions_and_matches_the_output_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let copy = copy_into(dir.path(), Path::new("testdata/fwt.cu"));
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o640)).expect("chmod");
+    let out = dir.path().join("out.cu");
+    let written = bankwise(&["fix", "testdata/fwt.cu", "-o", &out.to_string_lossy()]);
+    assert_eq!(written.status.code(), Some(0));
+    let in_place = bankwise(&["fix", "--in-place", &copy.to_string_lossy()]);
+    assert_eq!(in_place.status.code(), Some(0), "{}", stderr(&in_place));
+    assert_eq!(
+        std::fs::read(&copy).expect("fixed"),
+        std::fs::read(&out).expect("written")
+    );
+    let mode = std::fs::metadata(&copy)
+        .expect("exists")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+    // No temporary file is left behind.
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("listable")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.contains("bankwise-")), "{names:?}");
+}
+
+#[cfg(unix)]
+#[test]
+fn read_only_targets_are_refused_untouched() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let copy = copy_into(dir.path(), Path::new("testdata/transpose.cu"));
+    let before = std::fs::read(&copy).expect("readable");
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o444)).expect("chmod");
+    let in_place = bankwise(&["fix", "--in-place", &copy.to_string_lossy()]);
+    assert_eq!(in_place.status.code(), Some(2));
+    assert!(stderr(&in_place).contains("read-only; nothing written"));
+    assert_eq!(std::fs::read(&copy).expect("readable"), before);
+    let out = bankwise(&["fix", "testdata/fwt.cu", "-o", &copy.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(std::fs::read(&copy).expect("readable"), before);
+}
+
+#[test]
+fn bad_input_is_an_error_and_nothing_is_written() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("out.cu");
+    let out_text = out.to_string_lossy().into_owned();
+    let latin1 = dir.path().join("latin1.cu");
+    std::fs::write(&latin1, b"// caf\xe9\n__global__ void k() {}\n").expect("written");
+    let broken = dir.path().join("broken.cu");
+    std::fs::write(&broken, "__global__ void k( {{{ ]]] \n").expect("written");
+    for input in [&latin1, &broken, &dir.path().join("missing.cu")] {
+        let output = bankwise(&["fix", &input.to_string_lossy(), "-o", &out_text]);
+        assert_eq!(output.status.code(), Some(2), "{}", input.display());
+        assert!(stderr(&output).contains("error"), "{}", stderr(&output));
+        assert!(!out.exists(), "{}", input.display());
+    }
+    assert!(stderr(&bankwise(&["fix", &latin1.to_string_lossy()])).contains("UTF-8"));
+    let two = bankwise(&[
+        "fix",
+        "testdata/fwt.cu",
+        "testdata/transpose.cu",
+        "-o",
+        &out_text,
+    ]);
+    assert_eq!(two.status.code(), Some(2));
+    assert!(!out.exists());
+    let unknown = bankwise(&["fix", "--strategy", "magic", "testdata/fwt.cu"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}
+
+#[test]
+fn crlf_files_stay_crlf_and_their_diffs_apply() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let text = std::fs::read_to_string("testdata/transpose.cu").expect("readable");
+    let crlf = dir.path().join("crlf.cu");
+    std::fs::write(&crlf, text.replace('\n', "\r\n")).expect("written");
+    let crlf_text = crlf.to_string_lossy().into_owned();
+    let diff = bankwise(&["fix", "--diff", &crlf_text]);
+    assert_eq!(diff.status.code(), Some(0));
+    let fixed = bankwise(&["fix", &crlf_text]);
+    let fixed_text = stdout(&fixed);
+    assert_eq!(
+        fixed_text.matches('\n').count(),
+        fixed_text.matches("\r\n").count()
+    );
+    let unix = stdout(&bankwise(&["fix", "testdata/transpose.cu"]));
+    assert_eq!(fixed_text, unix.replace('\n', "\r\n"));
+    // `git apply` with the path relative to the directory (headers drop the leading `/`).
+    let absolute = dir.path().display().to_string();
+    let relative = stdout(&diff).replace(&format!("{}/", absolute.trim_start_matches('/')), "");
+    let applied = git_apply(dir.path(), &[], &relative);
+    assert!(applied.status.success(), "{}", stderr(&applied));
+    assert_eq!(std::fs::read_to_string(&crlf).expect("patched"), fixed_text);
+}
+
+#[test]
+fn forced_padding_is_unsafe_and_applied_on_request() {
+    let safe = bankwise(&["fix", "--strategy", "padding", "testdata/transpose.cu"]);
+    assert_eq!(safe.status.code(), Some(0));
+    assert_eq!(
+        stdout(&safe),
+        std::fs::read_to_string("testdata/transpose.cu").expect("readable")
+    );
+    assert!(stderr(&safe).contains("unsafe: grows shared memory by 128 bytes"));
+    let json = bankwise(&[
+        "fix",
+        "--strategy",
+        "padding",
+        "--unsafe-fixes",
+        "--format",
+        "json",
+        "--diff",
+        "testdata/transpose.cu",
+    ]);
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let tile = &json["files"][0]["arrays"][0];
+    assert_eq!(tile["action"], "rewritten");
+    assert_eq!(tile["applicability"], "unsafe");
+    assert_eq!(tile["form"], "padded-declaration");
+    assert_eq!(tile["extra_bytes"], 128);
+    assert_eq!(tile["alu_per_access"], 0.0);
+    assert!(json["files"][0]["diff"]
+        .as_str()
+        .is_some_and(|d| d.contains("+    __shared__ float tile[TILE_DIM][TILE_DIM + 1];")));
+    assert_eq!(json["totals"]["excess_before"], 992);
+    assert_eq!(json["totals"]["excess_after"], 0);
+}
