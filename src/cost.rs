@@ -20,9 +20,58 @@ pub struct SiteCost {
     pub ideal_wavefronts: u64,
     /// The worst request, for diagnostics.
     pub worst: Option<WorstRequest>,
-    /// Unknown uniform values (blockIdx, parameters) the figures were evaluated with.
-    pub assumed_zero: Vec<String>,
+    /// The unknown uniform values (blockIdx, parameters, counters of loops with unknown
+    /// bounds) and how the figures cover them.
+    pub unknown_values: Vec<UnknownValue>,
 }
+
+/// An unknown uniform value of an access and how its figures cover it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownValue {
+    pub name: String,
+    pub evaluated: Evaluated,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Evaluated {
+    /// It appears only in lane conditions: a lane it could enable counts as active (the
+    /// figures are an upper bound).
+    InConditions,
+    /// It shifts every lane's index alike, by whole banks: any value gives these figures.
+    AnyValue,
+    /// Every residue modulo `modulus` was evaluated, each far from 0 so that no two lanes
+    /// meet by accident (a meeting only merges words): the figures are the worst, at
+    /// residue `worst`. Exhaustive, as the index is a polynomial in the value.
+    Residues { modulus: i64, worst: i64 },
+    /// The same values, for an index that is not a polynomial in it: a sample, not a proof.
+    Sampled { modulus: i64, worst: i64 },
+    /// Too many combinations with the other unknown values: taken as 0.
+    Zero,
+}
+
+impl std::fmt::Display for Evaluated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Evaluated::InConditions => write!(f, "only in conditions: lanes count as active"),
+            Evaluated::AnyValue => write!(f, "any value gives these figures"),
+            Evaluated::Residues { modulus, worst } => {
+                write!(f, "worst of every residue mod {modulus}: {worst}")
+            }
+            Evaluated::Sampled { modulus, worst } => write!(
+                f,
+                "worst of one value per residue mod {modulus}: {worst} (a sample, not every value)"
+            ),
+            Evaluated::Zero => write!(f, "taken as 0 (too many combinations to evaluate)"),
+        }
+    }
+}
+
+/// How far from 0 an unknown value's residues are taken (a multiple of every modulus).
+const GENERIC: i64 = 1 << 20;
+
+/// Evaluations of one access (residue combinations × loop points × warps) beyond which the
+/// unknown values are taken as 0.
+const MAX_REQUESTS: usize = 1 << 21;
 
 impl SiteCost {
     pub fn excess(&self) -> u64 {
@@ -37,17 +86,41 @@ pub struct WorstRequest {
     pub collision: Collision,
 }
 
-/// Loop values, with every unknown uniform taken as 0.
+/// Loop values and the unknown uniforms: in an index, the values of one combination (0 for
+/// the others); in a lane condition, unknown.
 struct Point<'a> {
     loops: &'a LoopPoint,
+    uniforms: Option<&'a [(Atom, i64)]>,
 }
 
 impl AtomValues for Point<'_> {
     fn value(&self, atom: &Atom) -> Option<i64> {
-        match atom {
-            Atom::Uniform(_) => Some(0),
-            other => self.loops.value(other),
+        match (atom, self.uniforms) {
+            (Atom::Uniform(_), None) => None,
+            (Atom::Uniform(_), Some(values)) => Some(
+                values
+                    .iter()
+                    .find(|(a, _)| a == atom)
+                    .map_or(0, |(_, v)| *v),
+            ),
+            (other, _) => self.loops.value(other),
         }
+    }
+}
+
+/// Whether `sym` is a polynomial in `atom` with integer coefficients (so its value modulo
+/// m depends only on `atom` modulo m).
+fn polynomial_in(sym: &Sym, atom: &Atom) -> bool {
+    let free = |s: &Sym| !s.atoms().contains(&atom);
+    match sym {
+        Sym::Const(_) | Sym::Atom(_) | Sym::Unknown(_) => true,
+        Sym::Neg(v) => polynomial_in(v, atom),
+        Sym::Binary(Op::Add | Op::Sub | Op::Mul, l, r) => {
+            polynomial_in(l, atom) && polynomial_in(r, atom)
+        }
+        Sym::Binary(Op::Shl, l, r) => polynomial_in(l, atom) && free(r),
+        Sym::Select(c, t, e) => free(c) && polynomial_in(t, atom) && polynomial_in(e, atom),
+        other => free(other),
     }
 }
 
@@ -91,7 +164,9 @@ pub struct SiteRequests<'a> {
     points: Vec<LoopPoint>,
     warps: u32,
     warp_size: u32,
-    assumed_zero: Vec<String>,
+    unknowns: Vec<UnknownValue>,
+    /// The unknown uniforms of the index evaluated, one combination of values per entry.
+    combinations: Vec<Vec<(Atom, i64)>>,
 }
 
 impl<'a> SiteRequests<'a> {
@@ -124,16 +199,8 @@ impl<'a> SiteRequests<'a> {
         let block = affine.block();
         let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
         let warps = threads.div_ceil(u64::from(config.warp)) as u32;
-        let mut assumed_zero: Vec<String> = site
-            .index
-            .atoms()
-            .into_iter()
-            .chain(site.active.atoms())
-            .filter(|a| matches!(a, Atom::Uniform(_)))
-            .map(ToString::to_string)
-            .collect();
-        assumed_zero.sort();
-        assumed_zero.dedup();
+        let (unknowns, combinations) =
+            unknown_values(site, unit_bytes, config, points.len() * warps as usize);
         Ok(SiteRequests {
             affine,
             site,
@@ -145,7 +212,8 @@ impl<'a> SiteRequests<'a> {
             points,
             warps,
             warp_size: config.warp,
-            assumed_zero,
+            unknowns,
+            combinations,
         })
     }
 
@@ -153,13 +221,22 @@ impl<'a> SiteRequests<'a> {
         self.units
     }
 
-    /// Unknown uniform values (blockIdx, parameters), evaluated as 0.
-    pub fn assumed_zero(&self) -> &[String] {
-        &self.assumed_zero
+    /// The unknown uniform values and how they are evaluated.
+    pub fn unknown_values(&self) -> &[UnknownValue] {
+        &self.unknowns
     }
 
-    /// Calls `f(warp, loop point, element index per lane)` for every request.
+    /// Calls `f(warp, loop point, element index per lane)` for every request, under every
+    /// combination of the unknown values.
     pub fn for_each(&self, mut f: impl FnMut(u32, &LoopPoint, &[Option<i64>])) {
+        for combination in 0..self.combinations.len() {
+            self.for_each_in(combination, &mut f);
+        }
+    }
+
+    /// [`SiteRequests::for_each`] under one combination of the unknown values.
+    fn for_each_in(&self, combination: usize, mut f: impl FnMut(u32, &LoopPoint, &[Option<i64>])) {
+        let uniforms = self.combinations[combination].as_slice();
         // Every lane of every warp and iteration evaluates the same two values: flattened
         // once, then evaluated for a group of lanes at a time, the atoms that do not vary by
         // lane looked up once per iteration.
@@ -172,9 +249,14 @@ impl<'a> SiteRequests<'a> {
         let mut stack = Vec::new();
         let mut lanes: Vec<Option<i64>> = Vec::with_capacity(self.warp_size as usize);
         for point in &self.points {
-            let values = Point { loops: point };
-            let active_uniforms = active.uniforms(&values);
-            let index_uniforms = index.uniforms(&values);
+            let active_uniforms = active.uniforms(&Point {
+                loops: point,
+                uniforms: None,
+            });
+            let index_uniforms = index.uniforms(&Point {
+                loops: point,
+                uniforms: Some(uniforms),
+            });
             for (warp, warp_groups) in (0..self.warps).zip(&groups) {
                 lanes.clear();
                 for group in warp_groups {
@@ -210,34 +292,148 @@ pub fn measure(
 ) -> Result<SiteCost, String> {
     let requests = SiteRequests::new(affine, site, array, access, config)?;
     let units = requests.units();
-    let mut cost = SiteCost {
-        conflict_degree: 0,
-        wavefronts: 0,
-        ideal_wavefronts: 0,
-        worst: None,
-        assumed_zero: requests.assumed_zero().to_vec(),
-    };
+    let mut worst: Option<(usize, SiteCost)> = None;
     let mut lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
-    requests.for_each(|warp, point, elements| {
-        lanes.clear();
-        lanes.extend(elements.iter().map(|e| e.map(|e| units.of(e))));
-        let request = Request {
-            elem_bytes: units.unit_bytes,
-            lanes: &lanes,
+    for combination in 0..requests.combinations.len() {
+        let mut cost = SiteCost {
+            conflict_degree: 0,
+            wavefronts: 0,
+            ideal_wavefronts: 0,
+            worst: None,
+            unknown_values: Vec::new(),
         };
-        let result = simulate(config, &request);
-        cost.wavefronts += u64::from(result.wavefronts);
-        cost.ideal_wavefronts += u64::from(result.ideal_wavefronts);
-        if result.conflict_degree > cost.conflict_degree {
-            cost.conflict_degree = result.conflict_degree;
-            cost.worst = result.collision.map(|collision| WorstRequest {
-                warp,
-                loop_values: point.0.iter().map(|(a, v)| (a.to_string(), *v)).collect(),
-                collision,
-            });
+        requests.for_each_in(combination, |warp, point, elements| {
+            lanes.clear();
+            lanes.extend(elements.iter().map(|e| e.map(|e| units.of(e))));
+            let request = Request {
+                elem_bytes: units.unit_bytes,
+                lanes: &lanes,
+            };
+            let result = simulate(config, &request);
+            cost.wavefronts += u64::from(result.wavefronts);
+            cost.ideal_wavefronts += u64::from(result.ideal_wavefronts);
+            if result.conflict_degree > cost.conflict_degree {
+                cost.conflict_degree = result.conflict_degree;
+                cost.worst = result.collision.map(|collision| WorstRequest {
+                    warp,
+                    loop_values: point.0.iter().map(|(a, v)| (a.to_string(), *v)).collect(),
+                    collision,
+                });
+            }
+        });
+        let worse = worst
+            .as_ref()
+            .is_none_or(|(_, w)| (cost.excess(), cost.wavefronts) > (w.excess(), w.wavefronts));
+        if worse {
+            worst = Some((combination, cost));
         }
-    });
+    }
+    let (combination, mut cost) = worst.ok_or("no combination of unknown values")?;
+    cost.unknown_values = requests.unknowns.clone();
+    for unknown in &mut cost.unknown_values {
+        let value = requests.combinations[combination]
+            .iter()
+            .find(|(atom, _)| atom.to_string() == unknown.name)
+            .map(|(_, v)| *v);
+        if let (
+            Evaluated::Residues { modulus, worst } | Evaluated::Sampled { modulus, worst },
+            Some(v),
+        ) = (&mut unknown.evaluated, value)
+        {
+            *worst = v.rem_euclid(*modulus);
+        }
+    }
     Ok(cost)
+}
+
+/// The unknown uniform values of an access, how each is evaluated, and the combinations of
+/// values to run (`requests` per combination).
+fn unknown_values(
+    site: &Site,
+    unit_bytes: u32,
+    config: &BankConfig,
+    requests: usize,
+) -> (Vec<UnknownValue>, Vec<Vec<(Atom, i64)>>) {
+    let uniform = |a: &&Atom| matches!(a, Atom::Uniform(_));
+    let in_index: Vec<Atom> = site
+        .index
+        .atoms()
+        .into_iter()
+        .filter(uniform)
+        .cloned()
+        .collect();
+    let mut unknowns: Vec<UnknownValue> = site
+        .active
+        .atoms()
+        .into_iter()
+        .filter(uniform)
+        .filter(|a| !in_index.contains(a))
+        .map(|a| UnknownValue {
+            name: a.to_string(),
+            evaluated: Evaluated::InConditions,
+        })
+        .collect();
+    let unit = i64::from(unit_bytes.max(1));
+    let bank_width = i64::from(config.bank_width);
+    // Elements per row of banks: an index modulo this fixes its bank and word offset.
+    let row = (i64::from(config.banks) * bank_width / unit).max(1);
+    let mut varying: Vec<(Atom, i64, bool)> = Vec::new();
+    for atom in &in_index {
+        let coefficient_free = site
+            .form
+            .as_ref()
+            .is_ok_and(|form| form.terms.iter().all(|(_, c)| !c.atoms().contains(&atom)));
+        let polynomial = polynomial_in(&site.index, atom);
+        let evaluated = if coefficient_free && unit >= bank_width {
+            Evaluated::AnyValue
+        } else {
+            // A uniform shift moves whole banks except within one bank's width.
+            let modulus = if coefficient_free {
+                (bank_width / unit).max(1)
+            } else {
+                row
+            };
+            varying.push((atom.clone(), modulus, polynomial));
+            if polynomial {
+                Evaluated::Residues { modulus, worst: 0 }
+            } else {
+                Evaluated::Sampled { modulus, worst: 0 }
+            }
+        };
+        unknowns.push(UnknownValue {
+            name: atom.to_string(),
+            evaluated,
+        });
+    }
+    let count = varying
+        .iter()
+        .try_fold(1usize, |n, (_, m, _)| n.checked_mul(*m as usize))
+        .filter(|&n| n.saturating_mul(requests.max(1)) <= MAX_REQUESTS);
+    let Some(count) = count else {
+        for unknown in &mut unknowns {
+            if matches!(
+                unknown.evaluated,
+                Evaluated::Residues { .. } | Evaluated::Sampled { .. }
+            ) {
+                unknown.evaluated = Evaluated::Zero;
+            }
+        }
+        return (unknowns, vec![Vec::new()]);
+    };
+    let combinations = (0..count)
+        .map(|mut n| {
+            varying
+                .iter()
+                .map(|(atom, modulus, _)| {
+                    let residue = (n % *modulus as usize) as i64;
+                    n /= *modulus as usize;
+                    (atom.clone(), GENERIC * modulus + residue)
+                })
+                .collect()
+        })
+        .collect();
+    unknowns.sort_by(|a, b| a.name.cmp(&b.name));
+    (unknowns, combinations)
 }
 
 /// Element indices a [`SitePattern`] may hold (all phases together): 32 MiB, plus about
@@ -849,5 +1045,67 @@ mod lane_tests {
                 assert_eq!(lanes, expected, "block {block:?}, warp {warp}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod unknown_value_tests {
+    use super::*;
+    use crate::analysis::{analyse_text, Options};
+    use crate::block::ConfigBlocks;
+    use std::path::Path;
+
+    /// (excess, how each unknown value was evaluated) of every access of the first kernel.
+    fn figures(source: &str) -> Vec<(u64, Vec<(String, Evaluated)>)> {
+        let file = analyse_text(
+            Path::new("k.cu"),
+            source,
+            &Options::default(),
+            &ConfigBlocks::default(),
+        );
+        file.costs[0]
+            .iter()
+            .flatten()
+            .map(|cost| {
+                let cost = cost.as_ref().expect("simulated");
+                let unknowns = cost
+                    .unknown_values
+                    .iter()
+                    .map(|u| (u.name.clone(), u.evaluated.clone()))
+                    .collect();
+                (cost.excess(), unknowns)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unknown_values_are_evaluated_over_every_residue_that_matters() {
+        let source = r#"
+// bankwise: block=32
+__global__ void k(float *out, int stride, int offset, int n) {
+    __shared__ float s[4096];
+    __shared__ char c[4096];
+    out[0] = s[threadIdx.x * stride];
+    out[1] = s[threadIdx.x + offset];
+    out[2] = c[4 * threadIdx.x + offset];
+    if (threadIdx.x < n)
+        s[threadIdx.x] = 0.0f;
+}
+"#;
+        let residues = |name: &str, modulus, worst| {
+            vec![(name.to_string(), Evaluated::Residues { modulus, worst })]
+        };
+        assert_eq!(
+            figures(source),
+            vec![
+                // A stride that is a multiple of 32 puts every lane in one bank.
+                (31, residues("stride", 32, 0)),
+                // A 4-byte index moved by any offset keeps its banks' pattern.
+                (0, vec![("offset".to_string(), Evaluated::AnyValue)]),
+                (0, vec![("n".to_string(), Evaluated::InConditions)]),
+                // 1-byte elements 4 apart: an offset of 1..3 only moves within words.
+                (0, residues("offset", 4, 0)),
+            ]
+        );
     }
 }

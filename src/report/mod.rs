@@ -208,8 +208,13 @@ fn access_json(
             object.insert("wavefronts".into(), cost.wavefronts.into());
             object.insert("ideal_wavefronts".into(), cost.ideal_wavefronts.into());
             object.insert("excess_wavefronts".into(), cost.excess().into());
-            if !cost.assumed_zero.is_empty() {
-                object.insert("assumed_zero".into(), cost.assumed_zero.clone().into());
+            if !cost.unknown_values.is_empty() {
+                let unknowns: Map<String, Value> = cost
+                    .unknown_values
+                    .iter()
+                    .map(|u| (u.name.clone(), u.evaluated.to_string().into()))
+                    .collect();
+                object.insert("unknown_values".into(), unknowns.into());
             }
         }
         Err(why) => {
