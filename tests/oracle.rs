@@ -688,7 +688,8 @@ fn source_lines(
     Ok(lines)
 }
 
-/// One recorded access: `site thread array offset bytes kind`.
+/// One recorded access: `site thread array offset bytes kind interval`, where `interval`
+/// counts the block barriers passed before it.
 struct Record {
     site: u64,
     thread: u64,
@@ -696,6 +697,7 @@ struct Record {
     offset: u64,
     bytes: u32,
     kind: &'static str,
+    interval: u64,
 }
 
 fn parse_records(text: &str) -> Result<Vec<Record>, String> {
@@ -703,7 +705,7 @@ fn parse_records(text: &str) -> Result<Vec<Record>, String> {
         .map(|line| {
             let f: Vec<&str> = line.split(' ').collect();
             let bad = || format!("driver printed `{line}`");
-            let [site, thread, array, offset, bytes, kind] = f[..] else {
+            let [site, thread, array, offset, bytes, kind, interval] = f[..] else {
                 return Err(bad());
             };
             Ok(Record {
@@ -713,13 +715,16 @@ fn parse_records(text: &str) -> Result<Vec<Record>, String> {
                 offset: offset.parse().map_err(|_| bad())?,
                 bytes: bytes.parse().map_err(|_| bad())?,
                 kind: kind_name(kind),
+                interval: interval.parse().map_err(|_| bad())?,
             })
         })
         .collect()
 }
 
-/// Groups the accesses into warp requests (per site and warp, the k-th execution of each lane)
-/// and costs each with the bank model. `dynamic_name` names the dynamic shared buffer.
+/// Groups the accesses into warp requests (per site, warp and barrier interval, the k-th
+/// execution of each lane in that interval) and costs each with the bank model. Counting
+/// per interval keeps the lanes of a uniform loop with a barrier in its body together when
+/// some of them skip the first iterations (`if (t <= m)` in a loop over m). `dynamic_name` names the dynamic shared buffer.
 fn oracle_figures(
     records: &[Record],
     arrays: &[ProgramArray],
@@ -728,10 +733,12 @@ fn oracle_figures(
     config: &BankConfig,
 ) -> Result<(ByPlace, Figures), String> {
     let warp = u64::from(config.warp);
-    let mut executions: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut requests: BTreeMap<(u64, u64, u64), Pending> = BTreeMap::new();
+    let mut executions: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
+    let mut requests: BTreeMap<(u64, u64, u64, u64), Pending> = BTreeMap::new();
     for record in records {
-        let count = executions.entry((record.site, record.thread)).or_insert(0);
+        let count = executions
+            .entry((record.site, record.thread, record.interval))
+            .or_insert(0);
         let k = *count;
         *count += 1;
         let bytes = u64::from(record.bytes);
@@ -742,7 +749,7 @@ fn oracle_figures(
             ));
         }
         let request = requests
-            .entry((record.site, record.thread / warp, k))
+            .entry((record.site, record.thread / warp, record.interval, k))
             .or_insert_with(|| Pending {
                 kind: record.kind,
                 array: record.array,
@@ -759,7 +766,7 @@ fn oracle_figures(
     }
     let mut places = ByPlace::new();
     let mut total = Figures::default();
-    for ((site, _, _), request) in &requests {
+    for ((site, _, _, _), request) in &requests {
         let cost = simulate(
             config,
             &Request {

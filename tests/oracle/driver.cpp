@@ -74,6 +74,9 @@ struct Access {
     uintptr_t offset;
     unsigned bytes;
     char kind;
+    // Block barriers passed before the access: lanes of a warp execute a uniform loop's
+    // iteration together, so requests never mix barrier intervals (see oracle.rs).
+    unsigned interval;
 };
 
 std::vector<Thread> threads;
@@ -130,7 +133,8 @@ void record(const void *address, unsigned bytes, char kind, const void *site)
     for (unsigned i = 0; i < arrays.size(); ++i) {
         if (at - arrays[i].base < arrays[i].size) {
             accesses.push_back(Access{reinterpret_cast<uintptr_t>(site), current->linear, i,
-                                      at - arrays[i].base, bytes, kind});
+                                      at - arrays[i].base, bytes, kind,
+                                      block_barrier.generation});
             return;
         }
     }
@@ -280,7 +284,7 @@ int main(int argc, char **argv)
     run_block(dim3(std::strtoul(argv[2], nullptr, 10), std::strtoul(argv[3], nullptr, 10),
                    std::strtoul(argv[4], nullptr, 10)));
     for (const Access &a : accesses)
-        std::printf("%zx %u %u %zu %u %c\n", a.site, a.thread, a.array, a.offset, a.bytes,
-                    a.kind);
+        std::printf("%zx %u %u %zu %u %c %u\n", a.site, a.thread, a.array, a.offset, a.bytes,
+                    a.kind, a.interval);
     return 0;
 }
