@@ -313,6 +313,196 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        path: "testdata/suite/backprop.cu",
+        flags: &[],
+        launches: &[launch(
+            "layerForward",
+            "layerForward(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2), 0)",
+        )],
+    },
+    Case {
+        path: "testdata/suite/conv.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "convRows",
+                "convRows(bankwise::buffer(0), bankwise::buffer(1), 0, 0)",
+            ),
+            launch(
+                "convColumns",
+                "convColumns(bankwise::buffer(0), bankwise::buffer(1), 0, 0)",
+            ),
+        ],
+    },
+    Case {
+        path: "testdata/suite/dct8x8.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "dct8x8Forward",
+                "dct8x8Forward(bankwise::buffer(0), bankwise::buffer(1), 0)",
+            ),
+            launch(
+                "dct8x8Inverse",
+                "dct8x8Inverse(bankwise::buffer(0), bankwise::buffer(1), 0)",
+            ),
+        ],
+    },
+    Case {
+        path: "testdata/suite/dwtHaar1D.cu",
+        flags: &[],
+        launches: &[launch(
+            "haarDecompose",
+            "haarDecompose(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2))",
+        )],
+    },
+    Case {
+        path: "testdata/suite/fft.cu",
+        flags: &[],
+        launches: &[
+            launch("fftStockham512", "fftStockham512(bankwise::buffer(0))"),
+            launch("fftTwiddle", "fftTwiddle(bankwise::buffer(0), 1)"),
+        ],
+    },
+    Case {
+        path: "testdata/suite/fwt.cu",
+        flags: &[],
+        launches: &[launch(
+            "fwtVector2048",
+            "fwtVector2048(bankwise::buffer(0))",
+        )],
+    },
+    Case {
+        path: "testdata/suite/histogram256.cu",
+        flags: &[],
+        // n = 4096 seeded bytes: 16 grid-stride iterations per thread.
+        launches: &[launch(
+            "histogram256",
+            "histogram256(bankwise::buffer(0), 4096, bankwise::buffer(1))",
+        )],
+    },
+    Case {
+        path: "testdata/suite/histogram64.cu",
+        flags: &[],
+        launches: &[launch(
+            "histogram64",
+            "histogram64(bankwise::buffer(0), 4096, bankwise::buffer(1))",
+        )],
+    },
+    Case {
+        path: "testdata/suite/hotspot.cu",
+        flags: &[],
+        launches: &[launch(
+            "hotspotSteps",
+            "hotspotSteps(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2), 0, \
+             0.5f, 0.1f, 0.1f, 0.01f, 80.0f)",
+        )],
+    },
+    Case {
+        path: "testdata/suite/lavaMD.cu",
+        flags: &[],
+        // dim = 1 keeps the reads inside the buffers; no neighbours: the home box only.
+        launches: &[launch(
+            "lavaMDForces",
+            "lavaMDForces(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2), 1, 0)",
+        )],
+    },
+    Case {
+        path: "testdata/suite/lud.cu",
+        flags: &[],
+        launches: &[
+            launch("ludDiagonal", "ludDiagonal(bankwise::buffer(0), 0, 0)"),
+            launch("ludPerimeter", "ludPerimeter(bankwise::buffer(0), 0, 0)"),
+        ],
+    },
+    Case {
+        path: "testdata/suite/matrix_multiply.cu",
+        flags: &[],
+        // k = 8: one step of the k loop.
+        launches: &[launch(
+            "sgemmRegisterTiled",
+            "sgemmRegisterTiled(bankwise::buffer(0), 0, bankwise::buffer(1), 0, \
+             bankwise::buffer(2), 0, 8)",
+        )],
+    },
+    Case {
+        path: "testdata/suite/matrix_scan.cu",
+        flags: &[],
+        launches: &[launch(
+            "matrixScan",
+            "matrixScan(bankwise::buffer(0), bankwise::buffer(1))",
+        )],
+    },
+    Case {
+        path: "testdata/suite/mri_gridding.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "mriScanCounts",
+                "mriScanCounts(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+            launch(
+                "mriBinSamples",
+                "mriBinSamples(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+            launch(
+                "mriWeightSamples",
+                "mriWeightSamples(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2), \
+                 bankwise::buffer(3))",
+            ),
+            launch(
+                "mriGatherRecords",
+                "mriGatherRecords(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+        ],
+    },
+    Case {
+        path: "testdata/suite/nw.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "nwUpperLeft",
+                "nwUpperLeft(bankwise::buffer(0), bankwise::buffer(1), 0, 10, 1)",
+            ),
+            launch(
+                "nwLowerRight",
+                "nwLowerRight(bankwise::buffer(0), bankwise::buffer(1), 0, 10, 1, 1)",
+            ),
+        ],
+    },
+    Case {
+        path: "testdata/suite/reduction.cu",
+        flags: &[],
+        launches: &[launch(
+            "reducePairsInterleaved",
+            "reducePairsInterleaved(bankwise::buffer(0), bankwise::buffer(1), 0u)",
+        )],
+    },
+    Case {
+        path: "testdata/suite/scalar_product.cu",
+        flags: &[],
+        launches: &[launch(
+            "scalarProduct",
+            "scalarProduct(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2), 0)",
+        )],
+    },
+    Case {
+        path: "testdata/suite/srad.cu",
+        flags: &[],
+        launches: &[launch(
+            "sradCoefficients",
+            "sradCoefficients(bankwise::buffer(0), bankwise::buffer(1), 0, 0, 0.05f)",
+        )],
+    },
+    Case {
+        path: "testdata/suite/transpose.cu",
+        flags: &[],
+        launches: &[launch(
+            "transposeTile16",
+            "transposeTile16(bankwise::buffer(0), bankwise::buffer(1), 0, 0)",
+        )],
+    },
+    Case {
         path: "testdata/config/tiled.cu",
         flags: &[],
         launches: &[launch(
@@ -357,6 +547,34 @@ const EXCLUDED: &[Exclusion] = &[
         kernel: "histPerWarp",
         model: None,
         reason: "data-dependent: atomics through the pointer `s_WarpHist = s_Hist + warp *                  BINS` with bins read from memory; the oracle, n = 768 seeded words: line 52,                  300 wavefronts, 204 excess",
+    },
+    Exclusion {
+        kernel: "histogram64",
+        model: None,
+        reason: "data-dependent: `atomicAdd(&votes[copy * BINS + bin], 1u)` with bins read from \
+                 memory; the oracle, n = 4096 seeded bytes: line 39, 456 wavefronts, 328 excess",
+    },
+    Exclusion {
+        kernel: "histogram256",
+        model: None,
+        reason: "data-dependent: `atomicAdd(&votes[copy * BINS + bin], 1u)` with bins read from \
+                 memory; the oracle, n = 4096 seeded bytes: line 39, 460 wavefronts, 332 excess",
+    },
+    Exclusion {
+        kernel: "lavaMDForces",
+        model: None,
+        reason: "parse/: struct member offsets are not kept, so `home[t].v/.x/.y/.z` and \
+                 `guest[j].*` (lines 73-80) stay not simulated, and the neighbour loop's bound \
+                 is a kernel parameter; the oracle (home box only): 6300 excess, all on the \
+                 `home[t].*` loads (4-way: 16-byte records read one field at a time)",
+    },
+    Exclusion {
+        kernel: "sgemmRegisterTiled",
+        model: None,
+        reason: "exec.rs: the bound of the k loop is the kernel parameter `k`, so its body (the \
+                 `bTile` store, line 35, and load, line 40) is not simulated, although no \
+                 shared address depends on the counter; the oracle, k = 8: 516 wavefronts, 0 \
+                 excess",
     },
     Exclusion {
         kernel: "nbodyStep",
