@@ -599,6 +599,80 @@ const EXCLUDED: &[Exclusion] = &[
     },
 ];
 
+/// Kernels whose accesses bankwise cannot simulate (data-dependent bins) and whose warp
+/// requests the oracle records for `bankwise bench` to score the hash families on (TC 2016's
+/// "Trace" method): the file beside the kernel's source must hold what this run records;
+/// `BANKWISE_WRITE_TRACES=1` rewrites it.
+const TRACES: &[(&str, &str)] = &[
+    ("histogram64", "testdata/suite/histogram64.trace"),
+    ("histogram256", "testdata/suite/histogram256.trace"),
+];
+
+/// The trace of `kernel`: every warp request (32 bank model, per barrier interval) at a place
+/// bankwise reports as not simulated, one per line as `KERNEL LINE KIND ARRAY` and each lane's
+/// element index (`-`: inactive), ordered by place, warp, interval and execution.
+fn trace_text(
+    kernel: &str,
+    records: &[Record],
+    arrays: &[ProgramArray],
+    lines: &BTreeMap<u64, u64>,
+    reported: &ByPlace,
+) -> String {
+    let mut executions: BTreeMap<(u64, u64, u64), u64> = BTreeMap::new();
+    let mut requests: BTreeMap<(Place, u64, u64, u64), Vec<Option<u64>>> = BTreeMap::new();
+    for record in records {
+        let count = executions
+            .entry((record.site, record.thread, record.interval))
+            .or_insert(0);
+        let k = *count;
+        *count += 1;
+        let line = lines.get(&record.site).copied().unwrap_or(0);
+        let place = (line, record.kind, arrays[record.array].name.clone());
+        if reported.get(&place) != Some(&None) {
+            continue;
+        }
+        let lanes = requests
+            .entry((place, record.thread / 32, record.interval, k))
+            .or_insert_with(|| vec![None; 32]);
+        lanes[(record.thread % 32) as usize] = Some(record.offset / u64::from(record.bytes));
+    }
+    let mut text = format!(
+        "# Warp requests of `{kernel}` that bankwise cannot simulate, recorded by the execution\n\
+         # oracle (tests/oracle.rs) on its seeded buffers; `bankwise bench` scores the hash\n\
+         # families on them. Per line: kernel, source line, kind, array, then each lane's\n\
+         # element index (`-`: inactive).\n"
+    );
+    for ((place, _, _, _), lanes) in &requests {
+        let (line, kind, array) = place;
+        let _ = write!(text, "{kernel} {line} {kind} {array}");
+        for lane in lanes {
+            match lane {
+                Some(index) => {
+                    let _ = write!(text, " {index}");
+                }
+                None => text.push_str(" -"),
+            }
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Compares `kernel`'s trace file with this run's, or writes it when asked to.
+fn check_trace(path: &str, text: &str) -> Result<(), String> {
+    if std::env::var_os("BANKWISE_WRITE_TRACES").is_some() {
+        return std::fs::write(path, text).map_err(|e| format!("{path}: {e}"));
+    }
+    let on_disk = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    if on_disk != text {
+        return Err(format!(
+            "{path} is not what the oracle records; rewrite it with \
+             BANKWISE_WRITE_TRACES=1 cargo test --test oracle"
+        ));
+    }
+    Ok(())
+}
+
 /// The driver's letter for an access kind, spelled as in bankwise's JSON.
 fn kind_name(kind: &str) -> &'static str {
     match kind {
@@ -1157,6 +1231,13 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
                 reported.extern_arrays.extend(callee.extern_arrays);
             }
             let dynamic_name = reported.extern_arrays.join("/");
+            if model.flags.is_empty() {
+                if let Some((_, path)) = TRACES.iter().find(|(k, _)| *k == launch.kernel) {
+                    let text =
+                        trace_text(launch.kernel, &records, &arrays, &lines, &reported.places);
+                    check_trace(path, &text)?;
+                }
+            }
             let (places, total) =
                 oracle_figures(&records, &arrays, &lines, &dynamic_name, &model.config)?;
             let mut verdict = compare(launch.kernel, &reported.places, &places, total);
