@@ -153,7 +153,13 @@ fn bench(args: BenchArgs) -> ExitCode {
     if failed {
         return ExitCode::from(EXIT_INPUT_ERROR);
     }
-    let bench = Bench::run(&analysed, &options.bank);
+    let bench = match Bench::run(&analysed, &options.bank) {
+        Ok(bench) => bench,
+        Err(message) => {
+            eprintln!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+    };
     let output = match args.format {
         BenchFormat::Json => serde_json::to_string_pretty(&bench.to_json()).map(|j| j + "\n"),
         BenchFormat::Markdown => Ok(bench::markdown::results(&bench)),

@@ -45,10 +45,14 @@ pub fn results(bench: &Bench) -> String {
          solver scores them: each family's best map on every array it applies to, the other \
          arrays as declared. *chosen* is the per-kernel choice under the default shared-memory \
          budget (no extra bytes), *map* the family it picks per array, *ALU* the operations its \
-         maps add per access, *bytes* the bytes they add. `–`: not known statically (some \
-         access is not simulated; see the last section). `{WORSE}`: the map makes some access \
+         maps add per access, *bytes* the bytes they add. *(trace)*: the accesses bankwise \
+         cannot simulate are scored on the warp requests the execution oracle recorded on its \
+         seeded input (`testdata/suite/*.trace`), as TC 2016 configures its histograms from \
+         a trace. `–`: not known statically (some access is not simulated; see the last \
+         section). `{WORSE}`: the map makes some access \
          worse than declared, so it is never chosen. `{CUT_SHORT}`: the exact search hit its \
-         1 s bound; the figure is the best map it found and can vary with the machine's speed.\n"
+         1 s bound; the figure is the best map it found and can vary with the machine's speed, so \
+         the choice never takes it.\n"
     );
     let _ = writeln!(
         out,
@@ -62,7 +66,7 @@ pub fn results(bench: &Bench) -> String {
             out,
             "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
             kernel.name,
-            tc2016::paper_name(&kernel.name).unwrap_or("–"),
+            paper_cell(kernel),
             figure(kernel.before()),
             families.join(" | "),
             figure(kernel.after_chosen()),
@@ -177,8 +181,8 @@ fn not_static(out: &mut String, bench: &Bench) {
     let _ = writeln!(
         out,
         "## Not known statically, or not posed to the solver\n\n\
-         An array is posed to the solver only when every access to it is simulated and its \
-         extent is known; a kernel's figures are known only when every access is simulated.\n"
+         An array is posed to the solver only when every access to it is simulated or traced \
+         and its extent is known; a kernel's figures are known only when every access is.\n"
     );
     for kernel in &bench.kernels {
         let mut reasons: Vec<String> = Vec::new();
@@ -195,8 +199,16 @@ fn not_static(out: &mut String, bench: &Bench) {
                 lines.dedup();
                 let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
                 let plural = if lines.len() > 1 { "s" } else { "" };
+                let traced = if array.traced {
+                    format!(
+                        " (scored on {})",
+                        kernel.path.with_extension("trace").display()
+                    )
+                } else {
+                    String::new()
+                };
                 reasons.push(format!(
-                    "`{}`, line{plural} {}: {why}",
+                    "`{}`, line{plural} {}: {why}{traced}",
                     array.name,
                     lines.join(", ")
                 ));
@@ -220,6 +232,16 @@ fn not_static(out: &mut String, bench: &Bench) {
             kernel.path.display(),
             reasons.join("; ")
         );
+    }
+}
+
+/// The paper's name of a kernel, marked when its figures come from a trace.
+fn paper_cell(kernel: &KernelBench) -> String {
+    let name = tc2016::paper_name(&kernel.name).unwrap_or("–");
+    if kernel.traced() {
+        format!("{name} (trace)")
+    } else {
+        name.to_string()
     }
 }
 

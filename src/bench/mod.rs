@@ -5,13 +5,19 @@
 //! for the kernels of `testdata/suite/`, so that the reports can set ours beside it.
 pub mod markdown;
 pub mod tc2016;
+pub mod trace;
 
+use crate::affine::FunctionAffine;
 use crate::analysis::{AnalysedFile, Reported};
 use crate::bank::BankConfig;
+use crate::cost::{SiteCost, SitePattern, SiteRequests, Units};
+use crate::parse::SharedArray;
 use crate::solve::kernel::{choose_kernel, KernelChoice, TIE_BREAK_LAMBDA};
+use crate::solve::space::Candidate;
 use crate::solve::{choose, ArrayProblem, Choice, FamilyResult};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
+use trace::Trace;
 
 /// The families compared, as `fix --strategy` names them: TC 2016's (Table 6) and ours.
 pub const FAMILIES: [&str; 9] = [
@@ -37,6 +43,8 @@ pub struct ArrayBench {
     pub before: Option<u64>,
     /// The accesses that are not simulated: line and reason.
     pub not_simulated: Vec<(usize, String)>,
+    /// Those accesses are scored on the requests of a trace (see [`trace`]).
+    pub traced: bool,
     /// Its index in [`KernelBench::choices`], or why it cannot be posed to the solver.
     pub posed: Result<usize, String>,
 }
@@ -48,20 +56,23 @@ pub struct KernelBench {
     pub path: PathBuf,
     pub name: String,
     pub arrays: Vec<ArrayBench>,
-    /// The solver's results on the arrays that could be posed.
+    /// The arrays that could be posed, as posed to the solver.
+    pub problems: Vec<ArrayProblem>,
+    /// The solver's results on them.
     pub choices: Vec<Choice>,
     /// The per-kernel choice: one pick per entry of `choices`.
     pub picks: Result<KernelChoice, String>,
 }
 
 impl KernelBench {
-    fn new(path: PathBuf, reported: &Reported, config: &BankConfig) -> Self {
+    fn new(path: PathBuf, reported: &Reported, trace: Option<&Trace>, config: &BankConfig) -> Self {
         let function = reported.function;
         let mut choices = Vec::new();
+        let mut problems = Vec::new();
         let mut arrays = Vec::new();
         for (a, array) in function.arrays.iter().enumerate() {
             let costs = &reported.costs[a];
-            let not_simulated = array
+            let not_simulated: Vec<(usize, String)> = array
                 .accesses
                 .iter()
                 .zip(costs)
@@ -69,39 +80,60 @@ impl KernelBench {
                     cost.as_ref().err().map(|why| (access.at.line, why.clone()))
                 })
                 .collect();
-            let before = costs
+            let mut before = costs
                 .iter()
                 .map(|c| c.as_ref().ok().map(|c| c.excess()))
                 .sum();
-            let choice = match reported.affine {
+            let problem = match reported.affine {
                 None => Err("block shape unknown".to_string()),
-                Some(affine) => ArrayProblem::from_analysis(affine, a, array, config)
-                    .and_then(|problem| choose(&problem)),
+                Some(affine) => {
+                    ArrayProblem::from_analysis(affine, a, array, config).map_err(|why| {
+                        let traced = trace.and_then(|t| {
+                            let name = function.display_name();
+                            traced_problem(affine, a, array, costs, t, &name, config)
+                        });
+                        (why, traced)
+                    })
+                }
+                .or_else(|(why, traced)| traced.ok_or(why)),
             };
-            let posed = choice.map(|choice| {
+            let traced = problem.is_ok() && !not_simulated.is_empty();
+            let posed = problem.and_then(|problem| {
+                let choice = choose(&problem)?;
+                if traced {
+                    before = Some(choice.excess_before);
+                }
                 choices.push(choice);
-                choices.len() - 1
+                problems.push(problem);
+                Ok(choices.len() - 1)
             });
             arrays.push(ArrayBench {
                 name: array.name.clone(),
                 before,
                 not_simulated,
+                traced,
                 posed,
             });
         }
-        let picks = choose_kernel(&choices, 0, TIE_BREAK_LAMBDA);
+        let picks = choose_reproducibly(&mut choices);
         KernelBench {
             path,
             name: function.display_name(),
             arrays,
+            problems,
             choices,
             picks,
         }
     }
 
-    /// Excess wavefronts as declared; `None` when an access is not simulated.
+    /// Excess wavefronts as declared; `None` when an access is neither simulated nor traced.
     pub fn before(&self) -> Option<u64> {
         self.arrays.iter().map(|a| a.before).sum()
+    }
+
+    /// Whether some of its figures come from a trace.
+    pub fn traced(&self) -> bool {
+        self.arrays.iter().any(|a| a.traced)
     }
 
     /// The result of `strategy` on the array, when it is posed.
@@ -186,17 +218,19 @@ pub struct Bench {
 }
 
 impl Bench {
-    pub fn run(files: &[AnalysedFile], config: &BankConfig) -> Self {
-        let kernels = files
-            .iter()
-            .flat_map(|file| {
+    /// Benches every kernel with shared arrays; a trace beside a file serves the accesses
+    /// that cannot be simulated, and an unreadable one is an error.
+    pub fn run(files: &[AnalysedFile], config: &BankConfig) -> Result<Self, String> {
+        let mut kernels = Vec::new();
+        for file in files {
+            let trace = Trace::beside(&file.path)?;
+            kernels.extend(
                 file.reported()
                     .filter(|r| !r.function.arrays.is_empty())
-                    .map(|r| KernelBench::new(file.path.clone(), &r, config))
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        Bench { kernels }
+                    .map(|r| KernelBench::new(file.path.clone(), &r, trace.as_ref(), config)),
+            );
+        }
+        Ok(Bench { kernels })
     }
 
     /// Percentage of the excess wavefronts `strategy` removes, averaged over the kernels that
@@ -277,4 +311,82 @@ fn mean_removed<'a>(kernels: impl Iterator<Item = &'a KernelBench>, strategy: &s
     }
     let mean = 100.0 * shares.iter().sum::<f64>() / shares.len() as f64;
     Some((mean * 10.0).round() / 10.0)
+}
+
+/// The per-kernel choice (no extra bytes) among the maps every machine finds: a search cut
+/// short by its time bound returns whatever it reached by then, so it is held out of the
+/// choice and put back after.
+fn choose_reproducibly(choices: &mut [Choice]) -> Result<KernelChoice, String> {
+    let held: Vec<Vec<(usize, Candidate)>> = choices
+        .iter_mut()
+        .map(|choice| {
+            choice
+                .families
+                .iter_mut()
+                .enumerate()
+                .filter(|(_, f)| f.truncated)
+                .filter_map(|(i, f)| f.best.take().map(|best| (i, best)))
+                .collect()
+        })
+        .collect();
+    let picks = choose_kernel(choices, 0, TIE_BREAK_LAMBDA);
+    for (choice, held) in choices.iter_mut().zip(held) {
+        for (i, best) in held {
+            choice.families[i].best = Some(best);
+        }
+    }
+    picks
+}
+
+/// Array `a` posed with the trace's requests standing in for the accesses that cannot be
+/// simulated; `None` when the trace lacks one of them or two share a place (line, kind).
+fn traced_problem(
+    affine: &FunctionAffine,
+    a: usize,
+    array: &SharedArray,
+    costs: &[Result<SiteCost, String>],
+    trace: &Trace,
+    kernel: &str,
+    config: &BankConfig,
+) -> Option<ArrayProblem> {
+    let elem_bytes = u32::try_from(array.elem_bytes?).ok()?;
+    let dims = array.dims.iter().copied().collect::<Option<Vec<u64>>>()?;
+    let mut sites = Vec::new();
+    for (i, (access, cost)) in array.accesses.iter().zip(costs).enumerate() {
+        let site = match cost {
+            Ok(_) => {
+                let site = affine.sites.get(a)?.get(i)?.as_ref()?;
+                let requests = SiteRequests::new(affine, site, array, access, config).ok()?;
+                SitePattern::collect(&requests, config).ok()?
+            }
+            Err(_) => {
+                let sharing = array
+                    .accesses
+                    .iter()
+                    .filter(|other| other.at.line == access.at.line && other.kind == access.kind)
+                    .count();
+                if sharing > 1 {
+                    return None;
+                }
+                let requests =
+                    trace.requests(kernel, access.at.line, access.kind.as_str(), &array.name)?;
+                SitePattern::from_requests(
+                    Units::whole(elem_bytes),
+                    config,
+                    requests.iter().map(Vec::as_slice),
+                )
+                .ok()?
+            }
+        };
+        sites.push(site);
+    }
+    Some(ArrayProblem {
+        name: array.name.clone(),
+        elem_bytes,
+        dims,
+        vector: 1,
+        max_extra_bytes: 0,
+        config: *config,
+        sites,
+    })
 }
