@@ -168,7 +168,7 @@ pub const BENCHMARKS: [Benchmark; 22] = [
         xor_gh: "(6) (6^7) (6^8) (7) (7^8)",
         xor_mih: "(8) (7) (6) (10) (9)",
         results_note: "the votes go to data-dependent bins, so bankwise scores them on the warp requests the execution oracle records on 4096 seeded random bytes (16 votes per thread), and removes little. The map Table 5's parameters point to, bank = the copy number (bits 6–10 of `copy * 64 + bin`; the copy is the lane), clears the votes on any input, but the zeroing and merge loops walk the array linearly and become 32-way conflicts under it, costing twelve times what it saves on this input (tests/bench.rs). On a long image the votes would outweigh the loops, but bankwise never takes a map that makes an access worse. The paper, on real images, reports conflicts left too.",
-        table5_note: "Scored on the oracle's trace. Our heuristics, held to all three accesses of `votes`, keep the bank bits low (the zeroing and merge loops need bits 0–4); Table 5's bit-vector XOR and GH select bits 6–10, the copy number in our layout.",
+        table5_note: "Scored on the oracle's trace. Held to all three accesses of `votes`, our searches mostly keep bits 0–4, which the zeroing and merge loops need, with a few higher bits XORed in; Table 5's bit-vector XOR and GH select bits 6–10, the copy number in our layout.",
     },
     Benchmark {
         name: "hist256",
@@ -216,7 +216,7 @@ pub const BENCHMARKS: [Benchmark; 22] = [
         xor_gh: "(0^4) (1^5) (2^6) (3^7) (0^8)",
         xor_mih: "(4) (0^5) (1^6) (2^7) (3^8)",
         results_note: "as in the paper, the XOR maps clear the column strip's 8-way conflict; the permutations leave part of it.",
-        table5_note: "The first four XOR GH rows are Table 5's; the fifth is (4^5) for the paper's (0^8), because bit 8 of the paper's address separates the three arrays that bankwise maps one by one.",
+        table5_note: "The first four XOR GH rows are Table 5's; the fifth is (4^5) for the paper's (0^8): bit 8 of the paper's whole-memory address tells its 256-word arrays apart in a contiguous layout, and bankwise, mapping one array at a time, has no such bit.",
     },
     Benchmark {
         name: "matrix scan",
