@@ -1,6 +1,7 @@
 //! The command line: parses arguments and wires the stages together.
 use bankwise::analysis::{analyse_file, AnalysedFile, Options};
 use bankwise::bank::BankConfig;
+use bankwise::bench::{self, Bench};
 use bankwise::block::CommandLineBlocks;
 use bankwise::report;
 use bankwise::rewrite::{self, FileFix, FixError, FixOptions, Strategy};
@@ -36,6 +37,9 @@ enum Command {
     Solve(SolveArgs),
     /// Rewrite CUDA files so that their shared arrays are stored without bank conflicts.
     Fix(FixArgs),
+    /// Every hash family on every kernel of the given files or directories: excess wavefronts
+    /// before and after, the chosen map, its cost (TC 2016 Table 6; docs/results.md).
+    Bench(BenchArgs),
 }
 
 #[derive(clap::Args)]
@@ -170,6 +174,25 @@ struct SolveArgs {
     format: Format,
 }
 
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// `.cu`/`.cuh` files, or directories to search for them (`testdata/suite`).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = BenchFormat::Markdown)]
+    format: BenchFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BenchFormat {
+    /// `{"benchmarks": [...], "summary": {...}}`.
+    Json,
+    /// The table of docs/results.md, with TC 2016's figures beside ours.
+    Markdown,
+    /// The parameters each family finds beside TC 2016's Table 5 (docs/table5.md).
+    Table5,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum SolveMethod {
     /// Every bit-vector permutation, or with --xor the pruned bit-vector XOR search.
@@ -188,6 +211,48 @@ pub fn run() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Solve(args) => solve(args),
         Command::Fix(args) => fix(args),
+        Command::Bench(args) => bench(args),
+    }
+}
+
+fn bench(args: BenchArgs) -> ExitCode {
+    let options = Options::default();
+    let mut failed = false;
+    let mut analysed: Vec<AnalysedFile> = Vec::new();
+    for path in collect_sources(&args.paths, &mut failed) {
+        match analyse_file(&path, &options) {
+            Ok(file) => {
+                failed |= file.failed();
+                analysed.push(file);
+            }
+            Err(err) => {
+                eprintln!("bankwise: error: {err}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return ExitCode::from(EXIT_INPUT_ERROR);
+    }
+    let bench = match Bench::run(&analysed, &options.bank) {
+        Ok(bench) => bench,
+        Err(message) => {
+            eprintln!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+    };
+    let output = match args.format {
+        BenchFormat::Json => serde_json::to_string_pretty(&bench.to_json()).map(|j| j + "\n"),
+        BenchFormat::Markdown => Ok(bench::markdown::results(&bench)),
+        BenchFormat::Table5 => Ok(bench::markdown::table5(&bench)),
+    };
+    match output {
+        Ok(output) if write_stdout(&output) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(EXIT_INPUT_ERROR),
+        Err(err) => {
+            eprintln!("bankwise: error: cannot write JSON: {err}");
+            ExitCode::from(EXIT_INPUT_ERROR)
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod affine;
 pub mod analysis;
 pub mod bank;
+pub mod bench;
 pub mod block;
 pub mod cost;
 pub mod parse;
