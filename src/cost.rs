@@ -1,7 +1,9 @@
 //! Conflict figures of one access: its affine site evaluated for every warp of the block and
 //! every loop iteration, each warp request through the bank model. The same enumeration gives
 //! the solvers their input, [`SitePattern`].
-use crate::affine::{lane_thread, Atom, AtomValues, FunctionAffine, LoopPoint, Op, Site, Sym};
+use crate::affine::{
+    lane_thread, Atom, AtomValues, FunctionAffine, LoopId, LoopPoint, LoopValues, Op, Site, Sym,
+};
 use crate::bank::{lanes_per_phase, simulate, BankConfig, Collision, Request};
 use crate::parse::{Access, SharedArray};
 use std::collections::hash_map::DefaultHasher;
@@ -23,6 +25,9 @@ pub struct SiteCost {
     /// The unknown uniform values (blockIdx, parameters, counters of loops with unknown
     /// bounds) and how the figures cover them.
     pub unknown_values: Vec<UnknownValue>,
+    /// Loops around the access whose trip counts are unknown: the figures count one of their
+    /// iterations (their counters are unknown values).
+    pub per_iteration_of: Vec<String>,
 }
 
 /// An unknown uniform value of an access and how its figures cover it.
@@ -165,6 +170,7 @@ pub struct SiteRequests<'a> {
     warps: u32,
     warp_size: u32,
     unknowns: Vec<UnknownValue>,
+    per_iteration_of: Vec<String>,
     /// The unknown uniforms of the index evaluated, one combination of values per entry.
     combinations: Vec<Vec<(Atom, i64)>>,
 }
@@ -195,7 +201,17 @@ impl<'a> SiteRequests<'a> {
             (Some(member), _) => return Err(format!("member access `{member}` is not simulated")),
         };
         let unit_bytes = u32::try_from(unit_bytes).map_err(|_| "element too large".to_string())?;
-        let points = affine.loop_points(&site.loops, MAX_ITERATIONS)?;
+        // A loop with unknown bounds is not enumerated: its counter is an unknown value and
+        // the figures are per iteration of it.
+        let (uncounted, counted): (Vec<LoopId>, Vec<LoopId>) = site
+            .loops
+            .iter()
+            .partition(|&&id| matches!(affine.loops[id].values, LoopValues::Unknown(_)));
+        let per_iteration_of = uncounted
+            .iter()
+            .map(|&id| affine.loops[id].name.clone())
+            .collect();
+        let points = affine.loop_points(&counted, MAX_ITERATIONS)?;
         let block = affine.block();
         let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
         let warps = threads.div_ceil(u64::from(config.warp)) as u32;
@@ -213,6 +229,7 @@ impl<'a> SiteRequests<'a> {
             warps,
             warp_size: config.warp,
             unknowns,
+            per_iteration_of,
             combinations,
         })
     }
@@ -301,6 +318,7 @@ pub fn measure(
             ideal_wavefronts: 0,
             worst: None,
             unknown_values: Vec::new(),
+            per_iteration_of: requests.per_iteration_of.clone(),
         };
         requests.for_each_in(combination, |warp, point, elements| {
             lanes.clear();

@@ -565,22 +565,6 @@ const EXCLUDED: &[Exclusion] = &[
                  memory; the oracle, n = 4096 seeded bytes: line 39, 460 wavefronts, 332 excess",
     },
     Exclusion {
-        kernel: "lavaMDForces",
-        model: None,
-        reason: "parse/: struct member offsets are not kept, so `home[t].v/.x/.y/.z` and \
-                 `guest[j].*` (lines 73-80) stay not simulated, and the neighbour loop's bound \
-                 is a kernel parameter; the oracle (home box only): 6300 excess, all on the \
-                 `home[t].*` loads (4-way: 16-byte records read one field at a time)",
-    },
-    Exclusion {
-        kernel: "sgemmRegisterTiled",
-        model: None,
-        reason: "exec.rs: the bound of the k loop is the kernel parameter `k`, so its body (the \
-                 `bTile` store, line 35, and load, line 40) is not simulated, although no \
-                 shared address depends on the counter; the oracle, k = 8: 516 wavefronts, 0 \
-                 excess",
-    },
-    Exclusion {
         kernel: "warpStats",
         model: Some("--banks 16"),
         reason: "cost.rs counts a lane whose condition is data-dependent as active, an upper \

@@ -21,7 +21,7 @@ const HEADINGS: [&str; 9] = [
 
 /// Marks a figure whose map makes some access worse than declared (never chosen).
 const WORSE: &str = "¹";
-/// Marks a figure of an exact search cut short by its time bound.
+/// Marks a figure of an exact search cut short by its search bound.
 pub const CUT_SHORT: &str = "†";
 
 const PAPER: &str = "van den Braak et al., *Configurable XOR Hash Functions for Banked \
@@ -51,8 +51,9 @@ pub fn results(bench: &Bench) -> String {
          a trace. `–`: not known statically (some access is not simulated; see the last \
          section). `{WORSE}`: the map makes some access \
          worse than declared, so it is never chosen. `{CUT_SHORT}`: the exact search hit its \
-         1 s bound; the figure is the best map it found and can vary with the machine's speed, so \
-         the choice never takes it.\n"
+         bound of {bound} nodes; the figure is the best map it found, not a proven optimum, so \
+         the choice never takes it.\n",
+        bound = crate::solve::exact::SEARCH_BOUND
     );
     let _ = writeln!(
         out,
@@ -308,7 +309,7 @@ pub fn table5(bench: &Bench) -> String {
          the suite) and each array gets its own map, completed to a bijection of the array \
          (DESIGN.md §5). After `→`: the excess wavefronts the map leaves in that array \
          (`{WORSE}`: worse than declared at some access, `{CUT_SHORT}`: the exact search hit \
-         its time bound); *(= Table 5)* marks the paper's own parameters. Only arrays with \
+         its search bound); *(= Table 5)* marks the paper's own parameters. Only arrays with \
          conflicts are listed.\n"
     );
     for benchmark in &tc2016::BENCHMARKS {

@@ -314,7 +314,7 @@ fn mean_removed<'a>(kernels: impl Iterator<Item = &'a KernelBench>, strategy: &s
 }
 
 /// The per-kernel choice (no extra bytes) among the maps every machine finds: a search cut
-/// short by its time bound returns whatever it reached by then, so it is held out of the
+/// short by its search bound returns the best it reached, not a proven optimum, so it is held out of the
 /// choice and put back after.
 fn choose_reproducibly(choices: &mut [Choice]) -> Result<KernelChoice, String> {
     let held: Vec<Vec<(usize, Candidate)>> = choices

@@ -208,6 +208,12 @@ fn access_json(
             object.insert("wavefronts".into(), cost.wavefronts.into());
             object.insert("ideal_wavefronts".into(), cost.ideal_wavefronts.into());
             object.insert("excess_wavefronts".into(), cost.excess().into());
+            if !cost.per_iteration_of.is_empty() {
+                object.insert(
+                    "per_iteration_of".into(),
+                    cost.per_iteration_of.clone().into(),
+                );
+            }
             if !cost.unknown_values.is_empty() {
                 let unknowns: Map<String, Value> = cost
                     .unknown_values
@@ -358,6 +364,14 @@ fn conflict_message(array: &SharedArray, access: &Access, site: &Site, cost: &Si
         }
     }
     message.push_str(&format!("; {} excess wavefronts per block", cost.excess()));
+    if !cost.per_iteration_of.is_empty() {
+        let loops: Vec<String> = cost
+            .per_iteration_of
+            .iter()
+            .map(|l| format!("`{l}`"))
+            .collect();
+        message.push_str(&format!(" and iteration of {}", loops.join(" and ")));
+    }
     message
 }
 

@@ -3,7 +3,7 @@
 //! extra-byte allowance, and has the fewest excess wavefronts, then the fewest ALU
 //! operations, then the fewest extra bytes (then the earlier family in [`STRATEGIES`]).
 use super::bitvector::{exhaustive_xor, permutation};
-use super::exact::{exact_xor, TIME_BOUND};
+use super::exact::{exact_xor, SEARCH_BOUND};
 use super::givargis::givargis;
 use super::maps::{AddressMap, FixedAdd, FixedXor, Identity};
 use super::mih::mih;
@@ -13,7 +13,6 @@ use super::space::{Candidate, Found, Space};
 use super::swizzle::{rap, swizzle};
 use super::ArrayProblem;
 use serde_json::{json, Value};
-use std::time::Duration;
 
 /// The strategies, in the order ties are broken (as `fix --strategy` names them).
 pub const STRATEGIES: [&str; 13] = [
@@ -36,13 +35,13 @@ pub const STRATEGIES: [&str; 13] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// Time bound of the exact search.
-    pub exact_bound: Duration,
+    pub exact_bound: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
-            exact_bound: TIME_BOUND,
+            exact_bound: SEARCH_BOUND,
         }
     }
 }
@@ -55,7 +54,7 @@ pub struct FamilyResult {
     pub best: Option<Candidate>,
     pub skipped: Option<String>,
     pub candidates: u64,
-    /// The search's time bound cut it short.
+    /// The search's node bound cut it short.
     pub truncated: bool,
 }
 

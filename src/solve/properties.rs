@@ -15,9 +15,8 @@ use super::ArrayProblem;
 use crate::bank::BankConfig;
 use crate::cost::{SitePattern, Units};
 use proptest::prelude::*;
-use std::time::Duration;
 
-const BOUND: Duration = Duration::from_millis(300);
+const BOUND: u64 = 1 << 10;
 
 /// Rows × columns (extents with odd factors included), element size, vector width, and warp
 /// requests as strides and offsets that wrap inside the array.

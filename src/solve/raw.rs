@@ -3,7 +3,7 @@
 //! phases by the bank model like any other request.
 use super::algebra::check_bijection;
 use super::bitvector::{exhaustive_xor, permutation};
-use super::exact::{exact_permutation, exact_xor, TIME_BOUND};
+use super::exact::{exact_permutation, exact_xor, SEARCH_BOUND};
 use super::givargis::givargis;
 use super::maps::row_bits;
 use super::mih::mih;
@@ -125,8 +125,8 @@ pub fn solve_addresses(
         }
         (Method::Givargis, xor) => givargis(&space, xor)?,
         (Method::Mih, xor) => mih(&space, xor)?,
-        (Method::Exact, false) => exact_permutation(&space, TIME_BOUND)?,
-        (Method::Exact, true) => exact_xor(&space, TIME_BOUND)?,
+        (Method::Exact, false) => exact_permutation(&space, SEARCH_BOUND)?,
+        (Method::Exact, true) => exact_xor(&space, SEARCH_BOUND)?,
     };
     if let Err(err) = check_bijection(found.best.map.as_ref()) {
         return Err(format!(
@@ -205,7 +205,7 @@ impl RawSolution {
             "candidates evaluated: {}{}\n",
             self.found.candidates,
             if self.found.truncated {
-                " (stopped by the time bound: best found, not proven optimal)"
+                " (stopped by the search bound: best found, not proven optimal)"
             } else {
                 ""
             }

@@ -95,7 +95,7 @@ impl Candidate {
     }
 }
 
-/// A solver's answer: its best map, how many candidates it scored, and whether its time bound
+/// A solver's answer: its best map, how many candidates it scored, and whether its search bound
 /// cut the search short.
 #[derive(Debug)]
 pub struct Found {
