@@ -1,53 +1,7 @@
 //! Runs the `bankwise` binary as a user would: every testdata kernel (snapshotted), and
 //! every kind of bad input.
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn bankwise(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bankwise"))
-        .args(args)
-        .output()
-        .expect("the bankwise binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn testdata_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![PathBuf::from("testdata")];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).expect("testdata exists") {
-            let path = entry.expect("readable entry").path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "cu") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-fn snapshot_name(path: &Path) -> String {
-    path.strip_prefix("testdata")
-        .expect("under testdata")
-        .to_string_lossy()
-        .replace(['/', '\\'], "__")
-}
-
-fn snapshot_settings() -> insta::Settings {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
-    settings
-}
+mod common;
+use common::{bankwise, snapshot_name, snapshot_settings, stderr, stdout, testdata_files};
 
 #[test]
 fn every_testdata_kernel_checks_cleanly_and_matches_its_snapshot() {

@@ -1,54 +1,9 @@
 //! `bankwise fix` as a user runs it: the diff of every testdata file (snapshotted), diffs that
 //! `git apply` accepts, writing in place and elsewhere, idempotence, and bad input.
+mod common;
+use common::{bankwise, snapshot_name, snapshot_settings, stderr, stdout, testdata_files};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn bankwise(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bankwise"))
-        .args(args)
-        .output()
-        .expect("the bankwise binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn testdata_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut pending = vec![PathBuf::from("testdata")];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).expect("testdata exists") {
-            let path = entry.expect("readable entry").path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "cu") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-fn snapshot_settings() -> insta::Settings {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
-    settings
-}
-
-/// `testdata/a/b.cu` → `a__b.cu`.
-fn snapshot_name(path: &Path) -> String {
-    path.strip_prefix("testdata")
-        .expect("under testdata")
-        .to_string_lossy()
-        .replace(['/', '\\'], "__")
-}
 
 /// The testdata files `fix` changes, with the arrays it rewrites.
 const CHANGED: &[(&str, &[&str])] = &[

@@ -1,0 +1,53 @@
+//! What the integration tests share: running the binary, and the testdata files with their
+//! snapshot names.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn bankwise(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(args)
+        .output()
+        .expect("the bankwise binary runs")
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Every `.cu` file under testdata/, sorted.
+pub fn testdata_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut pending = vec![PathBuf::from("testdata")];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).expect("testdata exists") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "cu") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// `testdata/a/b.cu` → `a__b.cu`.
+pub fn snapshot_name(path: &Path) -> String {
+    path.strip_prefix("testdata")
+        .expect("under testdata")
+        .to_string_lossy()
+        .replace(['/', '\\'], "__")
+}
+
+/// Snapshots live in snapshots/ under their own names.
+pub fn snapshot_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("../snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    settings
+}
