@@ -93,8 +93,8 @@ fn kernel<'a>(bench: &'a Bench, name: &str) -> &'a bankwise::bench::KernelBench 
 
 /// The chosen maps: never worse than declared; every conflict of a kernel whose arrays are
 /// all posed is removed, except NW's odd-sized tile (no XOR map applies, padding needs
-/// bytes) and the histograms' data-dependent votes (scored on traces); the conflict-free
-/// kernels stay free and untouched.
+/// bytes), the histograms' data-dependent votes (scored on traces) and lavaMD's field reads
+/// (no map of records helps); the conflict-free kernels stay free and untouched.
 #[test]
 fn the_choice_removes_every_static_conflict_it_can_pose() {
     let bench = suite();
@@ -113,7 +113,6 @@ fn the_choice_removes_every_static_conflict_it_can_pose() {
     assert_eq!(
         left,
         vec![
-            ("fwtVector2048", Some(896), Some(896)),
             ("histogram256", Some(332), Some(290)),
             ("histogram64", Some(328), Some(301)),
             ("lavaMDForces", Some(6300), Some(6300)),
@@ -203,10 +202,10 @@ fn per_family_figures_of_some_suite_kernels() {
     );
     assert_eq!(kernel(bench, "fftStockham512").chosen_label(), "buf: exact");
     assert_eq!(kernel(bench, "fftStockham512").alu_added(), 9);
-    assert_eq!(bench.removed_pct("bitvector-xor"), Some(72.9));
-    assert_eq!(bench.removed_pct_posed("bitvector-xor"), Some(76.4));
-    assert_eq!(bench.removed_pct(CHOSEN), Some(73.7));
-    assert_eq!(bench.removed_pct_posed(CHOSEN), Some(77.2));
+    assert_eq!(bench.removed_pct("bitvector-xor"), Some(76.8));
+    assert_eq!(bench.removed_pct_posed("bitvector-xor"), Some(76.8));
+    assert_eq!(bench.removed_pct(CHOSEN), Some(78.2));
+    assert_eq!(bench.removed_pct_posed(CHOSEN), Some(78.2));
 }
 
 /// The histograms are scored on the oracle's traces. The map whose bank bits are the copy

@@ -183,6 +183,9 @@ impl<'s> Extractor<'s> {
 
     fn finish(mut self) -> ParsedFile {
         self.functions.sort_by_key(|f| f.span.start);
+        for function in &mut self.functions {
+            dynamic_extent_from_launches(function, &self.launches);
+        }
         ParsedFile {
             functions: self.functions,
             launches: self.launches,
@@ -867,12 +870,17 @@ impl<'s> Extractor<'s> {
                     Some(block) => self.launch_block(*block, &scope, &dim3s),
                     None => Err("the launch has no block argument".to_string()),
                 };
+                let shared_bytes = named_children(config).get(2).and_then(|bytes| {
+                    let value = self.env.eval(&ast::lower(*bytes, self.src), &scope).ok()?;
+                    u64::try_from(value).ok()
+                });
                 LaunchSite {
                     kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
                     template_args,
                     instance: None,
                     at: self.at(launch),
                     block,
+                    shared_bytes,
                 }
             })
             .collect();
@@ -1993,6 +2001,42 @@ impl<'s> Extractor<'s> {
             "return_statement" => (EscapeKind::Returned, parent),
             _ => (EscapeKind::UsedAsPointer, parent),
         }
+    }
+}
+
+/// The first extent of a kernel's one `extern __shared__` array, from the dynamic shared
+/// memory its launches in this file pass (all the same): `k<<<g, 256, 256 * sizeof(float)>>>`
+/// makes `extern __shared__ float s[]` 256 elements.
+fn dynamic_extent_from_launches(function: &mut Function, launches: &[LaunchSite]) {
+    if function.kind != FunctionKind::Kernel {
+        return;
+    }
+    let display = function.display_name();
+    let mut sizes = launches
+        .iter()
+        .filter(|l| l.kernel == function.name && l.instance.as_ref().is_none_or(|i| *i == display))
+        .map(|l| l.shared_bytes);
+    let Some(Some(bytes)) = sizes.next() else {
+        return;
+    };
+    if bytes == 0 || sizes.any(|other| other != Some(bytes)) {
+        return;
+    }
+    let mut dynamic = function.arrays.iter_mut().filter(|a| a.is_extern);
+    let (Some(array), None) = (dynamic.next(), dynamic.next()) else {
+        return;
+    };
+    if array.file_scope || array.dims.first() != Some(&None) {
+        return;
+    }
+    // Bytes per first-dimension index: the element times the other extents.
+    let row = array.dims[1..]
+        .iter()
+        .try_fold(array.elem_bytes.unwrap_or(0), |acc, d| {
+            acc.checked_mul((*d)?)
+        });
+    if let Some(row) = row.filter(|&r| r > 0 && bytes % r == 0) {
+        array.dims[0] = Some(bytes / row);
     }
 }
 

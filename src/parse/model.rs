@@ -299,4 +299,6 @@ pub struct LaunchSite {
     pub at: Location,
     /// The block shape, or why it could not be evaluated.
     pub block: Result<[u32; 3], String>,
+    /// The dynamic shared memory in bytes (the third launch argument), when it evaluates.
+    pub shared_bytes: Option<u64>,
 }

@@ -357,6 +357,14 @@ mod tests {
             ("pointerMix", "tile", 992, 0, "swizzle"),
             ("pointerMix", "sel", 8, 0, "bitvector-xor"),
             ("nbodyStep", "s_f", 24, 24, "identity"),
+            (
+                "reduceDynamic",
+                "SharedMemory<float>()",
+                45,
+                0,
+                "bitvector-xor",
+            ),
+            ("reduceInterleaved", "sdata", 105, 0, "bitvector-xor"),
         ];
         let options = Options::default();
         let mut paths: Vec<_> = std::fs::read_dir("testdata")
