@@ -96,14 +96,13 @@ pub fn analyse_text(
         }
     }
     diagnostics.sort_by_key(|d| d.at);
-    let affine = {
+    let mut affine = {
         let callees = affine::Callees::new(&parsed.functions);
         let functions = &parsed.functions;
         in_parallel(functions.len(), |i| {
             affine_of(&functions[i], &blocks[i], &callees, &parsed.constants)
         })
     };
-    let mut affine = affine;
     let lines = LineIndex::new(text);
     for (function, affine) in parsed.functions.iter_mut().zip(&mut affine) {
         if let Some(affine) = affine {

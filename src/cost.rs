@@ -395,7 +395,7 @@ fn unknown_values(
     let bank_width = i64::from(config.bank_width);
     // Elements per row of banks: an index modulo this fixes its bank and word offset.
     let row = (i64::from(config.banks) * bank_width / unit).max(1);
-    let mut varying: Vec<(Atom, i64, bool)> = Vec::new();
+    let mut varying: Vec<(Atom, i64)> = Vec::new();
     for atom in &in_index {
         let coefficient_free = site
             .form
@@ -411,7 +411,7 @@ fn unknown_values(
             } else {
                 row
             };
-            varying.push((atom.clone(), modulus, polynomial));
+            varying.push((atom.clone(), modulus));
             if polynomial {
                 Evaluated::Residues { modulus, worst: 0 }
             } else {
@@ -425,7 +425,7 @@ fn unknown_values(
     }
     let count = varying
         .iter()
-        .try_fold(1usize, |n, (_, m, _)| n.checked_mul(*m as usize))
+        .try_fold(1usize, |n, (_, m)| n.checked_mul(*m as usize))
         .filter(|&n| n.saturating_mul(requests.max(1)) <= MAX_REQUESTS);
     let Some(count) = count else {
         for unknown in &mut unknowns {
@@ -442,7 +442,7 @@ fn unknown_values(
         .map(|mut n| {
             varying
                 .iter()
-                .map(|(atom, modulus, _)| {
+                .map(|(atom, modulus)| {
                     let residue = (n % *modulus as usize) as i64;
                     n /= *modulus as usize;
                     (atom.clone(), GENERIC * modulus + residue)

@@ -1290,18 +1290,16 @@ fn every_testdata_file_is_run_by_the_oracle() {
     assert_eq!(files, cases);
 }
 
-#[test]
-fn the_execution_oracle_agrees_with_check_on_every_testdata_kernel() {
-    let work = tempfile::tempdir().expect("a temporary directory");
-    let driver = build_driver(work.path()).unwrap_or_else(|e| panic!("{e}"));
-    // Two workers: the machines that run the suite have two cores.
+/// `run` on every case, by two workers (the machines that run the suite have two cores), in
+/// path order.
+fn on_every_case<T: Send>(run: impl Fn(&Case) -> T + Sync) -> Vec<(&'static str, T)> {
     let next = AtomicUsize::new(0);
     let results = Mutex::new(Vec::new());
     std::thread::scope(|scope| {
         for _ in 0..2 {
             scope.spawn(|| {
                 while let Some(case) = CASES.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let result = check_case(case, work.path(), &driver);
+                    let result = run(case);
                     results
                         .lock()
                         .expect("no worker panics")
@@ -1312,6 +1310,14 @@ fn the_execution_oracle_agrees_with_check_on_every_testdata_kernel() {
     });
     let mut results = results.into_inner().expect("no worker panics");
     results.sort_by_key(|(path, _)| *path);
+    results
+}
+
+#[test]
+fn the_execution_oracle_agrees_with_check_on_every_testdata_kernel() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let driver = build_driver(work.path()).unwrap_or_else(|e| panic!("{e}"));
+    let results = on_every_case(|case| check_case(case, work.path(), &driver));
     let mut failures = Vec::new();
     let mut report = String::new();
     for (path, result) in results {
@@ -1483,23 +1489,7 @@ fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, S
 fn fix_keeps_every_result_and_its_predicted_conflicts() {
     let work = tempfile::tempdir().expect("a temporary directory");
     let driver = build_driver(work.path()).unwrap_or_else(|e| panic!("{e}"));
-    let next = AtomicUsize::new(0);
-    let results = Mutex::new(Vec::new());
-    std::thread::scope(|scope| {
-        for _ in 0..2 {
-            scope.spawn(|| {
-                while let Some(case) = CASES.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let result = fix_case(case, work.path(), &driver);
-                    results
-                        .lock()
-                        .expect("no worker panics")
-                        .push((case.path, result));
-                }
-            });
-        }
-    });
-    let mut results = results.into_inner().expect("no worker panics");
-    results.sort_by_key(|(path, _)| *path);
+    let results = on_every_case(|case| fix_case(case, work.path(), &driver));
     let mut report = String::new();
     let mut failures = Vec::new();
     let mut fixed = 0;

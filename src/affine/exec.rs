@@ -1228,13 +1228,7 @@ impl<'a> Executor<'a> {
                 Some(array) => self.array_pointer(array, expr),
                 None => self.name(name, expr.span),
             },
-            ExprKind::Member {
-                base,
-                field,
-                arrow: false,
-            } if self.builtin(base, field).is_some() => self
-                .builtin(base, field)
-                .unwrap_or(Value::Data(String::new())),
+            // `threadIdx.x` and the other built-ins are values of `lvalue` too.
             ExprKind::Member { .. }
             | ExprKind::Index { .. }
             | ExprKind::Unary {
@@ -1344,11 +1338,6 @@ impl<'a> Executor<'a> {
                     Value::Data(format!("`{expr}`"))
                 }
             },
-            // A provider of the dynamic shared memory (`SharedMemory<T>()`).
-            ExprKind::Call { .. } if self.name_use(expr).is_some() => {
-                let array = self.name_use(expr).unwrap_or_default();
-                self.array_pointer(array, expr)
-            }
             ExprKind::Call { callee, args, .. } => self.call(callee, args, expr),
             ExprKind::Cast { ty, operand } => self.cast(ty, operand, expr),
             ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => {
@@ -1791,6 +1780,10 @@ impl<'a> Executor<'a> {
     }
 
     fn call(&mut self, callee: &Expr, args: &[Expr], expr: &Expr) -> Value {
+        // A provider of the dynamic shared memory (`SharedMemory<T>()`).
+        if let Some(array) = self.name_use(expr) {
+            return self.array_pointer(array, expr);
+        }
         let name = match &callee.kind {
             ExprKind::Name(name) => name.rsplit("::").next().unwrap_or(name).to_string(),
             _ => String::new(),

@@ -765,13 +765,7 @@ impl<'s> Extractor<'s> {
             let mut cursor = field.walk();
             for declarator in field.children_by_field_name("declarator", &mut cursor) {
                 let (layout, count) = self.member_layout(declarator, base)?;
-                let mut name = String::new();
-                walk(declarator, |n| {
-                    if name.is_empty() && n.kind() == "field_identifier" {
-                        name = self.text(n).to_string();
-                    }
-                    name.is_empty()
-                });
+                let name = leftmost_identifier(declarator, self.src).to_string();
                 let type_name = if declarator.kind() == "pointer_declarator" {
                     format!("{type_name}*")
                 } else {
@@ -2322,11 +2316,12 @@ fn is_integer_type(ty: &str) -> bool {
     )
 }
 
-/// The first identifier of a declarator or lvalue: `p` in `*p`, `p[3]`, `p.x = …`.
+/// The first identifier of a declarator or lvalue: `p` in `*p`, `p[3]`, `p.x = …`, and `v`
+/// in a member's `v[4]`.
 pub(super) fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
     let mut found = "";
     walk(node, |n| {
-        if found.is_empty() && symbols::kind(n) == "identifier" {
+        if found.is_empty() && matches!(symbols::kind(n), "identifier" | "field_identifier") {
             found = &src[n.byte_range()];
         }
         found.is_empty()
