@@ -1,0 +1,67 @@
+//! `bankwise bench`: every family on every kernel (docs/results.md, docs/table5.md).
+use super::{collect_sources, write_stdout, EXIT_INPUT_ERROR};
+use bankwise::analysis::{analyse_file, AnalysedFile, Options};
+use bankwise::bench::{self, Bench};
+use clap::ValueEnum;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// `.cu`/`.cuh` files, or directories to search for them (`testdata/suite`).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value_t = BenchFormat::Markdown)]
+    format: BenchFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum BenchFormat {
+    /// `{"benchmarks": [...], "summary": {...}}`.
+    Json,
+    /// The table of docs/results.md, with TC 2016's figures beside ours.
+    Markdown,
+    /// The parameters each family finds beside TC 2016's Table 5 (docs/table5.md).
+    Table5,
+}
+
+pub fn run(args: BenchArgs) -> ExitCode {
+    let options = Options::default();
+    let mut failed = false;
+    let mut analysed: Vec<AnalysedFile> = Vec::new();
+    for path in collect_sources(&args.paths, &mut failed) {
+        match analyse_file(&path, &options) {
+            Ok(file) => {
+                failed |= file.failed();
+                analysed.push(file);
+            }
+            Err(err) => {
+                eprintln!("bankwise: error: {err}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        return ExitCode::from(EXIT_INPUT_ERROR);
+    }
+    let bench = match Bench::run(&analysed, &options.bank) {
+        Ok(bench) => bench,
+        Err(message) => {
+            eprintln!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+    };
+    let output = match args.format {
+        BenchFormat::Json => serde_json::to_string_pretty(&bench.to_json()).map(|j| j + "\n"),
+        BenchFormat::Markdown => Ok(bench::markdown::results(&bench)),
+        BenchFormat::Table5 => Ok(bench::markdown::table5(&bench)),
+    };
+    match output {
+        Ok(output) if write_stdout(&output) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(EXIT_INPUT_ERROR),
+        Err(err) => {
+            eprintln!("bankwise: error: cannot write JSON: {err}");
+            ExitCode::from(EXIT_INPUT_ERROR)
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! `bankwise fix`: rewrites, diffs and atomic writes.
+use super::{
+    collect_sources, write_stdout, AnalysisArgs, Format, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+};
+use bankwise::rewrite::{self, FileFix, FixError, FixOptions, Strategy};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct FixArgs {
+    /// `.cu`/`.cuh` files, or directories to search for them.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Write the fixed file to OUT (one input file).
+    #[arg(short = 'o', long = "output", value_name = "OUT", conflicts_with_all = ["in_place", "check"])]
+    output: Option<PathBuf>,
+    /// Rewrite the files in place (through a temporary file and a rename; permissions kept).
+    #[arg(long, conflicts_with = "check")]
+    in_place: bool,
+    /// Print a unified diff (`git apply` accepts it) instead of the fixed file.
+    #[arg(long)]
+    diff: bool,
+    /// Write nothing; exit with status 1 when a file would change.
+    #[arg(long)]
+    check: bool,
+    /// Use one family for every array instead of the solvers' choice.
+    #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(
+        std::iter::once("auto").chain(rewrite::plan::strategies().iter().copied())))]
+    strategy: String,
+    /// Shared memory each kernel may use, in bytes (default: what it declares, so padding
+    /// must be asked for).
+    #[arg(long, value_name = "BYTES")]
+    smem_budget: Option<u64>,
+    /// Apply unsafe fixes too (padding beyond the budget).
+    #[arg(long)]
+    unsafe_fixes: bool,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(flatten)]
+    analysis: AnalysisArgs,
+}
+
+pub fn run(args: FixArgs) -> ExitCode {
+    let analysis = match args.analysis.options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+    };
+    let options = FixOptions {
+        analysis,
+        strategy: Strategy {
+            forced: (args.strategy != "auto").then(|| args.strategy.clone()),
+            smem_budget: args.smem_budget,
+        },
+        unsafe_fixes: args.unsafe_fixes,
+    };
+    let mut failed = false;
+    let sources = collect_sources(&args.files, &mut failed);
+    let to_stdout = args.output.is_none() && !args.in_place && !args.check && !args.diff;
+    if (args.output.is_some() || (to_stdout && matches!(args.format, Format::Text)))
+        && sources.len() > 1
+    {
+        eprintln!(
+            "bankwise: error: {} files: write them with --in-place, or show them with --diff",
+            sources.len()
+        );
+        return ExitCode::from(EXIT_INPUT_ERROR);
+    }
+    let mut fixed: Vec<FileFix> = Vec::new();
+    for path in &sources {
+        match rewrite::fix_file(path, &options) {
+            Ok(file) => fixed.push(file),
+            Err(err) => {
+                eprintln!("bankwise: error: {err}");
+                if matches!(err, FixError::Internal { .. }) {
+                    eprintln!(
+                        "bankwise: this is a bug in bankwise; please report it with the file"
+                    );
+                }
+                failed = true;
+            }
+        }
+    }
+    let diffs: Vec<String> = fixed.iter().map(unified_diff).collect();
+    let report = rewrite::report::text(&fixed, args.check);
+    for file in &fixed {
+        let target = match (&args.output, args.in_place) {
+            (Some(output), _) => Some(output.as_path()),
+            (None, true) if file.changed() => Some(file.path.as_path()),
+            _ => None,
+        };
+        if let Some(target) = target {
+            if let Err(message) = write_file(target, &file.output, args.in_place) {
+                eprintln!("bankwise: error: {}: {message}", target.display());
+                failed = true;
+            }
+        }
+    }
+    let output = match args.format {
+        Format::Json => {
+            let json = rewrite::report::json(&fixed, args.diff.then_some(diffs.as_slice()));
+            match serde_json::to_string_pretty(&json) {
+                Ok(json) => json + "\n",
+                Err(err) => {
+                    eprintln!("bankwise: error: cannot write JSON: {err}");
+                    return ExitCode::from(EXIT_INPUT_ERROR);
+                }
+            }
+        }
+        Format::Text => {
+            eprint!("{report}");
+            if args.diff {
+                diffs.concat()
+            } else if to_stdout {
+                fixed.iter().map(|f| f.output.as_str()).collect()
+            } else {
+                String::new()
+            }
+        }
+    };
+    failed |= !write_stdout(&output);
+    if failed {
+        ExitCode::from(EXIT_INPUT_ERROR)
+    } else if args.check && fixed.iter().any(FileFix::changed) {
+        ExitCode::from(EXIT_CONFLICTS)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The change to one file as a unified diff with `a/` and `b/` headers (`git apply` reads
+/// it); empty when nothing changes.
+fn unified_diff(file: &FileFix) -> String {
+    if !file.changed() {
+        return String::new();
+    }
+    let path = file.path.to_string_lossy();
+    let path = path.trim_start_matches("./").trim_start_matches('/');
+    similar::TextDiff::from_lines(&file.original, &file.output)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string()
+}
+
+/// Writes `text` to `target` through a temporary file beside it and a rename, so that an
+/// interrupted write never leaves half a file; a read-only target is refused untouched. In
+/// place, the file keeps its permissions.
+fn write_file(target: &Path, text: &str, keep_permissions: bool) -> Result<(), String> {
+    let existing = std::fs::metadata(target).ok();
+    if existing
+        .as_ref()
+        .is_some_and(|m| m.permissions().readonly())
+    {
+        return Err("the file is read-only; nothing written".into());
+    }
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .map_or("output".into(), |n| n.to_string_lossy().into_owned());
+    let temporary = dir.join(format!(".{name}.bankwise-{}.tmp", std::process::id()));
+    let written = std::fs::write(&temporary, text)
+        .and_then(|()| match (&existing, keep_permissions) {
+            (Some(metadata), true) => std::fs::set_permissions(&temporary, metadata.permissions()),
+            _ => Ok(()),
+        })
+        .and_then(|()| std::fs::rename(&temporary, target));
+    written.map_err(|err| {
+        let _ = std::fs::remove_file(&temporary);
+        format!("cannot write: {err}; nothing written")
+    })
+}

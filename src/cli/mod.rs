@@ -1,0 +1,174 @@
+//! The command line: parses arguments and wires the stages together. One file per command.
+mod bench;
+mod check;
+mod fix;
+mod solve;
+
+use bankwise::analysis::Options;
+use bankwise::bank::BankConfig;
+use bankwise::block::CommandLineBlocks;
+use clap::builder::TypedValueParser;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status for usage and input errors (DESIGN.md §8).
+const EXIT_INPUT_ERROR: u8 = 2;
+/// Exit status of `check --deny-conflicts` when an access has bank conflicts.
+const EXIT_CONFLICTS: u8 = 1;
+
+#[derive(Parser)]
+#[command(
+    name = "bankwise",
+    version,
+    about = "Finds shared-memory bank conflicts in CUDA source"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Analyse CUDA files and report every shared array and every access to it.
+    Check(check::CheckArgs),
+    /// Configure a bank hash for raw warp address sets (TC 2016 Sec. 5; teaching and
+    /// debugging).
+    Solve(solve::SolveArgs),
+    /// Rewrite CUDA files so that their shared arrays are stored without bank conflicts.
+    Fix(fix::FixArgs),
+    /// Every hash family on every kernel of the given files or directories: excess wavefronts
+    /// before and after, the chosen map, its cost (TC 2016 Table 6; docs/results.md).
+    Bench(bench::BenchArgs),
+}
+
+/// What the analysis needs; `check`, `fix` and the other commands that analyse share it.
+#[derive(clap::Args)]
+pub struct AnalysisArgs {
+    /// Block shape: `32x8` for every kernel, `NAME=32x8` for one (repeatable).
+    #[arg(long = "block", value_name = "[KERNEL=]XxYxZ")]
+    pub blocks: Vec<String>,
+    /// Define a macro or template parameter, as for nvcc (`-D TILE=32`).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    pub defines: Vec<String>,
+    /// Refuse files larger than this many bytes.
+    #[arg(long, default_value_t = bankwise::parse::MAX_FILE_BYTES)]
+    pub max_file_size: u64,
+    /// Number of shared-memory banks: 32 (every GPU since Fermi) or 16 (Tesla, half-warp
+    /// phases).
+    #[arg(long, default_value_t = 32, value_parser = clap::builder::PossibleValuesParser::new(["16", "32"]).map(|s| s.parse::<u32>().unwrap_or(32)))]
+    pub banks: u32,
+    /// Bank width in bytes: 4, or 8 (Kepler's 8-byte mode).
+    #[arg(long, default_value_t = 4, value_parser = clap::builder::PossibleValuesParser::new(["4", "8"]).map(|s| s.parse::<u32>().unwrap_or(4)))]
+    pub bank_width: u32,
+}
+
+impl AnalysisArgs {
+    pub fn options(&self) -> Result<Options, String> {
+        let blocks = CommandLineBlocks::parse(&self.blocks)?;
+        if let Some(bad) = self
+            .defines
+            .iter()
+            .find(|d| d.split('=').next().unwrap_or("").trim().is_empty())
+        {
+            return Err(format!("-D {bad}: the name is empty"));
+        }
+        Ok(Options {
+            defines: self.defines.clone(),
+            blocks,
+            max_file_bytes: self.max_file_size,
+            bank: BankConfig {
+                banks: self.banks,
+                bank_width: self.bank_width,
+                warp: 32,
+            },
+        })
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Solve(args) => solve::run(args),
+        Command::Fix(args) => fix::run(args),
+        Command::Bench(args) => bench::run(args),
+    }
+}
+
+/// Writes to stdout; a closed pipe (`bankwise check … | head`) is not an error.
+fn write_stdout(text: &str) -> bool {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => true,
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => true,
+        Err(err) => {
+            eprintln!("bankwise: error: cannot write output: {err}");
+            false
+        }
+    }
+}
+
+/// Expands directories into the `.cu`/`.cuh` files under them, sorted; reports paths that
+/// do not exist and directories without CUDA files.
+fn collect_sources(paths: &[PathBuf], failed: &mut bool) -> Vec<PathBuf> {
+    let mut sources = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let before = sources.len();
+            walk_dir(path, &mut sources);
+            if sources.len() == before {
+                eprintln!(
+                    "bankwise: error: {}: no .cu or .cuh files in this directory",
+                    path.display()
+                );
+                *failed = true;
+            }
+        } else if path.exists() {
+            sources.push(path.clone());
+        } else {
+            eprintln!("bankwise: error: {}: no such file", path.display());
+            *failed = true;
+        }
+    }
+    sources
+}
+
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut pending = vec![dir.to_path_buf()];
+    let mut found = Vec::new();
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            eprintln!(
+                "bankwise: warning: {}: cannot read directory",
+                dir.display()
+            );
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            // Symlinked directories are not followed: a link loop would never end.
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir {
+                pending.push(path);
+            } else if path
+                .extension()
+                .is_some_and(|ext| ext == "cu" || ext == "cuh")
+            {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    out.extend(found);
+}
