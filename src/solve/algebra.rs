@@ -150,11 +150,30 @@ pub fn annihilator(vectors: &[u64], bits: u32) -> Vec<u64> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LinearMap {
     rows: Vec<u64>,
+    /// The transpose of `rows`: bit `j` of `columns[i]` is bit `i` of `rows[j]`. Applying the
+    /// map XORs the columns of the index's set bits (the solvers apply maps millions of times).
+    columns: Vec<u64>,
 }
 
 impl LinearMap {
+    fn new(rows: Vec<u64>) -> Self {
+        let width = rows
+            .iter()
+            .map(|row| 64 - row.leading_zeros())
+            .max()
+            .unwrap_or(0);
+        let columns = (0..width)
+            .map(|i| {
+                rows.iter()
+                    .enumerate()
+                    .fold(0, |column, (j, &row)| column | (row >> i & 1) << j)
+            })
+            .collect();
+        LinearMap { rows, columns }
+    }
+
     pub fn identity() -> Self {
-        LinearMap { rows: Vec::new() }
+        LinearMap::new(Vec::new())
     }
 
     /// The map with these rows; trailing identity rows are dropped (they change nothing).
@@ -165,7 +184,7 @@ impl LinearMap {
             }
             rows.pop();
         }
-        LinearMap { rows }
+        LinearMap::new(rows)
     }
 
     /// The matrix of an XOR-linear function on `bits`-bit indices, read off the images of the
@@ -182,7 +201,7 @@ impl LinearMap {
                     .fold(0, |row, (i, _)| row | 1 << i)
             })
             .collect();
-        LinearMap { rows }
+        LinearMap::new(rows)
     }
 
     /// Completes `bank_rows` (output bits `0..m`) to a map that is a bijection on any extent
@@ -235,12 +254,14 @@ impl LinearMap {
     }
 
     pub fn apply(&self, index: u64) -> u64 {
-        let w = self.rows.len() as u32;
-        let kept = index & !low_mask(w);
-        self.rows
-            .iter()
-            .enumerate()
-            .fold(kept, |out, (j, &row)| out | parity(index & row) << j)
+        let kept = index & !low_mask(self.rows.len() as u32);
+        let mut bits = index & low_mask(self.columns.len() as u32);
+        let mut written = 0;
+        while bits != 0 {
+            written ^= self.columns[bits.trailing_zeros() as usize];
+            bits &= bits - 1;
+        }
+        kept | written
     }
 
     /// The rank argument: a bijection on `[0, extent)` iff it writes only bits below the

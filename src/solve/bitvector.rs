@@ -71,14 +71,31 @@ pub fn xor_candidates(space: &Space, pruned: bool) -> (Vec<(u32, u32, u64)>, u64
 /// skipped and not counted.
 pub fn exhaustive_xor(space: &Space, pruned: bool) -> Option<Found> {
     let (list, _) = xor_candidates(space, pruned);
-    let mut best = Best::default();
-    for (k1, k2, mask) in list {
-        let Ok(map) = BitVectorXor::new(k1, k2, mask, space.bank_bits, space.extent) else {
-            continue;
-        };
-        if space.keeps_vectors(&map) {
-            best.offer(space.candidate(Box::new(map)));
+    let map_of = |&(k1, k2, mask): &(u32, u32, u64)| {
+        BitVectorXor::new(k1, k2, mask, space.bank_bits, space.extent)
+            .ok()
+            .filter(|map| space.keeps_vectors(map))
+    };
+    // The widest mask of each (k1, k2) is the usual winner (a full mask is the classic
+    // swizzle): the best of those bounds the search before it starts. The search still
+    // goes in list order, so the first of equals wins as before.
+    let mut widest: Vec<(u32, u32, u64)> = Vec::new();
+    for &(k1, k2, mask) in &list {
+        match widest.iter_mut().find(|w| (w.0, w.1) == (k1, k2)) {
+            Some(w) => w.2 = w.2.max(mask),
+            None => widest.push((k1, k2, mask)),
         }
+    }
+    let mut warm = Best::default();
+    for map in widest.iter().filter_map(map_of) {
+        warm.try_map(&space.scorer, Box::new(map));
+    }
+    let mut best = Best::default();
+    if let Some(found) = warm.found(false).filter(|f| !f.best.score.worsens) {
+        best.lower_ceiling(found.best.score.total);
+    }
+    for map in list.iter().filter_map(map_of) {
+        best.try_map(&space.scorer, Box::new(map));
     }
     best.found(false)
 }
@@ -91,7 +108,7 @@ pub fn permutation(space: &Space) -> Option<Found> {
             continue;
         };
         if space.keeps_vectors(&map) {
-            best.offer(space.candidate(Box::new(map)));
+            best.try_map(&space.scorer, Box::new(map));
         }
     }
     best.found(false)

@@ -33,6 +33,68 @@ pub fn reference_sets(space: &Space) -> Vec<(Vec<u64>, u64)> {
         .collect()
 }
 
+/// A reference set bit-sliced: for each address bit, which addresses have it set, 64
+/// addresses to a word. The heuristics ask, for thousands of candidate rows, which
+/// addresses have odd parity under a row; this answers it with a few XORs per word instead
+/// of a parity per address.
+pub struct Sliced {
+    chunks: Vec<[u64; 64]>,
+    len: usize,
+}
+
+impl Sliced {
+    pub fn new(set: &[u64]) -> Self {
+        let chunks = set
+            .chunks(64)
+            .map(|chunk| {
+                let mut planes = [0u64; 64];
+                let bits = 64 - chunk.iter().fold(0, |all, &a| all | a).leading_zeros();
+                for (lane, &a) in chunk.iter().enumerate() {
+                    for (bit, plane) in planes.iter_mut().enumerate().take(bits as usize) {
+                        *plane |= (a >> bit & 1) << lane;
+                    }
+                }
+                planes
+            })
+            .collect();
+        Sliced {
+            chunks,
+            len: set.len(),
+        }
+    }
+
+    /// How many addresses the set has.
+    pub fn size(&self) -> u64 {
+        self.len as u64
+    }
+
+    /// Per chunk of 64 addresses: bit `l` is `parity(address_l & row)`.
+    pub fn parities(&self, row: u64) -> impl Iterator<Item = u64> + '_ {
+        self.chunks.iter().map(move |planes| {
+            let mut bits = row;
+            let mut parity = 0;
+            while bits != 0 {
+                parity ^= planes[bits.trailing_zeros() as usize];
+                bits &= bits - 1;
+            }
+            parity
+        })
+    }
+
+    /// Per chunk of 64 addresses: the bits of the addresses it holds.
+    pub fn lanes(&self) -> impl Iterator<Item = u64> + '_ {
+        (0..self.chunks.len()).map(|i| match self.len - 64 * i {
+            n if n >= 64 => u64::MAX,
+            n => (1 << n) - 1,
+        })
+    }
+
+    /// How many addresses have odd parity under `row`.
+    pub fn odd(&self, row: u64) -> u64 {
+        self.parities(row).map(|p| u64::from(p.count_ones())).sum()
+    }
+}
+
 /// Tracks the chosen rows' span on the writable bits, so that no chosen row depends on the
 /// others (the bijection needs them independent there).
 pub struct Chosen {

@@ -85,14 +85,32 @@ impl Phases {
     }
 }
 
-/// The length of the longest run of equal values once sorted (0 for none).
+/// How often the most frequent value occurs (0 for none). Up to a warp's worth of values are
+/// counted in a small open-addressing table (the search calls this per node and phase, and a
+/// sort cost more than the rest of the search); longer phases are sorted.
 fn largest_run(values: &mut [u64]) -> u32 {
-    values.sort_unstable();
-    values
-        .chunk_by(|a, b| a == b)
-        .map(|run| run.len() as u32)
-        .max()
-        .unwrap_or(0)
+    const SLOTS: usize = 128;
+    if values.len() > SLOTS / 2 {
+        values.sort_unstable();
+        return values
+            .chunk_by(|a, b| a == b)
+            .map(|run| run.len() as u32)
+            .max()
+            .unwrap_or(0);
+    }
+    let mut keys = [0u64; SLOTS];
+    let mut counts = [0u32; SLOTS];
+    let mut largest = 0;
+    for &value in values.iter() {
+        let mut slot = (value.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize;
+        while counts[slot] != 0 && keys[slot] != value {
+            slot = (slot + 1) % SLOTS;
+        }
+        keys[slot] = value;
+        counts[slot] += 1;
+        largest = largest.max(counts[slot]);
+    }
+    largest
 }
 
 /// The bank bits of `a` under `rows`.
@@ -458,6 +476,34 @@ fn next_combination(choice: &mut [usize], n: usize) -> bool {
 mod tests {
     use super::*;
     use crate::solve::raw::raw_problem;
+
+    /// The counting table and the sort agree, on short and long phases.
+    #[test]
+    fn largest_run_counts_the_most_frequent_value() {
+        let sorted = |values: &[u64]| {
+            let mut v = values.to_vec();
+            v.sort_unstable();
+            v.chunk_by(|a, b| a == b)
+                .map(|r| r.len() as u32)
+                .max()
+                .unwrap_or(0)
+        };
+        let cases: Vec<Vec<u64>> = vec![
+            vec![],
+            vec![7],
+            (0..32).map(|l| l % 4).collect(),
+            (0..32).map(|l| (l * 0x1_0000_0001) % 5).collect(),
+            (0..64).map(|l| l / 3).collect(),
+            (0..200).map(|l| (l * 37) % 11).collect(),
+        ];
+        for values in cases {
+            assert_eq!(
+                largest_run(&mut values.clone()),
+                sorted(&values),
+                "{values:?}"
+            );
+        }
+    }
 
     fn strides(strides: &[i64]) -> Vec<Vec<i64>> {
         strides

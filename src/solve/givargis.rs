@@ -7,8 +7,7 @@
 //! phase occurs; the first of equals wins), then multiplies every set's qualities by that
 //! set's correlation with the picked bit. For XOR the candidates are the pairs of Table 3, and
 //! a pair dependent on the picked ones is skipped (the map must be a bijection).
-use super::algebra::parity;
-use super::bitwise::{columns, map_from_rows, reference_sets, Chosen};
+use super::bitwise::{columns, map_from_rows, reference_sets, Chosen, Sliced};
 use super::space::{Found, Space};
 
 /// `min / max`, 0 when both are 0.
@@ -25,26 +24,25 @@ fn balance(a: u64, b: u64) -> f64 {
 /// fewer than the bank bits when the candidates run out.
 pub fn givargis_rows(space: &Space, xor: bool) -> (Vec<u64>, u64) {
     let sets = reference_sets(space);
+    let sliced: Vec<Sliced> = sets.iter().map(|(set, _)| Sliced::new(set)).collect();
     let cols = columns(space, xor);
-    let mut quality: Vec<Vec<f64>> = sets
+    let mut quality: Vec<Vec<f64>> = sliced
         .iter()
-        .map(|(set, _)| {
+        .map(|set| {
             cols.iter()
                 .map(|&c| {
-                    let ones = set.iter().filter(|&&a| parity(a & c) == 1).count() as u64;
-                    balance(set.len() as u64 - ones, ones)
+                    let ones = set.odd(c);
+                    balance(set.size() - ones, ones)
                 })
                 .collect()
         })
         .collect();
     let correlate = |quality: &mut Vec<Vec<f64>>, picked: u64| {
-        for ((set, _), q) in sets.iter().zip(quality.iter_mut()) {
+        for (set, q) in sliced.iter().zip(quality.iter_mut()) {
             for (&c, q) in cols.iter().zip(q.iter_mut()) {
-                let equal = set
-                    .iter()
-                    .filter(|&&a| parity(a & c) == parity(a & picked))
-                    .count() as u64;
-                *q *= balance(equal, set.len() as u64 - equal);
+                // parity(a & c) == parity(a & picked) iff parity(a & (c ^ picked)) is even.
+                let equal = set.size() - set.odd(c ^ picked);
+                *q *= balance(equal, set.size() - equal);
             }
         }
     };

@@ -6,8 +6,7 @@
 //! sets (Eq. 15; weighted by how often each phase occurs) is picked; the first of equals wins.
 //! The sums are kept as exact integers (scaled by the sets' common multiple), so ties are
 //! real ties. For XOR the candidates are the pairs of Table 3, dependent ones skipped.
-use super::algebra::parity;
-use super::bitwise::{columns, map_from_rows, reference_sets, Chosen};
+use super::bitwise::{columns, map_from_rows, reference_sets, Chosen, Sliced};
 use super::space::{Found, Space};
 
 fn gcd(a: u128, b: u128) -> u128 {
@@ -30,36 +29,44 @@ pub fn mih_rows(space: &Space, xor: bool) -> (Vec<u64>, u64) {
     let common = sets.iter().fold(1u128, |l, (set, _)| {
         l / gcd(l, set.len() as u128) * set.len() as u128
     });
+    let sliced: Vec<Sliced> = sets.iter().map(|(set, _)| Sliced::new(set)).collect();
     let mut chosen = Chosen::new(space);
-    let mut bins = Vec::new();
+    let mut parities: Vec<u64> = Vec::new();
     while chosen.rows.len() < space.bank_bits as usize {
         let picked = chosen.rows.len() as u32;
+        let bins = 2u64 << picked;
+        // The addresses of each bin of the rows already picked, per set (only bins that hold
+        // some): a candidate splits each in two, so a few AND and popcounts rank it.
+        let groups: Vec<Vec<(Vec<u64>, u64)>> = sliced
+            .iter()
+            .map(|set| prefix_groups(set, &chosen.rows))
+            .collect();
         let mut best: Option<(u128, u64)> = None;
         for &c in &cols {
             if !chosen.allows(c) {
                 continue;
             }
             let mut total = 0u128;
-            for (set, weight) in &sets {
-                bins.clear();
-                bins.resize(2usize << picked, 0u128);
-                for &a in set {
-                    let bin = chosen
-                        .rows
-                        .iter()
-                        .enumerate()
-                        .fold(parity(a & c) << picked, |bin, (t, &row)| {
-                            bin | parity(a & row) << t
-                        });
-                    bins[bin as usize] += 1;
-                }
-                let size = set.len() as u128;
-                // Σ |h·2^{n+1} − |R||, i.e. the imbalance times |R|·2^{n+1}.
-                let spread: u128 = bins
+            for (((_, weight), set), groups) in sets.iter().zip(&sliced).zip(&groups) {
+                let size = set.size();
+                parities.clear();
+                parities.extend(set.parities(c));
+                // Σ |h·2^{n+1} − |R||, i.e. the imbalance times |R|·2^{n+1}; a bin with no
+                // address adds |R|.
+                let empty = bins - 2 * groups.len() as u64;
+                let spread: u64 = groups
                     .iter()
-                    .map(|&h| (h * bins.len() as u128).abs_diff(size))
-                    .sum();
-                total += u128::from(*weight) * spread * (common / size);
+                    .map(|(masks, count)| {
+                        let odd: u64 = masks
+                            .iter()
+                            .zip(&parities)
+                            .map(|(m, p)| u64::from((m & p).count_ones()))
+                            .sum();
+                        (odd * bins).abs_diff(size) + ((count - odd) * bins).abs_diff(size)
+                    })
+                    .sum::<u64>()
+                    + empty * size;
+                total += u128::from(*weight) * u128::from(spread) * (common / u128::from(size));
             }
             if best.is_none_or(|(b, _)| total < b) {
                 best = Some((total, c));
@@ -71,6 +78,34 @@ pub fn mih_rows(space: &Space, xor: bool) -> (Vec<u64>, u64) {
         chosen.push(row);
     }
     (chosen.rows, cols.len() as u64)
+}
+
+/// The bins of `rows` that hold addresses of `set`: per chunk of 64 addresses the mask of
+/// those in the bin, and how many there are.
+fn prefix_groups(set: &Sliced, rows: &[u64]) -> Vec<(Vec<u64>, u64)> {
+    let parities: Vec<Vec<u64>> = rows
+        .iter()
+        .map(|&row| set.parities(row).collect())
+        .collect();
+    (0..1u64 << rows.len())
+        .filter_map(|bin| {
+            let masks: Vec<u64> = set
+                .lanes()
+                .enumerate()
+                .map(|(chunk, lanes)| {
+                    parities.iter().enumerate().fold(lanes, |mask, (t, p)| {
+                        mask & if bin >> t & 1 == 1 {
+                            p[chunk]
+                        } else {
+                            !p[chunk]
+                        }
+                    })
+                })
+                .collect();
+            let count: u64 = masks.iter().map(|m| u64::from(m.count_ones())).sum();
+            (count > 0).then_some((masks, count))
+        })
+        .collect()
 }
 
 /// The heuristic's map: a bitwise permutation, or with `xor` a bitwise XOR.

@@ -41,11 +41,7 @@ pub fn padding(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
                 continue;
             };
             if map.keeps_vectors(problem.vector) {
-                let score = scorer.score(&map);
-                best.offer(super::space::Candidate {
-                    map: Box::new(map),
-                    score,
-                });
+                best.try_map(scorer, Box::new(map));
             }
         }
     }

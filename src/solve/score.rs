@@ -69,23 +69,59 @@ impl<'a> Scorer<'a> {
             worsens,
         }
     }
+
+    /// The score of `map`, or `None` as soon as it is certain to rank below a never-worse
+    /// candidate with `bound` excess wavefronts: it worsens a site or exceeds `bound`. Solvers
+    /// that try thousands of maps stop scoring most of them after a few phases.
+    pub fn score_within(&self, map: &dyn AddressMap, bound: Option<u64>) -> Option<Score> {
+        let Some(bound) = bound else {
+            return Some(self.score(map));
+        };
+        let mapped = |e: i64| map.apply(e as u64) as i64;
+        let mut per_site = Vec::with_capacity(self.sites.len());
+        let mut total = 0u64;
+        for (site, &before) in self.sites.iter().zip(&self.before) {
+            let limit = before.min(bound - total);
+            let excess = site_excess_within(&self.config, site, &mapped, limit)?;
+            total += excess;
+            per_site.push(excess);
+        }
+        Some(Score {
+            per_site,
+            total,
+            worsens: false,
+        })
+    }
 }
 
 /// Excess wavefronts of one site with every element index mapped by `map`.
 pub fn site_excess(config: &BankConfig, site: &SitePattern, map: &dyn Fn(i64) -> i64) -> u64 {
+    site_excess_within(config, site, map, u64::MAX).unwrap_or(u64::MAX)
+}
+
+/// [`site_excess`], or `None` once it exceeds `limit`.
+fn site_excess_within(
+    config: &BankConfig,
+    site: &SitePattern,
+    map: &dyn Fn(i64) -> i64,
+    limit: u64,
+) -> Option<u64> {
     let units = site.units;
     let mut lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
-    site.phases()
-        .map(|(phase, weight)| {
-            lanes.clear();
-            lanes.extend(phase.iter().map(|&e| Some(units.of(map(e)))));
-            let request = Request {
-                elem_bytes: units.unit_bytes,
-                lanes: &lanes,
-            };
-            weight * u64::from(simulate(config, &request).excess())
-        })
-        .sum()
+    let mut excess = 0u64;
+    for (phase, weight) in site.phases() {
+        lanes.clear();
+        lanes.extend(phase.iter().map(|&e| Some(units.of(map(e)))));
+        let request = Request {
+            elem_bytes: units.unit_bytes,
+            lanes: &lanes,
+        };
+        excess = excess.saturating_add(weight * u64::from(simulate(config, &request).excess()));
+        if excess > limit {
+            return None;
+        }
+    }
+    Some(excess)
 }
 
 #[cfg(test)]

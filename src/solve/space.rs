@@ -109,9 +109,50 @@ pub struct Found {
 pub struct Best {
     best: Option<Candidate>,
     pub candidates: u64,
+    /// The excess of some never-worse map of the same search, known before it is reached:
+    /// no map above it can win.
+    ceiling: Option<u64>,
 }
 
 impl Best {
+    /// Scores `map` only as far as it can still win, and keeps it if it does. Against a
+    /// never-worse best, a map must not exceed its excess, and must stay below it unless it
+    /// is cheaper (the first of equals wins).
+    pub fn try_map(&mut self, scorer: &Scorer, map: Box<dyn AddressMap>) {
+        let bound = match self.best.as_ref().filter(|best| !best.score.worsens) {
+            None => self.ceiling,
+            Some(best) => {
+                let cheaper = (map.alu_ops(), map.extent_out() - map.extent())
+                    < (
+                        best.map.alu_ops(),
+                        best.map.extent_out() - best.map.extent(),
+                    );
+                match (cheaper, best.score.total.checked_sub(1)) {
+                    (true, _) => Some(best.score.total),
+                    (false, Some(below)) => Some(below),
+                    (false, None) => {
+                        self.candidates += 1;
+                        return;
+                    }
+                }
+            }
+        };
+        let bound = match (bound, self.ceiling) {
+            (Some(b), Some(c)) => Some(b.min(c)),
+            (b, c) => b.or(c),
+        };
+        match scorer.score_within(map.as_ref(), bound) {
+            Some(score) => self.offer(Candidate { map, score }),
+            None => self.candidates += 1,
+        }
+    }
+
+    /// A search that will reach a never-worse map with `excess` excess wavefronts: maps with
+    /// more are scored only until they pass it.
+    pub fn lower_ceiling(&mut self, excess: u64) {
+        self.ceiling = Some(self.ceiling.map_or(excess, |c| c.min(excess)));
+    }
+
     pub fn offer(&mut self, candidate: Candidate) {
         self.candidates += 1;
         if self

@@ -6,7 +6,7 @@ use super::algebra::{index_bits, writable_bits};
 use super::maps::{AddressMap, Rap, Swizzle, RAP_SEED};
 use super::padding::declared_pitches;
 use super::score::Scorer;
-use super::space::{Best, Candidate, Found};
+use super::space::{Best, Found};
 use super::ArrayProblem;
 
 /// The best index-digit swizzle; `None` for a 1-D array or rows without a power-of-two part.
@@ -24,11 +24,7 @@ pub fn swizzle(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
                         continue;
                     };
                     if map.keeps_vectors(problem.vector) {
-                        let score = scorer.score(&map);
-                        best.offer(Candidate {
-                            map: Box::new(map),
-                            score,
-                        });
+                        best.try_map(scorer, Box::new(map));
                     }
                 }
             }
@@ -45,11 +41,7 @@ pub fn rap(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
             continue;
         };
         if map.keeps_vectors(problem.vector) {
-            let score = scorer.score(&map);
-            best.offer(Candidate {
-                map: Box::new(map),
-                score,
-            });
+            best.try_map(scorer, Box::new(map));
         }
     }
     best.found(false)
