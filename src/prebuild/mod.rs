@@ -24,7 +24,8 @@ pub enum Outcome {
     },
     /// Nothing to fix: nvcc compiles the original.
     Unchanged,
-    /// bankwise could not fix it (the reason): nvcc compiles the original.
+    /// bankwise could not fix it (why, starting with the file's name): nvcc compiles the
+    /// original.
     Failed(String),
 }
 
@@ -42,10 +43,9 @@ impl InputReport {
     /// The warning to print, if any: one line per file.
     pub fn warning(&self) -> Option<String> {
         match (&self.outcome, &self.unknown_block) {
-            (Outcome::Failed(reason), _) => Some(format!(
-                "bankwise: warning: {}: {reason}; compiling the original",
-                self.path
-            )),
+            (Outcome::Failed(why), _) => {
+                Some(format!("bankwise: warning: {why}; compiling the original"))
+            }
             (Outcome::Unchanged, Some(block)) => Some(format!(
                 "bankwise: warning: {}: {block}; compiling the original",
                 self.path
@@ -72,9 +72,7 @@ impl InputReport {
                 if *arrays == 1 { "" } else { "s" }
             ),
             Outcome::Unchanged => format!("{}: unchanged", self.path),
-            Outcome::Failed(reason) => {
-                format!("{}: failed: {reason}; compiled the original", self.path)
-            }
+            Outcome::Failed(why) => format!("{why}; compiled the original"),
         }
     }
 }
@@ -142,7 +140,7 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
                             (rewritten(&fixed), unknown_block)
                         }
                         Err(err) => (
-                            Outcome::Failed(format!("cannot write the fixed copy: {err}")),
+                            Outcome::Failed(format!("{shown}: cannot write the fixed copy: {err}")),
                             None,
                         ),
                     }
@@ -167,17 +165,17 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
     prepared
 }
 
-/// Fixes one input; a failure is described in one line.
+/// Fixes one input; a failure is described in one line that starts with the file's name.
 fn rewrite_input(path: &Path, options: &FixOptions) -> Result<FileFix, String> {
-    let fixed = rewrite::fix_file(path, options).map_err(|err| {
+    rewrite::fix_file(path, options).map_err(|err| {
         let message = err.to_string();
-        // The error names the file itself; the warning names it already.
-        let prefix = format!("{}: ", path.display());
-        message
-            .strip_prefix(&prefix)
-            .map_or(message.clone(), str::to_string)
-    })?;
-    Ok(fixed)
+        let shown = path.display().to_string();
+        if message.starts_with(&shown) {
+            message
+        } else {
+            format!("{shown}: {message}")
+        }
+    })
 }
 
 /// The first kernel whose arrays were left alone for want of a block shape, as its note
