@@ -399,7 +399,7 @@ fn real_nvcc() -> Option<PathBuf> {
 }
 
 #[test]
-fn real_nvcc_reports_errors_at_the_original_lines_and_finds_quoted_includes() {
+fn real_nvcc_errors_and_lineinfo_name_the_original_lines_and_quoted_includes_resolve() {
     let Some(nvcc) = real_nvcc() else {
         println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
         return;
@@ -444,6 +444,39 @@ fn real_nvcc_reports_errors_at_the_original_lines_and_finds_quoted_includes() {
             assert_eq!(copy_named.len(), 1, "{stderr}");
             assert!(copy_named[0].starts_with("1 error detected in the compilation of"));
         }
+    }
+    // -lineinfo: the shared loads and stores are attributed to the original's lines
+    // (8 and 11; 9 and 12 in the copy).
+    let cubin = fake.path("good.cubin");
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .env_remove("BANKWISE_LOG")
+        .arg(&nvcc)
+        .args(["-arch=sm_90", "-lineinfo", "-cubin"])
+        .arg(&good)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .expect("bankwise runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let nvdisasm = nvcc.with_file_name("nvdisasm");
+    let disassembly = Command::new(nvdisasm)
+        .arg("-g")
+        .arg(&cubin)
+        .output()
+        .expect("nvdisasm runs");
+    let mut line = String::new();
+    let mut shared = Vec::new();
+    for row in text(&disassembly.stdout).lines() {
+        if let Some(at) = row.trim().strip_prefix("//## File ") {
+            line = at.to_string();
+        } else if row.contains(" LDS ") || row.contains(" STS ") {
+            shared.push((row.contains(" LDS "), line.clone()));
+        }
+    }
+    assert!(!shared.is_empty());
+    for (load, at) in shared {
+        let expected = format!("\"{}\", line {}", good.display(), if load { 11 } else { 8 });
+        assert_eq!(at, expected);
     }
     let logged = std::fs::read_to_string(&log).expect("the log");
     assert_eq!(
