@@ -1,6 +1,6 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
 //! them. Stages: [`parse`] → [`block`] (launch shapes) → [`affine`] → [`cost`] → [`solve`] →
-//! [`rewrite`] → [`report`].
+//! [`rewrite`] → [`report`]; [`prebuild`] runs the rewriter in front of nvcc.
 pub mod affine;
 pub mod analysis;
 pub mod bank;
@@ -8,6 +8,7 @@ pub mod bench;
 pub mod block;
 pub mod cost;
 pub mod parse;
+pub mod prebuild;
 pub mod report;
 pub mod rewrite;
 pub mod solve;

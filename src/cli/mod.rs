@@ -2,13 +2,15 @@
 mod bench;
 mod check;
 mod fix;
+mod nvcc;
 mod solve;
 
 use bankwise::analysis::Options;
 use bankwise::bank::BankConfig;
 use bankwise::block::CommandLineBlocks;
 use clap::builder::TypedValueParser;
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -41,6 +43,10 @@ enum Command {
     /// Every hash family on every kernel of the given files or directories: excess wavefronts
     /// before and after, the chosen map, its cost (TC 2016 Table 6; docs/results.md).
     Bench(bench::BenchArgs),
+    /// The pre-build step: fix every CUDA input of an nvcc command line into a temporary copy
+    /// (`#line` keeps the original's name and lines) and compile the copies. Also a CMake
+    /// compiler launcher: `-DCMAKE_CUDA_COMPILER_LAUNCHER=bankwise`.
+    Nvcc(nvcc::NvccArgs),
 }
 
 /// What the analysis needs; `check`, `fix` and the other commands that analyse share it.
@@ -94,13 +100,28 @@ enum Format {
 }
 
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // The compiler-launcher form: CMake runs `bankwise /path/to/nvcc ARGS...`.
+    if let Some(compiler) = args.get(1).filter(|first| is_launched_compiler(first)) {
+        return nvcc::run_launcher(compiler, &args[2..]);
+    }
+    let cli = Cli::parse_from(args);
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Solve(args) => solve::run(args),
         Command::Fix(args) => fix::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Nvcc(args) => nvcc::run(args),
     }
+}
+
+/// Whether bankwise's first argument is a compiler to launch rather than a command of ours.
+fn is_launched_compiler(first: &OsStr) -> bool {
+    let ours = Cli::command()
+        .get_subcommands()
+        .any(|command| OsStr::new(command.get_name()) == first)
+        || first == "help";
+    !ours && bankwise::prebuild::is_compiler(first)
 }
 
 /// Writes to stdout; a closed pipe (`bankwise check … | head`) is not an error.

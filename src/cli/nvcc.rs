@@ -1,0 +1,131 @@
+//! `bankwise nvcc [OPTIONS] -- ARGS`, and the same step as a compiler launcher
+//! (`bankwise /path/to/nvcc ARGS`, as CMake runs `CMAKE_CUDA_COMPILER_LAUNCHER`).
+use super::{AnalysisArgs, EXIT_INPUT_ERROR};
+use bankwise::prebuild;
+use bankwise::rewrite::{self, FixOptions, Strategy};
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Exit status when the compiler cannot be started, as a shell reports a missing command.
+const EXIT_NO_COMPILER: u8 = 127;
+
+#[derive(clap::Args)]
+pub struct NvccArgs {
+    /// Use one family for every array instead of the solvers' choice.
+    #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(
+        std::iter::once("auto").chain(rewrite::plan::strategies().iter().copied())))]
+    strategy: String,
+    /// Shared memory each kernel may use, in bytes (default: what it declares).
+    #[arg(long, value_name = "BYTES")]
+    smem_budget: Option<u64>,
+    /// Append a line per CUDA input to FILE: rewritten (and the excess wavefronts before and
+    /// after), unchanged, or failed (default: the file $BANKWISE_LOG names, if set).
+    #[arg(long, value_name = "FILE")]
+    log: Option<PathBuf>,
+    #[command(flatten)]
+    analysis: AnalysisArgs,
+    /// nvcc's arguments, after `--`. The first may be the compiler itself (a path, or a name
+    /// starting with `nvcc`); else $BANKWISE_NVCC, else `nvcc` on PATH.
+    #[arg(last = true, value_name = "NVCC_ARGS")]
+    nvcc_args: Vec<String>,
+}
+
+pub fn run(args: NvccArgs) -> ExitCode {
+    let analysis = match args.analysis.options() {
+        Ok(options) => options,
+        Err(message) => {
+            eprintln!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+    };
+    let options = FixOptions {
+        analysis,
+        strategy: Strategy {
+            forced: (args.strategy != "auto").then(|| args.strategy.clone()),
+            smem_budget: args.smem_budget,
+        },
+        unsafe_fixes: false,
+    };
+    let (compiler, nvcc_args) = match args.nvcc_args.split_first() {
+        Some((first, rest)) if prebuild::is_compiler(OsStr::new(first)) => {
+            (OsString::from(first), rest)
+        }
+        _ => (
+            std::env::var_os("BANKWISE_NVCC").unwrap_or_else(|| OsString::from("nvcc")),
+            args.nvcc_args.as_slice(),
+        ),
+    };
+    let log = args.log.or_else(log_from_env);
+    pre_build(&compiler, nvcc_args, &options, log.as_deref())
+}
+
+/// `bankwise COMPILER ARGS...`: the launcher form, with the default options.
+pub fn run_launcher(compiler: &OsStr, args: &[OsString]) -> ExitCode {
+    let utf8: Option<Vec<String>> = args.iter().map(|a| a.clone().into_string().ok()).collect();
+    let Some(utf8) = utf8 else {
+        // Not readable as text: compiled exactly as given.
+        eprintln!("bankwise: warning: an argument is not UTF-8; compiling the originals");
+        return exit_with(prebuild::run_compiler(compiler, args), compiler);
+    };
+    pre_build(
+        compiler,
+        &utf8,
+        &FixOptions::default(),
+        log_from_env().as_deref(),
+    )
+}
+
+fn log_from_env() -> Option<PathBuf> {
+    std::env::var_os("BANKWISE_LOG")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn pre_build(
+    compiler: &OsStr,
+    args: &[String],
+    options: &FixOptions,
+    log: Option<&Path>,
+) -> ExitCode {
+    let prepared = prebuild::prepare(args, options);
+    for report in &prepared.reports {
+        if let Some(warning) = report.warning() {
+            eprintln!("{warning}");
+        }
+    }
+    if let Some(log) = log {
+        let lines: String = prepared
+            .reports
+            .iter()
+            .map(|r| r.log_line() + "\n")
+            .collect();
+        let written = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .and_then(|mut file| file.write_all(lines.as_bytes()));
+        if let Err(err) = written {
+            eprintln!(
+                "bankwise: warning: {}: cannot write the log: {err}",
+                log.display()
+            );
+        }
+    }
+    exit_with(prepared.run(compiler), compiler)
+}
+
+/// nvcc's exit status as ours; a compiler that cannot start is reported.
+fn exit_with(result: std::io::Result<i32>, compiler: &OsStr) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(err) => {
+            eprintln!(
+                "bankwise: error: cannot run {}: {err}",
+                Path::new(compiler).display()
+            );
+            ExitCode::from(EXIT_NO_COMPILER)
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! `bankwise nvcc`: the pre-build step. Every CUDA input of an nvcc command line is fixed
+//! into a temporary directory, with `#line` directives that keep the original's name and line
+//! numbers, and nvcc compiles the fixed copies. Whatever goes wrong in bankwise, the original
+//! is compiled instead: a pre-build step never breaks a build.
+//!
+//! - [`args`]: which of nvcc's arguments are inputs, defines, include paths.
+//! - [`lines`]: the `#line` directives.
+pub mod args;
+pub mod lines;
+
+use crate::rewrite::{self, Action, FileFix, FixOptions};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What became of one CUDA input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Fixed: nvcc compiles the copy.
+    Rewritten {
+        arrays: usize,
+        excess_before: u64,
+        excess_after: u64,
+    },
+    /// Nothing to fix: nvcc compiles the original.
+    Unchanged,
+    /// bankwise could not fix it (why, starting with the file's name): nvcc compiles the
+    /// original.
+    Failed(String),
+}
+
+/// One CUDA input and what became of it.
+#[derive(Debug, Clone)]
+pub struct InputReport {
+    /// As given on the command line.
+    pub path: String,
+    pub outcome: Outcome,
+    /// A kernel bankwise could not analyse for want of a block shape, and how to give one.
+    pub unknown_block: Option<String>,
+}
+
+impl InputReport {
+    /// The warning to print, if any: one line per file.
+    pub fn warning(&self) -> Option<String> {
+        match (&self.outcome, &self.unknown_block) {
+            (Outcome::Failed(why), _) => {
+                Some(format!("bankwise: warning: {why}; compiling the original"))
+            }
+            (Outcome::Unchanged, Some(block)) => Some(format!(
+                "bankwise: warning: {}: {block}; compiling the original",
+                self.path
+            )),
+            (Outcome::Rewritten { .. }, Some(block)) => Some(format!(
+                "bankwise: warning: {}: {block}; its shared arrays are compiled as written",
+                self.path
+            )),
+            _ => None,
+        }
+    }
+
+    /// One line for the log (`--log`, `BANKWISE_LOG`).
+    pub fn log_line(&self) -> String {
+        match &self.outcome {
+            Outcome::Rewritten {
+                arrays,
+                excess_before,
+                excess_after,
+            } => format!(
+                "{}: rewritten: {arrays} array{}, {excess_before} -> {excess_after} excess \
+                 wavefronts",
+                self.path,
+                if *arrays == 1 { "" } else { "s" }
+            ),
+            Outcome::Unchanged => format!("{}: unchanged", self.path),
+            Outcome::Failed(why) => format!("{why}; compiled the original"),
+        }
+    }
+}
+
+/// An nvcc command line with its CUDA inputs replaced by their fixed copies.
+pub struct Prepared {
+    /// The arguments to run nvcc with.
+    pub args: Vec<String>,
+    /// One per CUDA input, in order; empty for a run that passes through.
+    pub reports: Vec<InputReport>,
+    /// Why nothing was rewritten (`-M`, `-E`), when the run passes through.
+    pub pass_through: Option<String>,
+    /// (copy, original argument) for each rewritten input, to put the original back into
+    /// the dependency file.
+    rewritten: Vec<(PathBuf, String)>,
+    dependency_file: Option<PathBuf>,
+    /// Holds the copies until nvcc is done; removed on drop.
+    _copies: Option<tempfile::TempDir>,
+}
+
+/// Fixes every CUDA input of `args` (nvcc's arguments). nvcc's `-D` and `-U` reach the
+/// analysis; `options`' own defines come after them, so they win.
+pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
+    let command = args::parse(args);
+    let mut prepared = Prepared {
+        args: args.to_vec(),
+        reports: Vec::new(),
+        pass_through: command.pass_through.clone(),
+        rewritten: Vec::new(),
+        dependency_file: command.dependency_file_path(),
+        _copies: None,
+    };
+    if command.pass_through.is_some() || command.inputs.is_empty() {
+        return prepared;
+    }
+    let mut options = options.clone();
+    options.analysis.defines = command
+        .defines
+        .iter()
+        .chain(&options.analysis.defines)
+        .cloned()
+        .collect();
+    let mut include_dirs: Vec<String> = Vec::new();
+    for (n, input) in command.inputs.iter().enumerate() {
+        if !input.path.is_file() {
+            // nvcc says what is wrong with it.
+            continue;
+        }
+        let shown = args[input.index].clone();
+        let (outcome, unknown_block) = match rewrite_input(&input.path, &options) {
+            Ok(fixed) => {
+                let unknown_block = unknown_block(&fixed);
+                if !fixed.changed() {
+                    (Outcome::Unchanged, unknown_block)
+                } else {
+                    match write_copy(&mut prepared, n, &input.path, &fixed) {
+                        Ok(copy) => {
+                            if let Some(dir) = original_dir(&input.path) {
+                                if !include_dirs.contains(&dir) {
+                                    include_dirs.push(dir);
+                                }
+                            }
+                            prepared.args[input.index] = copy.to_string_lossy().into_owned();
+                            prepared.rewritten.push((copy, shown.clone()));
+                            (rewritten(&fixed), unknown_block)
+                        }
+                        Err(err) => (
+                            Outcome::Failed(format!("{shown}: cannot write the fixed copy: {err}")),
+                            None,
+                        ),
+                    }
+                }
+            }
+            Err(reason) => (Outcome::Failed(reason), None),
+        };
+        prepared.reports.push(InputReport {
+            path: shown,
+            outcome,
+            unknown_block,
+        });
+    }
+    // The copies live elsewhere: their quoted includes must still find the originals'
+    // neighbours, first.
+    let mut with_includes: Vec<String> = include_dirs
+        .into_iter()
+        .flat_map(|dir| ["-I".to_string(), dir])
+        .collect();
+    with_includes.append(&mut prepared.args);
+    prepared.args = with_includes;
+    prepared
+}
+
+/// Fixes one input; a failure is described in one line that starts with the file's name.
+fn rewrite_input(path: &Path, options: &FixOptions) -> Result<FileFix, String> {
+    rewrite::fix_file(path, options).map_err(|err| {
+        let message = err.to_string();
+        let shown = path.display().to_string();
+        if message.starts_with(&shown) {
+            message
+        } else {
+            format!("{shown}: {message}")
+        }
+    })
+}
+
+/// The first kernel whose arrays were left alone for want of a block shape, as its note
+/// says it.
+fn unknown_block(fixed: &FileFix) -> Option<String> {
+    fixed
+        .arrays
+        .iter()
+        .filter(|a| a.action == Action::LeftAlone)
+        .filter_map(|a| a.reason.as_deref())
+        .find(|reason| reason.starts_with("block shape unknown"))
+        .map(str::to_string)
+}
+
+fn rewritten(fixed: &FileFix) -> Outcome {
+    let arrays: Vec<_> = fixed
+        .arrays
+        .iter()
+        .filter(|a| a.action == Action::Rewritten)
+        .collect();
+    Outcome::Rewritten {
+        arrays: arrays.len(),
+        excess_before: arrays.iter().filter_map(|a| a.excess_before).sum(),
+        excess_after: arrays.iter().filter_map(|a| a.excess_after).sum(),
+    }
+}
+
+/// The directory of the original, absolute.
+fn original_dir(path: &Path) -> Option<String> {
+    let absolute = std::path::absolute(path).ok()?;
+    Some(absolute.parent()?.to_string_lossy().into_owned())
+}
+
+/// Writes the fixed text of input `n` into the temporary directory under the original's
+/// file name (nvcc names its default outputs after it), with `#line` directives naming the
+/// original by its absolute path.
+fn write_copy(
+    prepared: &mut Prepared,
+    n: usize,
+    path: &Path,
+    fixed: &FileFix,
+) -> std::io::Result<PathBuf> {
+    if prepared._copies.is_none() {
+        prepared._copies = Some(tempfile::Builder::new().prefix("bankwise-").tempdir()?);
+    }
+    let root = prepared
+        ._copies
+        .as_ref()
+        .map(|dir| dir.path().to_path_buf())
+        .unwrap_or_default();
+    // One directory per input: two inputs may share a file name.
+    let dir = root.join(n.to_string());
+    std::fs::create_dir_all(&dir)?;
+    let name = path.file_name().unwrap_or(OsStr::new("input.cu"));
+    let copy = dir.join(name);
+    let absolute = std::path::absolute(path)?;
+    let text =
+        lines::with_line_directives(&fixed.original, &fixed.output, &absolute.to_string_lossy());
+    std::fs::write(&copy, text)?;
+    Ok(copy)
+}
+
+impl Prepared {
+    /// Runs `compiler` with the prepared arguments (stdin, stdout and stderr are nvcc's
+    /// own), then names the originals in the dependency file it wrote. Returns nvcc's exit
+    /// status (128 + the signal that ended it), or the error that kept it from starting.
+    pub fn run(&self, compiler: &OsStr) -> Result<i32, std::io::Error> {
+        let code = run_compiler(compiler, &self.args)?;
+        if code == 0 {
+            if let Some(file) = &self.dependency_file {
+                if let Err(err) = restore_dependencies(file, &self.rewritten) {
+                    eprintln!(
+                        "bankwise: warning: {}: cannot name the original sources in it: {err}",
+                        file.display()
+                    );
+                }
+            }
+        }
+        Ok(code)
+    }
+}
+
+/// Runs `compiler` with `args` (stdin, stdout and stderr its own) and returns its exit
+/// status, 128 + the signal that ended it.
+pub fn run_compiler<S: AsRef<OsStr>>(compiler: &OsStr, args: &[S]) -> std::io::Result<i32> {
+    let status = Command::new(compiler).args(args).status()?;
+    Ok(status.code().unwrap_or_else(|| 128 + signal_of(&status)))
+}
+
+#[cfg(unix)]
+fn signal_of(status: &std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status.signal().unwrap_or(0)
+}
+
+#[cfg(not(unix))]
+fn signal_of(_: &std::process::ExitStatus) -> i32 {
+    0
+}
+
+/// Replaces each copy's path in the make-style dependency file `file` by the original's,
+/// so that make and ninja watch the user's file, not a deleted copy.
+fn restore_dependencies(file: &Path, rewritten: &[(PathBuf, String)]) -> std::io::Result<()> {
+    if rewritten.is_empty() || !file.exists() {
+        return Ok(());
+    }
+    let mut text = std::fs::read_to_string(file)?;
+    for (copy, original) in rewritten {
+        text = text.replace(
+            &make_escaped(&copy.to_string_lossy()),
+            &make_escaped(original),
+        );
+    }
+    std::fs::write(file, text)
+}
+
+/// A path as make reads it in a rule: spaces and `#` escaped, `$` doubled.
+fn make_escaped(path: &str) -> String {
+    let mut escaped = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' | '#' => {
+                escaped.push('\\');
+                escaped.push(c);
+            }
+            '$' => escaped.push_str("$$"),
+            _ => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// Whether `arg` names a compiler rather than an input or a bankwise command: `nvcc` (found
+/// on PATH; `nvcc-12.4`, `nvcc.exe`) or an existing executable file, as CMake passes it to
+/// a compiler launcher.
+pub fn is_compiler(arg: &OsStr) -> bool {
+    let path = Path::new(arg);
+    let Some(name) = path.file_name().and_then(OsStr::to_str) else {
+        return false;
+    };
+    if name.starts_with('-') || name.starts_with('@') {
+        return false;
+    }
+    let nvcc_name = name.starts_with("nvcc")
+        && path
+            .extension()
+            .is_none_or(|e| e == "exe" || e.to_str().is_some_and(|e| e.parse::<u32>().is_ok()));
+    nvcc_name || is_executable_file(path)
+}
+
+#[cfg(unix)]
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(not(unix))]
+fn is_executable_file(path: &Path) -> bool {
+    path.is_file() && path.extension().is_some_and(|e| e == "exe")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compilers_and_not_compilers() {
+        for name in ["nvcc", "/usr/local/cuda/bin/nvcc", "nvcc.exe", "nvcc-12"] {
+            assert!(is_compiler(OsStr::new(name)), "{name}");
+        }
+        for name in ["nvcc_test.cu", "-c", "@rsp", "k.cu", "check", "nvcc.o"] {
+            assert!(!is_compiler(OsStr::new(name)), "{name}");
+        }
+    }
+
+    #[test]
+    fn paths_in_dependency_files_are_escaped_as_make_reads_them() {
+        assert_eq!(make_escaped("/a b/#c$.cu"), "/a\\ b/\\#c$$.cu");
+    }
+}

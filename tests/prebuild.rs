@@ -1,0 +1,491 @@
+//! `bankwise nvcc` and the launcher form, run with a fake nvcc that records its arguments
+//! and keeps a copy of each source it is given, so that they need no CUDA; and one test
+//! with the real PyPI nvcc, when scripts/test has installed it in target/nvcc-venv.
+#![cfg(unix)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const TRANSPOSE: &str = "examples/cmake/transpose.cu";
+
+/// Writes `args.txt` (one argument per line), a copy of each `.cu`/`.cpp` source that exists
+/// as `source0`, `source1`…, and, given `-MF FILE`, a dependency file on the last source;
+/// prints to both streams and exits with $FAKE_NVCC_EXIT.
+const FAKE_NVCC: &str = r#"#!/bin/sh
+out="$FAKE_NVCC_DIR"
+: > "$out/args.txt"
+n=0
+previous=""
+depfile=""
+for a in "$@"; do
+    printf '%s\n' "$a" >> "$out/args.txt"
+    case "$a" in
+        *.cu|*.cpp) if [ -f "$a" ]; then cp "$a" "$out/source$n"; n=$((n+1)); source="$a"; fi ;;
+    esac
+    if [ "$previous" = "-MF" ]; then depfile="$a"; fi
+    previous="$a"
+done
+if [ -n "$depfile" ]; then printf 'k.o : %s \\\n    /usr/include/stdio.h\n' "$source" > "$depfile"; fi
+echo "fake nvcc: out"
+echo "fake nvcc: err" >&2
+exit "${FAKE_NVCC_EXIT:-0}"
+"#;
+
+/// A scratch directory with the fake compiler, named `nvcc` as CMake would find it.
+struct Fake {
+    dir: tempfile::TempDir,
+}
+
+impl Fake {
+    fn new() -> Fake {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let nvcc = dir.path().join("nvcc");
+        std::fs::write(&nvcc, FAKE_NVCC).expect("the fake nvcc is written");
+        std::fs::set_permissions(&nvcc, std::fs::Permissions::from_mode(0o755))
+            .expect("the fake nvcc is executable");
+        Fake { dir }
+    }
+
+    fn nvcc(&self) -> PathBuf {
+        self.dir.path().join("nvcc")
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.path(name);
+        std::fs::write(&path, text).expect("the source is written");
+        path
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
+        command
+            .env("BANKWISE_NVCC", self.nvcc())
+            .env("FAKE_NVCC_DIR", self.dir.path())
+            .env_remove("BANKWISE_LOG");
+        command
+    }
+
+    /// `bankwise nvcc [bankwise args] -- nvcc args`.
+    fn run(&self, bankwise: &[&str], nvcc: &[&str]) -> Output {
+        self.command()
+            .arg("nvcc")
+            .args(bankwise)
+            .arg("--")
+            .args(nvcc)
+            .output()
+            .expect("bankwise runs")
+    }
+
+    /// The arguments the fake nvcc was run with.
+    fn args(&self) -> Vec<String> {
+        std::fs::read_to_string(self.path("args.txt"))
+            .expect("the fake nvcc ran")
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The source the fake nvcc was given as its `n`th input.
+    fn source(&self, n: usize) -> String {
+        std::fs::read_to_string(self.path(&format!("source{n}"))).expect("a source was given")
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn absolute(path: &str) -> String {
+    std::path::absolute(path)
+        .expect("an absolute path")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn directory_of(path: &str) -> String {
+    Path::new(&absolute(path))
+        .parent()
+        .expect("a directory")
+        .to_string_lossy()
+        .into_owned()
+}
+
+#[test]
+fn the_transpose_is_compiled_swizzled_with_its_original_name_and_lines() {
+    let fake = Fake::new();
+    let output = fake.run(&[], &["-arch=sm_90", "-c", TRANSPOSE, "-o", "k.o"]);
+    assert_eq!(output.status.code(), Some(0));
+    // nvcc's own output comes through untouched; bankwise says nothing.
+    assert_eq!(text(&output.stdout), "fake nvcc: out\n");
+    assert_eq!(text(&output.stderr), "fake nvcc: err\n");
+    let args = fake.args();
+    // The original's directory comes first, so that `#include "transpose.h"` resolves.
+    assert_eq!(args[..2], ["-I".to_string(), directory_of(TRANSPOSE)]);
+    assert_eq!(args[2..4], ["-arch=sm_90", "-c"]);
+    assert_eq!(args[5..], ["-o", "k.o"]);
+    let copy = &args[4];
+    assert_ne!(copy, TRANSPOSE);
+    assert!(copy.ends_with("/transpose.cu"), "{copy}");
+    // The copy is gone once nvcc is done.
+    assert!(!Path::new(copy).exists());
+    let source = fake.source(0);
+    let name = format!("\"{}\"", absolute(TRANSPOSE));
+    assert!(source.starts_with(&format!("#line 1 {name}\n")));
+    assert!(source.contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
+    // One comment line is inserted above `tile`; the declaration's line (11 in the
+    // original) is named again after it.
+    let original = std::fs::read_to_string(TRANSPOSE).expect("the example exists");
+    let declaration = original
+        .lines()
+        .position(|l| l.contains("__shared__ float tile"))
+        .expect("the declaration")
+        + 1;
+    assert_eq!(declaration, 11);
+    let lines: Vec<&str> = source.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("__shared__ float tile"))
+        .expect("the declaration");
+    assert_eq!(lines[at - 1], format!("#line 11 {name}"));
+    assert!(lines[at - 2].contains("// bankwise: `tile` is stored swizzled"));
+    assert_eq!(source.matches("#line ").count(), 2);
+}
+
+#[test]
+fn nvccs_exit_status_passes_through() {
+    let fake = Fake::new();
+    let output = fake
+        .command()
+        .env("FAKE_NVCC_EXIT", "3")
+        .args(["nvcc", "--", "-c", TRANSPOSE])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(3));
+    let missing = fake
+        .command()
+        .env("BANKWISE_NVCC", fake.path("no-such-nvcc"))
+        .args(["nvcc", "--", "-c", TRANSPOSE])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(missing.status.code(), Some(127));
+    assert!(text(&missing.stderr).contains("bankwise: error: cannot run"));
+}
+
+#[test]
+fn a_file_bankwise_cannot_fix_is_compiled_as_it_is_with_one_warning() {
+    let fake = Fake::new();
+    let broken = fake.write("broken.cu", "}}}} @@@ ((((\n");
+    let broken = broken.to_str().expect("a UTF-8 path");
+    let output = fake.run(&[], &["-c", broken, "-o", "b.o"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        text(&output.stderr),
+        format!(
+            "bankwise: warning: {broken}: no kernel could be analysed (syntax error at line 1); \
+             compiling the original\nfake nvcc: err\n"
+        )
+    );
+    assert_eq!(fake.args(), ["-c", broken, "-o", "b.o"]);
+    let latin1 = fake.path("latin1.cu");
+    std::fs::write(&latin1, b"// caf\xe9\n__global__ void k() {}\n").expect("written");
+    let latin1 = latin1.to_str().expect("a UTF-8 path");
+    let output = fake.run(&[], &["-c", latin1]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = text(&output.stderr);
+    assert_eq!(stderr.matches("bankwise: warning: ").count(), 1, "{stderr}");
+    assert!(stderr.contains("not valid UTF-8"), "{stderr}");
+    assert_eq!(fake.args(), ["-c", latin1]);
+}
+
+#[test]
+fn a_kernel_without_a_block_shape_is_compiled_as_written_with_a_warning() {
+    let fake = Fake::new();
+    let kernel = fake.write(
+        "noblock.cu",
+        "__global__ void k(float *o)\n{\n    __shared__ float s[1024];\n    \
+         s[32 * threadIdx.x] = 1;\n    o[0] = s[0];\n}\n",
+    );
+    let kernel = kernel.to_str().expect("a UTF-8 path");
+    let output = fake.run(&[], &["-c", kernel]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.starts_with(&format!(
+            "bankwise: warning: {kernel}: block shape unknown for kernel `k`"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("; compiling the original\n"), "{stderr}");
+    assert_eq!(fake.args(), ["-c", kernel]);
+    // Given a shape, the same file is rewritten.
+    let output = fake.run(&["--block", "k=32"], &["-c", kernel]);
+    assert_eq!(text(&output.stderr), "fake nvcc: err\n");
+    assert!(fake.source(0).contains("bankwise"));
+}
+
+#[test]
+fn files_without_conflicts_and_other_languages_pass_through() {
+    let fake = Fake::new();
+    let clean = fake.write(
+        "clean.cu",
+        "// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+         __shared__ float s[32];\n    s[threadIdx.x] = 1;\n    o[0] = s[threadIdx.x];\n}\n",
+    );
+    let clean = clean.to_str().expect("a UTF-8 path");
+    let args = ["-c", clean, "main.cpp", "-o", "k.o"];
+    let output = fake.run(&[], &args);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(fake.args(), args);
+    // Preprocessing and dependency runs are compiled as given, conflicts and all.
+    for mode in ["-M", "-MM", "-E", "--preprocess"] {
+        let args = [mode, TRANSPOSE];
+        fake.run(&[], &args);
+        assert_eq!(fake.args(), args, "{mode}");
+    }
+    // As C++ (`-x c++`), a .cu file is no CUDA input.
+    let args = ["-x", "c++", "-c", TRANSPOSE];
+    fake.run(&[], &args);
+    assert_eq!(fake.args(), args);
+}
+
+#[test]
+fn dash_x_cu_makes_a_cpp_file_cuda() {
+    let fake = Fake::new();
+    let original = std::fs::read_to_string(TRANSPOSE).expect("the example exists");
+    let cpp = fake.write("transpose.cpp", &original);
+    let cpp = cpp.to_str().expect("a UTF-8 path");
+    fake.run(&[], &["-c", cpp]);
+    assert_eq!(fake.args(), ["-c", cpp]);
+    fake.run(&[], &["-x", "cu", "-c", cpp]);
+    let args = fake.args();
+    assert_ne!(args[5], cpp);
+    assert!(args[5].ends_with("/transpose.cpp"));
+    assert!(fake.source(0).contains("^ threadIdx.x]"));
+}
+
+#[test]
+fn nvccs_defines_reach_the_analysis() {
+    let fake = Fake::new();
+    // TILE has no value in the file: only nvcc's -D gives the tile its extent.
+    let kernel = fake.write(
+        "tiled.cu",
+        "// bankwise: block=32x8\n__global__ void k(float *o)\n{\n    \
+         __shared__ float t[TILE][TILE];\n    for (int j = 0; j < TILE; j += 8)\n        \
+         t[threadIdx.y + j][threadIdx.x] = o[j];\n    for (int j = 0; j < TILE; j += 8)\n        \
+         o[j] = t[threadIdx.x][threadIdx.y + j];\n}\n",
+    );
+    let kernel = kernel.to_str().expect("a UTF-8 path");
+    fake.run(&[], &["-c", kernel]);
+    assert_eq!(fake.args(), ["-c", kernel]);
+    for define in [
+        &["-DTILE=32"][..],
+        &["-D", "TILE=32"],
+        &["--define-macro=TILE=32"],
+    ] {
+        let args: Vec<&str> = define.iter().copied().chain(["-c", kernel]).collect();
+        fake.run(&[], &args);
+        assert!(
+            fake.source(0)
+                .contains("t[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"),
+            "{define:?}"
+        );
+    }
+    // -U takes it back; bankwise's own -D comes after nvcc's.
+    fake.run(&[], &["-DTILE=32", "-UTILE", "-c", kernel]);
+    assert_eq!(fake.args(), ["-DTILE=32", "-UTILE", "-c", kernel]);
+    fake.run(&["-D", "TILE=32"], &["-c", kernel]);
+    assert!(fake.source(0).contains("^ threadIdx.x]"));
+}
+
+#[test]
+fn the_dependency_file_names_the_original() {
+    let fake = Fake::new();
+    let depfile = fake.path("k.o.d");
+    let depfile = depfile.to_str().expect("a UTF-8 path");
+    let output = fake.run(
+        &[],
+        &[
+            "-MD", "-MT", "k.o", "-MF", depfile, "-c", TRANSPOSE, "-o", "k.o",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(depfile).expect("the dependency file"),
+        format!("k.o : {TRANSPOSE} \\\n    /usr/include/stdio.h\n")
+    );
+}
+
+#[test]
+fn the_launcher_form_is_what_cmake_runs() {
+    let fake = Fake::new();
+    let log = fake.path("bankwise.log");
+    let absolute_transpose = absolute(TRANSPOSE);
+    let depfile = fake.path("transpose.cu.o.d");
+    let depfile = depfile.to_str().expect("a UTF-8 path");
+    let cmake_args = [
+        "-forward-unknown-to-host-compiler",
+        "--generate-code=arch=compute_90,code=[compute_90,sm_90]",
+        "-MD",
+        "-MT",
+        "CMakeFiles/t.dir/transpose.cu.o",
+        "-MF",
+        depfile,
+        "-x",
+        "cu",
+        "-c",
+        &absolute_transpose,
+        "-o",
+        "CMakeFiles/t.dir/transpose.cu.o",
+    ];
+    let output = fake
+        .command()
+        .env("BANKWISE_LOG", &log)
+        .env("BANKWISE_NVCC", "/nonexistent/not-this-one")
+        .arg(fake.nvcc())
+        .args(cmake_args)
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout), "fake nvcc: out\n");
+    let args = fake.args();
+    assert_eq!(args[..2], ["-I".to_string(), directory_of(TRANSPOSE)]);
+    let mut expected: Vec<String> = cmake_args.iter().map(|a| a.to_string()).collect();
+    expected[10] = args[12].clone();
+    assert_eq!(args[2..], expected[..]);
+    assert!(fake.source(0).contains("^ threadIdx.x]"));
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("the log"),
+        format!("{absolute_transpose}: rewritten: 1 array, 992 -> 0 excess wavefronts\n")
+    );
+    assert!(std::fs::read_to_string(depfile)
+        .expect("the dependency file")
+        .starts_with(&format!("k.o : {absolute_transpose} ")));
+    // `bankwise nvcc -- COMPILER ARGS` is the same, with bankwise's options before `--`.
+    let output = fake
+        .command()
+        .env("BANKWISE_NVCC", "/nonexistent/not-this-one")
+        .args(["nvcc", "--log"])
+        .arg(&log)
+        .arg("--")
+        .arg(fake.nvcc())
+        .args(["-c", TRANSPOSE])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(fake.source(0).contains("^ threadIdx.x]"));
+    // Subcommands are never taken for compilers.
+    let output = fake
+        .command()
+        .args(["check", TRANSPOSE])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(text(&output.stdout).contains("32-way bank conflict"));
+}
+
+/// The real nvcc from PyPI, when scripts/test has installed it.
+fn real_nvcc() -> Option<PathBuf> {
+    if !Path::new("target/nvcc-venv/.bankwise-nvcc-installed").exists() {
+        return None;
+    }
+    let output = Command::new("scripts/nvcc-env").arg("path").output().ok()?;
+    let path = text(&output.stdout).trim().to_string();
+    (output.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
+#[test]
+fn real_nvcc_errors_and_lineinfo_name_the_original_lines_and_quoted_includes_resolve() {
+    let Some(nvcc) = real_nvcc() else {
+        println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
+        return;
+    };
+    let fake = Fake::new();
+    // nvcc needs the header beside the kernel, through a quoted include.
+    fake.write("scale.h", "#define SCALE 2.0f\n");
+    let source = "#include \"scale.h\"\n#define TILE 32\n// bankwise: block=32x8\n\
+        __global__ void k(float *o)\n{\n    __shared__ float t[TILE][TILE];\n    \
+        for (int j = 0; j < TILE; j += 8)\n        t[threadIdx.y + j][threadIdx.x] = o[j];\n    \
+        __syncthreads();\n    for (int j = 0; j < TILE; j += 8)\n        \
+        o[j] = SCALE * t[threadIdx.x][threadIdx.y + j];\n}\n";
+    let good = fake.write("good.cu", source);
+    let broken = fake.write(
+        "broken.cu",
+        &source.replace("__syncthreads();", "__syncthreads(); o[0] = not_declared;"),
+    );
+    let log = fake.path("log");
+    for (file, succeeds) in [(&good, true), (&broken, false)] {
+        let object = file.with_extension("o");
+        let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .env("BANKWISE_LOG", &log)
+            .arg(&nvcc)
+            .args(["-arch=sm_90", "-c"])
+            .arg(file)
+            .arg("-o")
+            .arg(&object)
+            .output()
+            .expect("bankwise runs");
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.success(), succeeds, "{stderr}");
+        assert_eq!(object.exists(), succeeds);
+        if !succeeds {
+            // Line 9 of the original; the copy has it at line 11, after `#line` and the
+            // inserted comment, and nvcc names the original.
+            let at = format!("{}(9): error", file.display());
+            assert!(stderr.contains(&at), "{stderr}");
+            assert!(stderr.contains("not_declared"), "{stderr}");
+            // Only nvcc's closing count names the file it was given, the copy.
+            let copy_named: Vec<&str> =
+                stderr.lines().filter(|l| l.contains("bankwise-")).collect();
+            assert_eq!(copy_named.len(), 1, "{stderr}");
+            assert!(copy_named[0].starts_with("1 error detected in the compilation of"));
+        }
+    }
+    // -lineinfo: the shared loads and stores are attributed to the original's lines
+    // (8 and 11; 9 and 12 in the copy).
+    let cubin = fake.path("good.cubin");
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .env_remove("BANKWISE_LOG")
+        .arg(&nvcc)
+        .args(["-arch=sm_90", "-lineinfo", "-cubin"])
+        .arg(&good)
+        .arg("-o")
+        .arg(&cubin)
+        .output()
+        .expect("bankwise runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let nvdisasm = nvcc.with_file_name("nvdisasm");
+    let disassembly = Command::new(nvdisasm)
+        .arg("-g")
+        .arg(&cubin)
+        .output()
+        .expect("nvdisasm runs");
+    let mut line = String::new();
+    let mut shared = Vec::new();
+    for row in text(&disassembly.stdout).lines() {
+        if let Some(at) = row.trim().strip_prefix("//## File ") {
+            line = at.to_string();
+        } else if row.contains(" LDS ") || row.contains(" STS ") {
+            shared.push((row.contains(" LDS "), line.clone()));
+        }
+    }
+    assert!(!shared.is_empty());
+    for (load, at) in shared {
+        let expected = format!("\"{}\", line {}", good.display(), if load { 11 } else { 8 });
+        assert_eq!(at, expected);
+    }
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    assert_eq!(
+        logged,
+        format!(
+            "{}: rewritten: 1 array, 992 -> 0 excess wavefronts\n\
+             {}: rewritten: 1 array, 992 -> 0 excess wavefronts\n",
+            good.display(),
+            broken.display()
+        )
+    );
+}
