@@ -1,8 +1,9 @@
 //! `bankwise check`: the report of every shared array and access.
 use super::{
-    collect_sources, write_stdout, AnalysisArgs, Format, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+    collect_sources, write_stdout, AnalysisArgs, Format, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
 use bankwise::analysis::{analyse_file, AnalysedFile};
+use bankwise::config::Settings;
 use bankwise::report;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,10 +20,12 @@ pub struct CheckArgs {
     deny_conflicts: bool,
     #[command(flatten)]
     analysis: AnalysisArgs,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
-    let options = match args.analysis.options() {
+    let options = match args.analysis.options(Settings::default()) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("bankwise: error: {message}");
@@ -31,8 +34,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let mut failed = false;
     let mut analysed: Vec<AnalysedFile> = Vec::new();
-    for path in collect_sources(&args.files, &mut failed) {
-        match analyse_file(&path, &options) {
+    let sources = collect_sources(&args.files, &mut failed);
+    for result in args
+        .run
+        .each("checking", &sources, |path| analyse_file(path, &options))
+    {
+        match result {
             Ok(file) => {
                 failed |= file.failed();
                 analysed.push(file);
