@@ -41,6 +41,8 @@ pub struct FileFix {
     pub arrays: Vec<ArrayOutcome>,
     /// One fix per array with a rewrite, applied or not.
     pub fixes: Vec<Fix>,
+    /// For each fix, the index of its array in `arrays`.
+    pub fixed_arrays: Vec<usize>,
 }
 
 impl FileFix {
@@ -150,6 +152,7 @@ pub fn fix_text(
         output,
         arrays,
         fixes,
+        fixed_arrays: plan.rewrites.iter().map(|p| p.outcome).collect(),
     })
 }
 
