@@ -165,6 +165,17 @@ fn the_fixes_make_what_fix_makes() {
     let log = sarif(&["testdata"]);
     // Every array's fix rides on one result; identical edits of template instances that
     // share a rewrite count once, as `fix` applies them.
+    let with_fixes = results(&log)
+        .iter()
+        .filter(|r| r["fixes"].is_array())
+        .count();
+    let fixed = bankwise(&["fix", "--format", "json", "--quiet", "testdata"]);
+    let fixed: Value = serde_json::from_slice(&fixed.stdout).expect("fix prints JSON");
+    assert_eq!(
+        Some(with_fixes as u64),
+        fixed["totals"]["arrays_rewritten"].as_u64(),
+        "one fix per rewritten array"
+    );
     let mut edits: HashMap<String, Vec<(usize, usize, String)>> = HashMap::new();
     for result in results(&log) {
         for fix in result["fixes"].as_array().into_iter().flatten() {

@@ -1,7 +1,7 @@
 //! `check --format sarif`: SARIF 2.1.0 (OASIS), the format code review tools read (GitHub
 //! code scanning among them). One run; one result per conflicting access, per escaping use
 //! of an array, per kernel without a block shape and per other diagnostic; the fix that
-//! `bankwise fix` makes for an array rides on the first conflict result of that array.
+//! `bankwise fix` makes for an array rides on the array's first conflict result in the file.
 //!
 //! Columns count Unicode code points (`columnKind` says so), 1-based; an end column is the
 //! column just after the region.
@@ -127,11 +127,12 @@ pub fn sarif(files: &[SarifFile], root: &Path) -> Value {
 fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
     let analysed = file.analysed;
     let place = Place::new(file.text, &analysed.path, root);
-    let fixes = file
+    let mut fixes = file
         .fix
         .map(|fix| array_fixes(fix, root))
         .unwrap_or_default();
-    let mut results: Vec<(Location, Value)> = Vec::new();
+    // Each result with its place and, for a conflict, its array.
+    let mut results: Vec<(Location, Value, Option<ArrayKey>)> = Vec::new();
     let mut block_messages = Vec::new();
     for reported in analysed.reported() {
         let function = reported.function;
@@ -139,20 +140,17 @@ fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
             block_messages.push((function.at, why.clone()));
             results.push((
                 function.at,
-                result(UNKNOWN_BLOCK, why, place.at(function.at), None),
+                result(UNKNOWN_BLOCK, why, place.at(function.at)),
+                None,
             ));
         }
         for (a, array) in function.arrays.iter().enumerate() {
             for escape in &array.escapes {
                 let message = escape_message(array, function, escape);
-                results.push((
-                    escape.at,
-                    result(ESCAPE, &message, place.at(escape.at), None),
-                ));
+                let value = result(ESCAPE, &message, place.at(escape.at));
+                results.push((escape.at, value, None));
             }
-            let mut fix = fixes
-                .get(&(function.display_name(), array.name.clone(), array.at))
-                .cloned();
+            let key = (function.display_name(), array.name.clone(), array.at);
             for (i, access) in array.accesses.iter().enumerate() {
                 let site = reported.affine.and_then(|f| f.sites[a][i].as_ref());
                 let (Ok(cost), Some(site)) = (&reported.costs[a][i], site) else {
@@ -167,14 +165,14 @@ fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
                     AccessKind::Atomic => CONFLICT_ON_ATOMIC,
                 };
                 let message = conflict_message(array, access, site, cost);
-                let mut value = result(rule, &message, place.span(access.span), fix.take());
+                let mut value = result(rule, &message, place.span(access.span));
                 value["properties"] = json!({
                     "conflict_degree": cost.conflict_degree,
                     "excess_wavefronts": cost.excess(),
                     "wavefronts": cost.wavefronts,
                     "ideal_wavefronts": cost.ideal_wavefronts,
                 });
-                results.push((access.at, value));
+                results.push((access.at, value, Some(key.clone())));
             }
         }
     }
@@ -182,37 +180,45 @@ fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
         if block_messages.contains(&(diagnostic.at, diagnostic.message.clone())) {
             continue;
         }
-        let mut value = result(OTHER, &diagnostic.message, place.at(diagnostic.at), None);
+        let mut value = result(OTHER, &diagnostic.message, place.at(diagnostic.at));
         value["level"] = match diagnostic.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
             Severity::Note => "note",
         }
         .into();
-        results.push((diagnostic.at, value));
+        results.push((diagnostic.at, value, None));
     }
     // Stable: the results at one place keep the order above.
-    results.sort_by_key(|(at, _)| *at);
-    results.into_iter().map(|(_, value)| value).collect()
+    results.sort_by_key(|(at, _, _)| *at);
+    results
+        .into_iter()
+        .map(|(_, mut value, array)| {
+            // The array's first conflict in the file takes its fix.
+            if let Some(fix) = array.and_then(|key| fixes.remove(&key)) {
+                value["fixes"] = json!([fix]);
+            }
+            value
+        })
+        .collect()
 }
 
-fn result(rule: usize, message: &str, location: Value, fix: Option<Value>) -> Value {
-    let mut value = json!({
+fn result(rule: usize, message: &str, location: Value) -> Value {
+    json!({
         "ruleId": RULES[rule].id,
         "ruleIndex": rule,
         "level": RULES[rule].level,
         "message": { "text": message },
         "locations": [{ "physicalLocation": location }],
-    });
-    if let Some(fix) = fix {
-        value["fixes"] = json!([fix]);
-    }
-    value
+    })
 }
+
+/// An array in a file: its function's display name, its name, its declaration.
+type ArrayKey = (String, String, Location);
 
 /// The SARIF fix of each array that `fix` rewrites, by (function, array, declaration).
 /// Fixes it would not apply (unsafe without `--unsafe-fixes`, display-only) are left out.
-fn array_fixes(file: &FileFix, root: &Path) -> HashMap<(String, String, Location), Value> {
+fn array_fixes(file: &FileFix, root: &Path) -> HashMap<ArrayKey, Value> {
     let place = Place::new(&file.original, &file.path, root);
     let mut fixes = HashMap::new();
     for (fix, &outcome) in file.fixes.iter().zip(&file.fixed_arrays) {
@@ -328,7 +334,7 @@ fn artifact_location(path: &Path, root: &Path) -> Value {
         Some(relative) => {
             let text = relative.to_string_lossy().replace('\\', "/");
             let text = text.trim_start_matches("./");
-            json!({ "uri": percent_encode(text), "uriBaseId": SOURCE_ROOT })
+            json!({ "uri": percent_encode(text, false), "uriBaseId": SOURCE_ROOT })
         }
         None => json!({ "uri": file_uri(path) }),
     }
@@ -352,15 +358,17 @@ fn file_uri(path: &Path) -> String {
         // A Windows drive path (`C:/x`) takes a slash before it.
         format!("/{text}")
     };
-    format!("file://{}", percent_encode(&text))
+    format!("file://{}", percent_encode(&text, true))
 }
 
-/// Escapes every byte outside RFC 3986's unreserved characters, keeping `/` (and `:` after a
-/// drive letter is harmless to keep as well).
-fn percent_encode(text: &str) -> String {
+/// Escapes every byte outside RFC 3986's unreserved characters and `/`. A `:` is kept only
+/// where asked (after a drive letter in a `file:` URI): in a relative reference it would
+/// read as a scheme.
+fn percent_encode(text: &str, keep_colon: bool) -> String {
     let mut out = String::with_capacity(text.len());
     for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/:".contains(&byte) {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) || (keep_colon && byte == b':')
+        {
             out.push(byte as char);
         } else {
             out.push_str(&format!("%{byte:02X}"));
@@ -395,8 +403,8 @@ mod tests {
     #[test]
     fn artifact_uris_are_relative_and_escaped() {
         assert_eq!(
-            artifact_location(Path::new("./dir/my kernel%.cu"), Path::new(".")),
-            json!({"uri": "dir/my%20kernel%25.cu", "uriBaseId": "%SRCROOT%"})
+            artifact_location(Path::new("./dir/my kernel%:1.cu"), Path::new(".")),
+            json!({"uri": "dir/my%20kernel%25%3A1.cu", "uriBaseId": "%SRCROOT%"})
         );
         assert_eq!(file_uri(Path::new("/tmp/a b")), "file:///tmp/a%20b");
     }
