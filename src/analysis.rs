@@ -2,6 +2,7 @@
 use crate::affine::{self, FunctionAffine};
 use crate::bank::BankConfig;
 use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
+use crate::config::{self, Settings};
 use crate::cost::{self, SiteCost};
 use crate::parse::{
     self, Access, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex, ParsedFile,
@@ -17,6 +18,9 @@ pub struct Options {
     pub blocks: CommandLineBlocks,
     pub max_file_bytes: u64,
     pub bank: BankConfig,
+    /// The settings given on the command line: a `bankwise.toml` cannot override them, and
+    /// overrides the values above ([`crate::config`]).
+    pub command_line: Settings,
 }
 
 impl Default for Options {
@@ -26,6 +30,7 @@ impl Default for Options {
             blocks: CommandLineBlocks::default(),
             max_file_bytes: parse::MAX_FILE_BYTES,
             bank: BankConfig::default(),
+            command_line: Settings::default(),
         }
     }
 }
@@ -54,9 +59,8 @@ pub enum AnalysisError {
 
 pub fn analyse_file(path: &Path, options: &Options) -> Result<AnalysedFile, AnalysisError> {
     let text = parse::read_source(path, options.max_file_bytes)?;
-    let config = ConfigBlocks::load(path.parent().unwrap_or(Path::new(".")))
-        .map_err(AnalysisError::Config)?;
-    Ok(analyse_text(path, &text, options, &config))
+    let (options, config) = config::for_analysis(path, options).map_err(AnalysisError::Config)?;
+    Ok(analyse_text(path, &text, &options, &config))
 }
 
 pub fn analyse_text(

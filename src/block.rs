@@ -1,15 +1,13 @@
 //! Block shapes (DESIGN.md §2): which `blockDim` each kernel runs with.
 //!
-//! Sources, strongest first: `--block K=XxY` then `--block XxY` on the command line, a
-//! `bankwise.toml` beside the file, a `// bankwise: block=XxY` comment above the kernel, the
-//! launch sites in the same file, `__launch_bounds__(N)` (an upper bound, taken as 1-D).
+//! Sources, strongest first: `--block K=XxY` then `--block XxY` on the command line, the
+//! nearest `bankwise.toml` ([`crate::config`]), a `// bankwise: block=XxY` comment above the
+//! kernel, the launch sites in the same file, `__launch_bounds__(N)` (an upper bound, taken as 1-D).
 //! A device function inherits the shape its calling kernels agree on.
 use crate::parse::{parse_block_shape, Function, FunctionKind, LaunchSite, Location};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-
-pub const CONFIG_FILE: &str = "bankwise.toml";
 
 /// Block shapes given with `--block`.
 #[derive(Debug, Default, Clone)]
@@ -40,8 +38,8 @@ impl CommandLineBlocks {
     }
 }
 
-/// Block shapes from a `bankwise.toml`: `[block]` maps kernel names (or `"*"`) to `[x, y, z]`
-/// or `"XxYxZ"`.
+/// Block shapes from a `bankwise.toml` (see [`crate::config`]): `[block]` maps kernel names
+/// (or `"*"`) to `[x, y, z]` or `"XxYxZ"`.
 #[derive(Debug, Default, Clone)]
 pub struct ConfigBlocks {
     pub path: Option<PathBuf>,
@@ -49,39 +47,25 @@ pub struct ConfigBlocks {
     pub per_kernel: HashMap<String, [u32; 3]>,
 }
 
+/// A block shape as a `bankwise.toml` writes it.
 #[derive(serde::Deserialize)]
 #[serde(untagged)]
-enum ShapeValue {
+pub(crate) enum ShapeValue {
     List(Vec<u32>),
     Text(String),
 }
 
-#[derive(serde::Deserialize)]
-struct ConfigFile {
-    #[serde(default)]
-    block: HashMap<String, ShapeValue>,
-}
-
 impl ConfigBlocks {
-    /// Reads `bankwise.toml` from `dir`, if there is one.
-    pub fn load(dir: &Path) -> Result<Self, String> {
-        let path = dir.join(CONFIG_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Self::default()),
-            Err(err) => return Err(format!("{}: cannot read: {err}", path.display())),
-        };
-        Self::parse(&text, &path)
-    }
-
-    pub fn parse(text: &str, path: &Path) -> Result<Self, String> {
-        let file: ConfigFile =
-            toml::from_str(text).map_err(|err| format!("{}: {}", path.display(), err.message()))?;
+    /// The `[block]` table of the file at `path`.
+    pub(crate) fn from_table(
+        table: HashMap<String, ShapeValue>,
+        path: &Path,
+    ) -> Result<Self, String> {
         let mut config = ConfigBlocks {
             path: Some(path.to_path_buf()),
             ..Self::default()
         };
-        for (kernel, value) in file.block {
+        for (kernel, value) in table {
             let text = match value {
                 ShapeValue::List(dims) => dims
                     .iter()
@@ -292,21 +276,5 @@ mod tests {
         assert_eq!(blocks.all, Some([32, 8, 1]));
         assert_eq!(blocks.per_kernel["transpose"], [16, 16, 1]);
         assert!(CommandLineBlocks::parse(&["k=2000".into()]).is_err());
-    }
-
-    #[test]
-    fn config_file_shapes() {
-        let config = ConfigBlocks::parse(
-            "[block]\ntiled = [32, 8, 1]\nother = \"16x16\"\n\"*\" = [128]\n",
-            Path::new("bankwise.toml"),
-        )
-        .unwrap();
-        assert_eq!(config.per_kernel["tiled"], [32, 8, 1]);
-        assert_eq!(config.per_kernel["other"], [16, 16, 1]);
-        assert_eq!(config.all, Some([128, 1, 1]));
-        let err =
-            ConfigBlocks::parse("[block]\nk = [0]\n", Path::new("x/bankwise.toml")).unwrap_err();
-        assert!(err.contains("x/bankwise.toml"), "{err}");
-        assert!(ConfigBlocks::parse("[block\n", Path::new("b.toml")).is_err());
     }
 }

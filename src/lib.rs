@@ -6,6 +6,7 @@ pub mod analysis;
 pub mod bank;
 pub mod bench;
 pub mod block;
+pub mod config;
 pub mod cost;
 pub mod parse;
 pub mod prebuild;

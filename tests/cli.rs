@@ -438,3 +438,47 @@ fn solve_text_report_and_bad_input() {
         assert_eq!(output.status.code(), Some(2), "{bad:?}");
     }
 }
+
+#[test]
+fn many_files_in_parallel_report_as_a_serial_run_does() {
+    for command in [
+        &["check", "--format", "json", "testdata"][..],
+        &["check", "testdata"][..],
+        &["fix", "--diff", "testdata"][..],
+    ] {
+        let serial = bankwise(&[command, &["--jobs", "1"]].concat());
+        let parallel = bankwise(&[command, &["--jobs", "4"]].concat());
+        assert_eq!(serial.status.code(), Some(0), "{}", stderr(&serial));
+        assert_eq!(parallel.status.code(), serial.status.code());
+        assert!(stdout(&serial).len() > 1000, "{command:?} prints a report");
+        assert_eq!(stdout(&parallel), stdout(&serial), "{command:?}");
+        // Not a terminal: no progress line, only what a serial run says.
+        assert_eq!(stderr(&parallel), stderr(&serial), "{command:?}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_slice(&bankwise(&["check", "--format", "json", "testdata"]).stdout)
+            .expect("check prints JSON");
+    let paths: Vec<&str> = json["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .filter_map(|f| f["path"].as_str())
+        .collect();
+    let mut sorted = paths.clone();
+    sorted.sort();
+    assert_eq!(paths, sorted);
+    assert_eq!(paths.len(), testdata_files().len());
+}
+
+#[test]
+fn quiet_fix_says_nothing_on_stderr_but_errors() {
+    let loud = bankwise(&["fix", "--diff", "testdata/transpose.cu"]);
+    assert!(stderr(&loud).contains("transpose.cu:"), "{}", stderr(&loud));
+    let quiet = bankwise(&["fix", "--diff", "--quiet", "testdata/transpose.cu"]);
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(stderr(&quiet), "");
+    assert_eq!(stdout(&quiet), stdout(&loud));
+    let missing = bankwise(&["fix", "--diff", "-q", "testdata/missing.cu"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("missing.cu: no such file"));
+}

@@ -1,5 +1,5 @@
 //! `bankwise bench`: every family on every kernel (docs/results.md, docs/table5.md).
-use super::{collect_sources, write_stdout, EXIT_INPUT_ERROR};
+use super::{collect_sources, write_stdout, RunArgs, EXIT_INPUT_ERROR};
 use bankwise::analysis::{analyse_file, AnalysedFile, Options};
 use bankwise::bench::{self, Bench};
 use clap::ValueEnum;
@@ -13,6 +13,8 @@ pub struct BenchArgs {
     paths: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = BenchFormat::Markdown)]
     format: BenchFormat,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -29,8 +31,12 @@ pub fn run(args: BenchArgs) -> ExitCode {
     let options = Options::default();
     let mut failed = false;
     let mut analysed: Vec<AnalysedFile> = Vec::new();
-    for path in collect_sources(&args.paths, &mut failed) {
-        match analyse_file(&path, &options) {
+    let sources = collect_sources(&args.paths, &mut failed);
+    for result in args
+        .run
+        .each("analysing", &sources, |path| analyse_file(path, &options))
+    {
+        match result {
             Ok(file) => {
                 failed |= file.failed();
                 analysed.push(file);

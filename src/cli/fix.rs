@@ -1,8 +1,9 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
 use super::{
-    collect_sources, write_stdout, AnalysisArgs, Format, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+    collect_sources, write_stdout, AnalysisArgs, Format, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
-use bankwise::rewrite::{self, FileFix, FixError, FixOptions, Strategy};
+use bankwise::config::Settings;
+use bankwise::rewrite::{self, FileFix, FixError, FixOptions};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -23,10 +24,10 @@ pub struct FixArgs {
     /// Write nothing; exit with status 1 when a file would change.
     #[arg(long)]
     check: bool,
-    /// Use one family for every array instead of the solvers' choice.
-    #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(
+    /// Use one family for every array instead of the solvers' choice (default: auto).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
         std::iter::once("auto").chain(rewrite::plan::strategies().iter().copied())))]
-    strategy: String,
+    strategy: Option<String>,
     /// Shared memory each kernel may use, in bytes (default: what it declares, so padding
     /// must be asked for).
     #[arg(long, value_name = "BYTES")]
@@ -38,23 +39,28 @@ pub struct FixArgs {
     format: Format,
     #[command(flatten)]
     analysis: AnalysisArgs,
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 pub fn run(args: FixArgs) -> ExitCode {
-    let analysis = match args.analysis.options() {
+    let settings = Settings {
+        strategy: args.strategy.clone(),
+        smem_budget: args.smem_budget,
+        unsafe_fixes: args.unsafe_fixes.then_some(true),
+        ..Settings::default()
+    };
+    let analysis = match args.analysis.options(settings) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
     };
+    // The settings reach `fix_file` through `analysis.command_line`, above any bankwise.toml.
     let options = FixOptions {
         analysis,
-        strategy: Strategy {
-            forced: (args.strategy != "auto").then(|| args.strategy.clone()),
-            smem_budget: args.smem_budget,
-        },
-        unsafe_fixes: args.unsafe_fixes,
+        ..FixOptions::default()
     };
     let mut failed = false;
     let sources = collect_sources(&args.files, &mut failed);
@@ -69,8 +75,11 @@ pub fn run(args: FixArgs) -> ExitCode {
         return ExitCode::from(EXIT_INPUT_ERROR);
     }
     let mut fixed: Vec<FileFix> = Vec::new();
-    for path in &sources {
-        match rewrite::fix_file(path, &options) {
+    for result in args
+        .run
+        .each("fixing", &sources, |path| rewrite::fix_file(path, &options))
+    {
+        match result {
             Ok(file) => fixed.push(file),
             Err(err) => {
                 eprintln!("bankwise: error: {err}");
@@ -110,7 +119,9 @@ pub fn run(args: FixArgs) -> ExitCode {
             }
         }
         Format::Text => {
-            eprint!("{report}");
+            if !args.run.quiet {
+                eprint!("{report}");
+            }
             if args.diff {
                 diffs.concat()
             } else if to_stdout {

@@ -8,12 +8,15 @@ mod solve;
 use bankwise::analysis::Options;
 use bankwise::bank::BankConfig;
 use bankwise::block::CommandLineBlocks;
+use bankwise::config::Settings;
 use clap::builder::TypedValueParser;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 /// Exit status for usage and input errors (DESIGN.md §8).
 const EXIT_INPUT_ERROR: u8 = 2;
@@ -61,17 +64,19 @@ pub struct AnalysisArgs {
     /// Refuse files larger than this many bytes.
     #[arg(long, default_value_t = bankwise::parse::MAX_FILE_BYTES)]
     pub max_file_size: u64,
-    /// Number of shared-memory banks: 32 (every GPU since Fermi) or 16 (Tesla, half-warp
-    /// phases).
-    #[arg(long, default_value_t = 32, value_parser = clap::builder::PossibleValuesParser::new(["16", "32"]).map(|s| s.parse::<u32>().unwrap_or(32)))]
-    pub banks: u32,
-    /// Bank width in bytes: 4, or 8 (Kepler's 8-byte mode).
-    #[arg(long, default_value_t = 4, value_parser = clap::builder::PossibleValuesParser::new(["4", "8"]).map(|s| s.parse::<u32>().unwrap_or(4)))]
-    pub bank_width: u32,
+    /// Number of shared-memory banks: 32 (every GPU since Fermi; the default) or 16 (Tesla,
+    /// half-warp phases).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["16", "32"]).map(|s| s.parse::<u32>().unwrap_or(32)))]
+    pub banks: Option<u32>,
+    /// Bank width in bytes: 4 (the default), or 8 (Kepler's 8-byte mode).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(["4", "8"]).map(|s| s.parse::<u32>().unwrap_or(4)))]
+    pub bank_width: Option<u32>,
 }
 
 impl AnalysisArgs {
-    pub fn options(&self) -> Result<Options, String> {
+    /// The analysis options; `settings` carries what `fix` adds, so that a `bankwise.toml`
+    /// cannot override anything given here.
+    pub fn options(&self, settings: Settings) -> Result<Options, String> {
         let blocks = CommandLineBlocks::parse(&self.blocks)?;
         if let Some(bad) = self
             .defines
@@ -84,12 +89,130 @@ impl AnalysisArgs {
             defines: self.defines.clone(),
             blocks,
             max_file_bytes: self.max_file_size,
-            bank: BankConfig {
+            bank: BankConfig::default(),
+            command_line: Settings {
                 banks: self.banks,
                 bank_width: self.bank_width,
-                warp: 32,
+                ..settings
             },
         })
+    }
+}
+
+/// How a command runs over many files; `check`, `fix` and `bench` share it.
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// No progress line, and no notes on stderr (errors and warnings still show).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Files analysed at once (default: the available cores, at most 8). The output is the
+    /// same for any value.
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+}
+
+/// Fewer files than this are analysed one after the other, without a progress line.
+const PARALLEL_FROM_FILES: usize = 4;
+/// More threads than this gain little: each file's analysis is itself parallel.
+const MAX_JOBS: usize = 8;
+
+impl RunArgs {
+    /// Runs `work` on every source and returns the results in the order of `sources`, as a
+    /// serial run would. With more than a few files they are shared among threads through a
+    /// common index, and a progress line is drawn on stderr when it is a terminal.
+    pub fn each<T: Send>(
+        &self,
+        verb: &str,
+        sources: &[PathBuf],
+        work: impl Fn(&Path) -> T + Sync,
+    ) -> Vec<T> {
+        let many = sources.len() >= PARALLEL_FROM_FILES;
+        let jobs = self.jobs.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get().min(MAX_JOBS)),
+            usize::from,
+        );
+        let threads = if many { jobs.min(sources.len()) } else { 1 };
+        let progress = (many && !self.quiet && std::io::stderr().is_terminal())
+            .then(|| Progress::new(verb, sources.len()));
+        let finish = |path: &Path| {
+            if let Some(progress) = &progress {
+                progress.done(path);
+            }
+        };
+        if threads <= 1 {
+            return sources
+                .iter()
+                .map(|path| {
+                    let result = work(path);
+                    finish(path);
+                    result
+                })
+                .collect();
+        }
+        let next = AtomicUsize::new(0);
+        let results: Vec<Mutex<Option<T>>> = sources.iter().map(|_| Mutex::new(None)).collect();
+        std::thread::scope(|scope| {
+            for _ in 0..threads {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = sources.get(i) else {
+                        break;
+                    };
+                    let result = work(path);
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(result);
+                    }
+                    finish(path);
+                });
+            }
+        });
+        // A worker that panicked has already ended the scope with its panic, so every slot
+        // is filled here.
+        results
+            .into_iter()
+            .filter_map(|slot| slot.into_inner().ok().flatten())
+            .collect()
+    }
+}
+
+/// `[12/40] checking testdata/suite/fft.cu` on one line of stderr, redrawn per file and
+/// erased at the end so that it never mixes with the report.
+struct Progress<'a> {
+    verb: &'a str,
+    total: usize,
+    finished: AtomicUsize,
+    drawing: Mutex<()>,
+}
+
+impl<'a> Progress<'a> {
+    fn new(verb: &'a str, total: usize) -> Self {
+        Progress {
+            verb,
+            total,
+            finished: AtomicUsize::new(0),
+            drawing: Mutex::new(()),
+        }
+    }
+
+    fn done(&self, path: &Path) {
+        // One redraw at a time, so that two never interleave.
+        let _drawing = self.drawing.lock();
+        let finished = self.finished.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut stderr = std::io::stderr().lock();
+        let _ = write!(
+            stderr,
+            "\r\x1b[K[{finished}/{}] {} {}",
+            self.total,
+            self.verb,
+            path.display()
+        );
+        let _ = stderr.flush();
+    }
+}
+
+impl Drop for Progress<'_> {
+    fn drop(&mut self) {
+        let _ = write!(std::io::stderr(), "\r\x1b[K");
     }
 }
 

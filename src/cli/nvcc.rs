@@ -1,8 +1,9 @@
 //! `bankwise nvcc [OPTIONS] -- ARGS`, and the same step as a compiler launcher
 //! (`bankwise /path/to/nvcc ARGS`, as CMake runs `CMAKE_CUDA_COMPILER_LAUNCHER`).
 use super::{AnalysisArgs, EXIT_INPUT_ERROR};
+use bankwise::config::Settings;
 use bankwise::prebuild;
-use bankwise::rewrite::{self, FixOptions, Strategy};
+use bankwise::rewrite::{self, FixOptions};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,10 +14,10 @@ const EXIT_NO_COMPILER: u8 = 127;
 
 #[derive(clap::Args)]
 pub struct NvccArgs {
-    /// Use one family for every array instead of the solvers' choice.
-    #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(
+    /// Use one family for every array instead of the solvers' choice (default: auto).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
         std::iter::once("auto").chain(rewrite::plan::strategies().iter().copied())))]
-    strategy: String,
+    strategy: Option<String>,
     /// Shared memory each kernel may use, in bytes (default: what it declares).
     #[arg(long, value_name = "BYTES")]
     smem_budget: Option<u64>,
@@ -33,20 +34,22 @@ pub struct NvccArgs {
 }
 
 pub fn run(args: NvccArgs) -> ExitCode {
-    let analysis = match args.analysis.options() {
+    let settings = Settings {
+        strategy: args.strategy.clone(),
+        smem_budget: args.smem_budget,
+        ..Settings::default()
+    };
+    let analysis = match args.analysis.options(settings) {
         Ok(options) => options,
         Err(message) => {
             eprintln!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
     };
+    // The settings reach `fix_file` through `analysis.command_line`, above any bankwise.toml.
     let options = FixOptions {
         analysis,
-        strategy: Strategy {
-            forced: (args.strategy != "auto").then(|| args.strategy.clone()),
-            smem_budget: args.smem_budget,
-        },
-        unsafe_fixes: false,
+        ..FixOptions::default()
     };
     let (compiler, nvcc_args) = match args.nvcc_args.split_first() {
         Some((first, rest)) if prebuild::is_compiler(OsStr::new(first)) => {

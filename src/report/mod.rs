@@ -1,9 +1,12 @@
-//! Output: compiler-style text diagnostics and the JSON object of DESIGN.md §8.
+//! Output: compiler-style text diagnostics, the JSON object of DESIGN.md §8, and SARIF
+//! ([`sarif`]).
+pub mod sarif;
+
 use crate::affine::{Class, FunctionAffine, Site, Sym};
 use crate::analysis::{not_rewritable_reason, AnalysedFile, Reported};
 use crate::block::Resolution;
 use crate::cost::SiteCost;
-use crate::parse::{Access, Location, Severity, SharedArray};
+use crate::parse::{Access, Escape, Function, Location, Severity, SharedArray};
 use serde_json::{json, Map, Value};
 
 /// The `check --format json` object for all files.
@@ -269,12 +272,7 @@ pub fn text(files: &[AnalysedFile]) -> String {
                     lines.push((
                         escape.at,
                         Severity::Warning,
-                        format!(
-                            "`{}` in `{}` escapes analysis ({}): it will not be rewritten",
-                            array.name,
-                            function.display_name(),
-                            escape
-                        ),
+                        escape_message(array, function, escape),
                     ));
                 }
                 for (i, access) in array.accesses.iter().enumerate() {
@@ -323,6 +321,15 @@ pub fn text(files: &[AnalysedFile]) -> String {
         }
     }
     out
+}
+
+/// `` `tile` in `k` escapes analysis (address taken): it will not be rewritten ``.
+fn escape_message(array: &SharedArray, function: &Function, escape: &Escape) -> String {
+    format!(
+        "`{}` in `{}` escapes analysis ({escape}): it will not be rewritten",
+        array.name,
+        function.display_name(),
+    )
 }
 
 /// `32-way bank conflict reading `tile` (stride 32): lanes 0 and 1 both hit bank 0 (words 0

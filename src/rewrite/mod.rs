@@ -17,6 +17,7 @@ pub use plan::{Action, ArrayOutcome, Strategy};
 
 use crate::analysis::{analyse_text, AnalysisError, Options};
 use crate::block::ConfigBlocks;
+use crate::config;
 use crate::parse;
 use plan::Planned;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,8 @@ pub struct FileFix {
     pub arrays: Vec<ArrayOutcome>,
     /// One fix per array with a rewrite, applied or not.
     pub fixes: Vec<Fix>,
+    /// For each fix, the index of its array in `arrays`.
+    pub fixed_arrays: Vec<usize>,
 }
 
 impl FileFix {
@@ -59,13 +62,12 @@ pub enum FixError {
     Internal { path: String, message: String },
 }
 
-/// Reads `path` (and the `bankwise.toml` beside it) and fixes it.
+/// Reads `path` (and the nearest `bankwise.toml`) and fixes it.
 pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> {
     let text =
         parse::read_source(path, options.analysis.max_file_bytes).map_err(AnalysisError::from)?;
-    let config = ConfigBlocks::load(path.parent().unwrap_or(Path::new(".")))
-        .map_err(AnalysisError::Config)?;
-    fix_text(path, &text, options, &config)
+    let (options, config) = config::for_fix(path, options).map_err(AnalysisError::Config)?;
+    fix_text(path, &text, &options, &config)
 }
 
 /// Fixes `text`: plans every array, applies the fixes the options allow, and validates the
@@ -150,6 +152,7 @@ pub fn fix_text(
         output,
         arrays,
         fixes,
+        fixed_arrays: plan.rewrites.iter().map(|p| p.outcome).collect(),
     })
 }
 

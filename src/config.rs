@@ -1,0 +1,352 @@
+//! `bankwise.toml`: block shapes, the bank model, the fix strategy and macro definitions for
+//! the files beneath it. The nearest file wins: beside the input, then each parent directory
+//! up to the repository root (a directory holding `.git`) or the filesystem root, as
+//! rustfmt.toml and .clang-tidy are found. The command line wins over the file, the file over
+//! the defaults.
+use crate::analysis::Options;
+use crate::block::{ConfigBlocks, ShapeValue};
+use crate::rewrite::plan::strategies;
+use crate::rewrite::FixOptions;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+pub const CONFIG_FILE: &str = "bankwise.toml";
+
+/// The settings that the command line and a `bankwise.toml` can both give; `None` where one
+/// of them says nothing.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub banks: Option<u32>,
+    pub bank_width: Option<u32>,
+    /// A `--strategy` value, `auto` included.
+    pub strategy: Option<String>,
+    pub smem_budget: Option<u64>,
+    pub unsafe_fixes: Option<bool>,
+}
+
+impl Settings {
+    /// Each setting from `self`, else from `lower`.
+    fn over(&self, lower: &Settings) -> Settings {
+        Settings {
+            banks: self.banks.or(lower.banks),
+            bank_width: self.bank_width.or(lower.bank_width),
+            strategy: self.strategy.clone().or_else(|| lower.strategy.clone()),
+            smem_budget: self.smem_budget.or(lower.smem_budget),
+            unsafe_fixes: self.unsafe_fixes.or(lower.unsafe_fixes),
+        }
+    }
+}
+
+/// One `bankwise.toml`, read and checked.
+#[derive(Debug, Default, Clone)]
+pub struct Config {
+    /// Where it was found; `None` when there is no file (all defaults).
+    pub path: Option<PathBuf>,
+    pub blocks: ConfigBlocks,
+    pub settings: Settings,
+    /// `NAME=VALUE` or `NAME`, as `-D` takes them; a `-D` of the same name wins.
+    pub defines: Vec<String>,
+}
+
+/// The file as written. Unknown keys are errors, so that a misspelt key is never ignored.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileSyntax {
+    #[serde(default)]
+    block: HashMap<String, ShapeValue>,
+    #[serde(default)]
+    bank: BankSection,
+    #[serde(default)]
+    fix: FixSection,
+    #[serde(default)]
+    defines: Vec<String>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct BankSection {
+    banks: Option<u32>,
+    bank_width: Option<u32>,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FixSection {
+    strategy: Option<String>,
+    smem_budget: Option<u64>,
+    unsafe_fixes: Option<bool>,
+}
+
+impl Config {
+    /// The nearest `bankwise.toml` above `input` (a file), or the defaults when there is none.
+    pub fn find(input: &Path) -> Result<Config, String> {
+        let dir = match input.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        // Absolute, so that the search goes on above the current directory.
+        let start = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        let cwd = std::env::current_dir().and_then(std::fs::canonicalize).ok();
+        for dir in start.ancestors() {
+            let candidate = dir.join(CONFIG_FILE);
+            if candidate.is_file() {
+                // Shown relative to the current directory when it lies beneath it.
+                let shown = cwd
+                    .as_deref()
+                    .and_then(|cwd| candidate.strip_prefix(cwd).ok())
+                    .map_or_else(|| candidate.clone(), Path::to_path_buf);
+                let text = std::fs::read_to_string(&candidate)
+                    .map_err(|err| format!("{}: cannot read: {err}", shown.display()))?;
+                return Config::parse(&text, &shown);
+            }
+            if dir.join(".git").exists() {
+                break;
+            }
+        }
+        Ok(Config::default())
+    }
+
+    /// Reads the text of a `bankwise.toml`; `path` names it in errors and in block sources.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
+        let shown = path.display();
+        let file: FileSyntax = toml::from_str(text).map_err(|err| {
+            let at = err
+                .span()
+                .map(|span| {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    format!(":{line}")
+                })
+                .unwrap_or_default();
+            format!("{shown}{at}: {}", err.message().trim_end())
+        })?;
+        if let Some(banks) = file.bank.banks.filter(|b| ![16, 32].contains(b)) {
+            return Err(format!("{shown}: [bank] banks = {banks}: must be 16 or 32"));
+        }
+        if let Some(width) = file.bank.bank_width.filter(|w| ![4, 8].contains(w)) {
+            return Err(format!(
+                "{shown}: [bank] bank_width = {width}: must be 4 or 8"
+            ));
+        }
+        if let Some(strategy) = file
+            .fix
+            .strategy
+            .as_deref()
+            .filter(|s| *s != "auto" && !strategies().contains(s))
+        {
+            return Err(format!(
+                "{shown}: [fix] strategy = \"{strategy}\": must be one of auto, {}",
+                strategies().join(", ")
+            ));
+        }
+        if let Some(bad) = file
+            .defines
+            .iter()
+            .find(|d| d.split('=').next().unwrap_or("").trim().is_empty())
+        {
+            return Err(format!("{shown}: defines: \"{bad}\": the name is empty"));
+        }
+        Ok(Config {
+            path: Some(path.to_path_buf()),
+            blocks: ConfigBlocks::from_table(file.block, path)?,
+            settings: Settings {
+                banks: file.bank.banks,
+                bank_width: file.bank.bank_width,
+                strategy: file.fix.strategy,
+                smem_budget: file.fix.smem_budget,
+                unsafe_fixes: file.fix.unsafe_fixes,
+            },
+            defines: file.defines,
+        })
+    }
+
+    /// `options` for a file under this configuration: what `options.command_line` sets
+    /// explicitly wins, then this file, then the values already in `options`.
+    pub fn analysis_options(&self, options: &Options) -> Options {
+        let settings = options.command_line.over(&self.settings);
+        let mut effective = options.clone();
+        effective.bank.banks = settings.banks.unwrap_or(options.bank.banks);
+        effective.bank.bank_width = settings.bank_width.unwrap_or(options.bank.bank_width);
+        // The command line's definitions come last, so they win.
+        effective.defines = self
+            .defines
+            .iter()
+            .chain(&options.defines)
+            .cloned()
+            .collect();
+        effective
+    }
+
+    /// [`Config::analysis_options`] for `fix`, with the strategy, budget and unsafe fixes.
+    pub fn fix_options(&self, options: &FixOptions) -> FixOptions {
+        let settings = options.analysis.command_line.over(&self.settings);
+        let mut effective = options.clone();
+        effective.analysis = self.analysis_options(&options.analysis);
+        match settings.strategy.as_deref() {
+            Some("auto") => effective.strategy.forced = None,
+            Some(strategy) => effective.strategy.forced = Some(strategy.to_string()),
+            None => {}
+        }
+        effective.strategy.smem_budget = settings.smem_budget.or(options.strategy.smem_budget);
+        effective.unsafe_fixes = settings.unsafe_fixes.unwrap_or(options.unsafe_fixes);
+        effective
+    }
+}
+
+/// The configuration of `input` and the analysis options under it.
+pub fn for_analysis(input: &Path, options: &Options) -> Result<(Options, ConfigBlocks), String> {
+    let config = Config::find(input)?;
+    Ok((config.analysis_options(options), config.blocks))
+}
+
+/// The configuration of `input` and the fix options under it: the one way `fix` reads
+/// `bankwise.toml`.
+pub fn for_fix(input: &Path, options: &FixOptions) -> Result<(FixOptions, ConfigBlocks), String> {
+    let config = Config::find(input)?;
+    Ok((config.fix_options(options), config.blocks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, String> {
+        Config::parse(text, Path::new("dir/bankwise.toml"))
+    }
+
+    #[test]
+    fn every_key() {
+        let config = parse(
+            "defines = [\"TILE=32\", \"FAST\"]\n\
+             [block]\ntiled = [32, 8, 1]\nother = \"16x16\"\n\"*\" = [128]\n\
+             [bank]\nbanks = 16\nbank_width = 8\n\
+             [fix]\nstrategy = \"padding\"\nsmem_budget = 8192\nunsafe_fixes = true\n",
+        )
+        .unwrap();
+        assert_eq!(config.blocks.per_kernel["tiled"], [32, 8, 1]);
+        assert_eq!(config.blocks.per_kernel["other"], [16, 16, 1]);
+        assert_eq!(config.blocks.all, Some([128, 1, 1]));
+        assert_eq!(
+            config.settings,
+            Settings {
+                banks: Some(16),
+                bank_width: Some(8),
+                strategy: Some("padding".into()),
+                smem_budget: Some(8192),
+                unsafe_fixes: Some(true),
+            }
+        );
+        assert_eq!(config.defines, ["TILE=32", "FAST"]);
+        assert_eq!(parse("").unwrap().settings, Settings::default());
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_errors_naming_file_and_key() {
+        for (text, expected) in [
+            (
+                "[bank]\nbankz = 16\n",
+                "dir/bankwise.toml:2: unknown field `bankz`",
+            ),
+            (
+                "colour = 1\n",
+                "dir/bankwise.toml:1: unknown field `colour`",
+            ),
+            ("[fix]\nbudget = 1\n", "unknown field `budget`"),
+            (
+                "[bank]\nbanks = 12\n",
+                "[bank] banks = 12: must be 16 or 32",
+            ),
+            (
+                "[bank]\nbank_width = 2\n",
+                "[bank] bank_width = 2: must be 4 or 8",
+            ),
+            ("[bank]\nbanks = -1\n", "dir/bankwise.toml:2: invalid value"),
+            (
+                "[fix]\nstrategy = \"fast\"\n",
+                "[fix] strategy = \"fast\": must be one of auto, ",
+            ),
+            (
+                "[fix]\nsmem_budget = \"lots\"\n",
+                "invalid type: string \"lots\"",
+            ),
+            (
+                "[fix]\nunsafe_fixes = 1\n",
+                "invalid type: integer `1`, expected a boolean",
+            ),
+            ("defines = [\"=3\"]\n", "defines: \"=3\": the name is empty"),
+            ("[block]\nk = [0]\n", "dir/bankwise.toml: [block] k:"),
+            ("[block\n", "dir/bankwise.toml:1:"),
+        ] {
+            let err = parse(text).unwrap_err();
+            assert!(err.contains(expected), "{text:?}: {err}");
+            assert!(err.starts_with("dir/bankwise.toml"), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn command_line_over_file_over_defaults() {
+        let config = parse(
+            "defines = [\"TILE=16\", \"ROWS=4\"]\n[bank]\nbanks = 16\nbank_width = 8\n\
+             [fix]\nstrategy = \"padding\"\nsmem_budget = 100\nunsafe_fixes = true\n",
+        )
+        .unwrap();
+        let defaults = FixOptions::default();
+        let from_file = config.fix_options(&defaults);
+        assert_eq!(from_file.analysis.bank.banks, 16);
+        assert_eq!(from_file.analysis.bank.bank_width, 8);
+        assert_eq!(from_file.strategy.forced.as_deref(), Some("padding"));
+        assert_eq!(from_file.strategy.smem_budget, Some(100));
+        assert!(from_file.unsafe_fixes);
+        assert_eq!(from_file.analysis.defines, ["TILE=16", "ROWS=4"]);
+
+        let mut command_line = FixOptions::default();
+        command_line.analysis.command_line = Settings {
+            banks: Some(32),
+            bank_width: Some(4),
+            strategy: Some("auto".into()),
+            smem_budget: Some(200),
+            unsafe_fixes: Some(false),
+        };
+        command_line.analysis.defines = vec!["TILE=32".into()];
+        let given = config.fix_options(&command_line);
+        assert_eq!(given.analysis.bank.banks, 32);
+        assert_eq!(given.analysis.bank.bank_width, 4);
+        assert_eq!(given.strategy.forced, None);
+        assert_eq!(given.strategy.smem_budget, Some(200));
+        assert!(!given.unsafe_fixes);
+        // The parser lets the last definition of a name win.
+        assert_eq!(given.analysis.defines, ["TILE=16", "ROWS=4", "TILE=32"]);
+
+        let none = Config::default().fix_options(&defaults);
+        assert_eq!(none.analysis.bank, defaults.analysis.bank);
+        assert_eq!(none.strategy.forced, None);
+        assert_eq!(none.strategy.smem_budget, None);
+        assert!(!none.unsafe_fixes);
+    }
+
+    #[test]
+    fn the_nearest_file_wins_and_the_search_stops_at_the_repository() {
+        let root = tempfile::tempdir().unwrap();
+        let repo = root.path().join("repo");
+        let kernels = repo.join("src/kernels");
+        std::fs::create_dir_all(&kernels).unwrap();
+        std::fs::create_dir(repo.join(".git")).unwrap();
+        let input = kernels.join("k.cu");
+        std::fs::write(root.path().join(CONFIG_FILE), "[bank]\nbanks = 16\n").unwrap();
+        assert_eq!(Config::find(&input).unwrap().path, None, "above .git");
+        std::fs::write(repo.join(CONFIG_FILE), "[bank]\nbank_width = 8\n").unwrap();
+        let found = Config::find(&input).unwrap();
+        assert_eq!(found.settings.bank_width, Some(8));
+        assert!(found.path.unwrap().ends_with("repo/bankwise.toml"));
+        std::fs::write(kernels.join(CONFIG_FILE), "[fix]\nsmem_budget = 64\n").unwrap();
+        let nearest = Config::find(&input).unwrap();
+        // The nearest file is the whole configuration: files are not merged.
+        assert_eq!(nearest.settings.smem_budget, Some(64));
+        assert_eq!(nearest.settings.bank_width, None);
+        std::fs::write(kernels.join(CONFIG_FILE), "[fix]\nbudget = 64\n").unwrap();
+        let err = Config::find(&input).unwrap_err();
+        assert!(
+            err.contains("kernels/bankwise.toml:2: unknown field `budget`"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! `bankwise.toml` as a user writes it: every key, the nearest file, and the command line
+//! over the file over the defaults.
+// Each test binary uses a part of the shared helpers.
+#[allow(dead_code)]
+mod common;
+use common::{bankwise, stderr, stdout};
+use std::path::{Path, PathBuf};
+
+/// A repository (it holds `.git`, so the search stops there) with testdata/transpose.cu at
+/// `kernels/transpose.cu`, and the `bankwise.toml` given at its top.
+fn project(config: &str) -> (tempfile::TempDir, PathBuf) {
+    let root = tempfile::tempdir().expect("temporary directory");
+    std::fs::create_dir(root.path().join(".git")).expect(".git");
+    std::fs::create_dir(root.path().join("kernels")).expect("kernels/");
+    let kernel = root.path().join("kernels/transpose.cu");
+    std::fs::copy("testdata/transpose.cu", &kernel).expect("copy of transpose.cu");
+    std::fs::write(root.path().join("bankwise.toml"), config).expect("bankwise.toml");
+    (root, kernel)
+}
+
+/// `check --format json`: (total excess wavefronts, the tile's extents).
+fn checked(kernel: &Path, flags: &[&str]) -> (u64, serde_json::Value) {
+    let path = kernel.to_string_lossy();
+    let output = bankwise(&[&["check", "--format", "json", &path], flags].concat());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let excess = json["totals"]["excess_wavefronts"]
+        .as_u64()
+        .expect("a total");
+    (
+        excess,
+        json["files"][0]["kernels"][0]["arrays"][0]["dims"].clone(),
+    )
+}
+
+fn fixed_declaration(kernel: &Path, flags: &[&str]) -> String {
+    let path = kernel.to_string_lossy();
+    let output = bankwise(&[&["fix", &path], flags].concat());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    stdout(&output)
+        .lines()
+        .find(|l| l.trim_start().starts_with("__shared__"))
+        .expect("the declaration")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn bank_keys_apply_beneath_the_command_line() {
+    let (_root, kernel) = project("");
+    assert_eq!(checked(&kernel, &[]).0, 992);
+    let (_root, kernel) = project("[bank]\nbanks = 16\n");
+    assert_eq!(checked(&kernel, &[]).0, 960);
+    assert_eq!(checked(&kernel, &["--banks", "32"]).0, 992);
+    let (_root, kernel) = project("[bank]\nbank_width = 8\n");
+    assert_eq!(checked(&kernel, &[]).0, 480);
+    assert_eq!(checked(&kernel, &["--bank-width", "4"]).0, 992);
+}
+
+#[test]
+fn defines_apply_beneath_dash_d() {
+    let (_root, kernel) = project("defines = [\"TILE_DIM=16\"]\n");
+    assert_eq!(checked(&kernel, &[]), (56, serde_json::json!([16, 16])));
+    assert_eq!(
+        checked(&kernel, &["-D", "TILE_DIM=32"]),
+        (992, serde_json::json!([32, 32]))
+    );
+}
+
+#[test]
+fn block_shapes_come_from_the_nearest_file() {
+    // The launch site says 32x8; the file overrides it, --block overrides the file.
+    let (root, kernel) = project("[block]\ntransposeCoalesced = [32, 32]\n");
+    let path = kernel.to_string_lossy().into_owned();
+    let block = |flags: &[&str]| {
+        let output = bankwise(&[&["check", "--format", "json", &path], flags].concat());
+        let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        json["files"][0]["kernels"][0]["block"].clone()
+    };
+    assert_eq!(block(&[]), serde_json::json!([32, 32, 1]));
+    assert_eq!(
+        block(&["--block", "transposeCoalesced=16x16"]),
+        serde_json::json!([16, 16, 1])
+    );
+    // A nearer file replaces the one above it whole.
+    std::fs::write(
+        root.path().join("kernels/bankwise.toml"),
+        "[bank]\nbanks = 32\n",
+    )
+    .expect("nearer bankwise.toml");
+    assert_eq!(block(&[]), serde_json::json!([32, 8, 1]));
+}
+
+#[test]
+fn fix_keys_apply_beneath_the_command_line() {
+    let plain = "__shared__ float tile[TILE_DIM][TILE_DIM];";
+    let padded = "__shared__ float tile[TILE_DIM][TILE_DIM + 1];";
+    let (_root, kernel) = project("[fix]\nstrategy = \"padding\"\n");
+    // Padding grows the tile beyond its own footprint: unsafe, so not applied.
+    assert_eq!(fixed_declaration(&kernel, &[]), plain);
+    assert_eq!(fixed_declaration(&kernel, &["--unsafe-fixes"]), padded);
+    assert_eq!(
+        fixed_declaration(&kernel, &["--smem-budget", "8192"]),
+        padded
+    );
+    // `--strategy auto` on the command line wins over the file's padding: a swizzle.
+    let auto = bankwise(&[
+        "fix",
+        "--diff",
+        "--strategy",
+        "auto",
+        "--unsafe-fixes",
+        &kernel.to_string_lossy(),
+    ]);
+    assert!(stdout(&auto).contains("[threadIdx.x ^ (threadIdx.y + j)]"));
+    let (_root, kernel) =
+        project("[fix]\nstrategy = \"padding\"\nsmem_budget = 8192\nunsafe_fixes = false\n");
+    assert_eq!(fixed_declaration(&kernel, &[]), padded);
+    assert_eq!(
+        fixed_declaration(&kernel, &["--smem-budget", "4096"]),
+        plain
+    );
+    let (_root, kernel) = project("[fix]\nstrategy = \"padding\"\nunsafe_fixes = true\n");
+    assert_eq!(fixed_declaration(&kernel, &[]), padded);
+}
+
+#[test]
+fn unknown_keys_and_bad_values_exit_2_naming_the_file_and_key() {
+    for (config, expected) in [
+        (
+            "[bank]\nbank = 16\n",
+            "bankwise.toml:2: unknown field `bank`",
+        ),
+        ("[banks]\n", "bankwise.toml:1: unknown field `banks`"),
+        (
+            "[fix]\nstrategy = \"fastest\"\n",
+            "[fix] strategy = \"fastest\"",
+        ),
+        (
+            "[bank]\nbanks = 64\n",
+            "[bank] banks = 64: must be 16 or 32",
+        ),
+        (
+            "[fix]\nsmem_budget = -1\n",
+            "bankwise.toml:2: invalid value",
+        ),
+    ] {
+        let (_root, kernel) = project(config);
+        for command in ["check", "fix"] {
+            let output = bankwise(&[command, &kernel.to_string_lossy()]);
+            assert_eq!(output.status.code(), Some(2), "{config}");
+            assert!(
+                stderr(&output).contains(expected),
+                "{config}: {}",
+                stderr(&output)
+            );
+        }
+    }
+}
