@@ -1,12 +1,13 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
 //! them. Stages: [`parse`] → [`block`] (launch shapes) → [`affine`] → [`cost`] → [`solve`] →
-//! [`rewrite`] → [`report`].
+//! [`rewrite`] → [`report`]; [`explain`] draws one access for teaching.
 pub mod affine;
 pub mod analysis;
 pub mod bank;
 pub mod bench;
 pub mod block;
 pub mod cost;
+pub mod explain;
 pub mod parse;
 pub mod report;
 pub mod rewrite;
