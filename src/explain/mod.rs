@@ -71,7 +71,7 @@ pub struct View {
 pub enum After {
     /// It stores the array through `map`.
     Mapped {
-        /// The map: family, parameters, `i -> expression`.
+        /// The map: family and parameters, then on a line of its own `i -> expression`.
         description: String,
         /// Why fix applies it only with `--unsafe-fixes`, when it does.
         caution: Option<String>,
@@ -147,6 +147,48 @@ impl Explanation {
             After::LeftAlone(_) => None,
         }
     }
+}
+
+/// `text` in lines of at most `width` characters, broken between words (a longer word
+/// stands alone).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    lines
+}
+
+/// How the rows of a map split into phases, when they do.
+fn phases_text(map: &BankMap) -> Option<String> {
+    if map.phases.len() < 2 {
+        return None;
+    }
+    let phases: Vec<String> = map
+        .phases
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            format!(
+                "{} = lanes {}-{}",
+                i + 1,
+                p.first_lane,
+                p.first_lane + p.lanes - 1
+            )
+        })
+        .collect();
+    Some(format!(
+        "rows are phase.wavefront; phases are served one after the other: {}",
+        phases.join(", ")
+    ))
 }
 
 /// `s` unless there is one.
@@ -240,9 +282,10 @@ pub fn explain_text(
     {
         (Some(outcome), Some(rewrite)) => {
             let description = outcome.map.as_ref().map_or_else(
-                || format!("i -> {}", rewrite.map.cuda("i")),
-                |m| format!("{}; i -> {}", m.description, m.cuda),
+                || rewrite.map.family().to_string(),
+                |m| m.description.clone(),
             );
+            let description = format!("{description}\ni -> {}", rewrite.map.cuda("i"));
             Ok((rewrite.map.as_ref(), description, rewrite.caution.clone()))
         }
         (Some(outcome), None) => Err(left_alone_reason(outcome, &array.name)),

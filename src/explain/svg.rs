@@ -4,7 +4,7 @@
 //! `<g class="bank-map">` holding exactly banks × rows rects; the legend's swatches lie
 //! outside the maps.
 use super::bankmap::{lane_list, BankMap};
-use super::{After, Explanation};
+use super::{phases_text, wrap_words, After, Explanation};
 use std::fmt::Write;
 
 const CELL_W: usize = 26;
@@ -14,6 +14,8 @@ const LEFT: usize = 48;
 const MARGIN: usize = 16;
 /// Text longer than this many characters does not fit a cell: `*n` instead.
 const CELL_CHARS: usize = 5;
+/// Prose in the SVG is wrapped at this many characters.
+const WRAP_CHARS: usize = 110;
 /// Width of the legend's swatches and their explanation.
 const LEGEND_WIDTH: usize = 6 * 64 + 360;
 
@@ -92,7 +94,9 @@ pub fn render(e: &Explanation) -> String {
     let mut maps = vec![Drawn {
         id: "before",
         title: format!("before: `{}` as declared ({place})", e.array),
-        lines: vec![summary(&e.before.map)],
+        lines: std::iter::once(summary(&e.before.map))
+            .chain(phases_text(&e.before.map))
+            .collect(),
         map: &e.before.map,
     }];
     let mut left_alone = None;
@@ -102,13 +106,18 @@ pub fn render(e: &Explanation) -> String {
         } => maps.push(Drawn {
             id: "after",
             title: format!("after: `{}` through fix's map ({place})", e.array),
-            lines: vec![description.clone(), summary(&view.map)],
+            lines: description
+                .lines()
+                .map(str::to_string)
+                .chain(std::iter::once(summary(&view.map)))
+                .chain(phases_text(&view.map))
+                .collect(),
             map: &view.map,
         }),
         After::LeftAlone(why) => {
-            left_alone = Some(format!(
-                "after: none: fix leaves `{}` as it is: {why}",
-                e.array
+            left_alone = Some(wrap_words(
+                &format!("after: none: fix leaves `{}` as it is: {why}", e.array),
+                WRAP_CHARS,
             ))
         }
     }
@@ -137,7 +146,12 @@ pub fn render(e: &Explanation) -> String {
                     .map(|line| text_width(line.chars().count(), 11)),
             )
         }))
-        .chain(left_alone.iter().map(|t| text_width(t.chars().count(), 12)))
+        .chain(
+            left_alone
+                .iter()
+                .flatten()
+                .map(|t| text_width(t.chars().count(), 12)),
+        )
         .max()
         .unwrap_or(0);
     let width = (LEFT + banks * CELL_W).max(widest_text).max(LEGEND_WIDTH) + 2 * MARGIN;
@@ -145,7 +159,9 @@ pub fn render(e: &Explanation) -> String {
     let legend_height = 56;
     let height = title_height
         + maps.iter().map(Drawn::height).sum::<usize>()
-        + left_alone.as_ref().map_or(0, |_| 28)
+        + left_alone
+            .as_ref()
+            .map_or(0, |lines| lines.len() * LINE + 12)
         + legend_height;
     let mut out = String::new();
     let _ = writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#);
@@ -176,14 +192,16 @@ pub fn render(e: &Explanation) -> String {
         draw_map(&mut out, drawn, top);
         top += drawn.height();
     }
-    if let Some(text) = left_alone {
-        let _ = writeln!(
-            out,
-            r#"<text x="{MARGIN}" y="{}" font-size="12">{}</text>"#,
-            top + 16,
-            escape(&text)
-        );
-        top += 28;
+    if let Some(lines) = left_alone {
+        for (i, text) in lines.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                r#"<text x="{MARGIN}" y="{}" font-size="12">{}</text>"#,
+                top + (i + 1) * LINE,
+                escape(text)
+            );
+        }
+        top += lines.len() * LINE + 12;
     }
     legend(&mut out, top);
     out.push_str("</svg>\n");

@@ -2,7 +2,7 @@
 //! wide, so that it reads in any terminal of 80 to 160 columns without wrapping at 160.
 use super::bankmap::{lane_list, BankMap};
 use super::bits::{label, lane_bits_in, BitForm, Fields};
-use super::{plural, After, Explanation, View};
+use super::{phases_text, plural, wrap_words, After, Explanation, View};
 use std::fmt::Write;
 
 /// Width of the row labels (`1.16`).
@@ -28,10 +28,10 @@ pub fn render(e: &Explanation) -> String {
             &format!("after: `{}` through fix's map; {place}", e.array),
             &view.map,
         ),
-        After::LeftAlone(why) => {
+        After::LeftAlone(_) => {
             let _ = writeln!(
                 out,
-                "after: none: `bankwise fix` leaves `{}` as it is: {why}\n",
+                "after: none: `bankwise fix` leaves `{}` as it is (see `fix:` above)\n",
                 e.array
             );
         }
@@ -87,24 +87,51 @@ fn header(e: &Explanation, out: &mut String) {
             caution,
             view,
         } => {
-            let _ = writeln!(out, "  fix: {description}");
+            for (i, line) in description.lines().enumerate() {
+                wrap(
+                    out,
+                    if i == 0 { "  fix: " } else { "       " },
+                    "       ",
+                    line,
+                );
+            }
             let _ = writeln!(
                 out,
                 "       this access: {} -> {} excess wavefronts per block",
                 e.before.block_excess, view.block_excess
             );
             if let Some(caution) = caution {
-                let _ = writeln!(out, "       applied only with --unsafe-fixes: {caution}");
+                wrap(
+                    out,
+                    "       ",
+                    "       ",
+                    &format!("applied only with --unsafe-fixes: {caution}"),
+                );
             }
         }
-        After::LeftAlone(why) => {
-            let _ = writeln!(out, "  fix: leaves `{}` as it is: {why}", e.array);
-        }
+        After::LeftAlone(why) => wrap(
+            out,
+            "  fix: ",
+            "       ",
+            &format!("leaves `{}` as it is: {why}", e.array),
+        ),
     }
     for note in &e.notes {
-        let _ = writeln!(out, "  note: {note}");
+        wrap(out, "  note: ", "        ", note);
     }
     out.push('\n');
+}
+
+/// Prose lines are wrapped at this width.
+const PROSE_WIDTH: usize = 100;
+
+/// Writes `text` word-wrapped at [`PROSE_WIDTH`], the first line after `first`, the others
+/// after `rest`.
+fn wrap(out: &mut String, first: &str, rest: &str, text: &str) {
+    let width = PROSE_WIDTH.saturating_sub(first.chars().count());
+    for (i, line) in wrap_words(text, width).iter().enumerate() {
+        let _ = writeln!(out, "{}{line}", if i == 0 { first } else { rest });
+    }
 }
 
 /// What one cell shows: the lanes, or `*n` when they do not fit (a broadcast of n lanes).
@@ -157,25 +184,8 @@ fn section(out: &mut String, title: &str, map: &BankMap) {
         }
         let _ = writeln!(out, "{line}");
     }
-    if map.phases.len() > 1 {
-        let phases: Vec<String> = map
-            .phases
-            .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                format!(
-                    "{} = lanes {}-{}",
-                    i + 1,
-                    p.first_lane,
-                    p.first_lane + p.lanes - 1
-                )
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "rows are phase.wavefront; phases are served one after the other: {}",
-            phases.join(", ")
-        );
+    if let Some(phases) = phases_text(map) {
+        let _ = writeln!(out, "{phases}");
     }
     if !broadcasts.is_empty() {
         let _ = writeln!(out, "*n: n lanes read one word (a broadcast, no conflict):");
