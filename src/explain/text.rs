@@ -134,10 +134,11 @@ fn wrap(out: &mut String, first: &str, rest: &str, text: &str) {
     }
 }
 
-/// What one cell shows: the lanes, or `*n` when they do not fit (a broadcast of n lanes).
-fn cell_text(lanes: &[u32], cap: usize) -> String {
+/// What one cell shows: the lanes, or `*n` (a broadcast of n lanes) when `starred` or when
+/// they do not fit.
+fn cell_text(lanes: &[u32], cap: usize, starred: bool) -> String {
     let list = lane_list(lanes);
-    if list.len() <= cap {
+    if list.len() <= cap && !(starred && lanes.len() > 1) {
         list
     } else {
         format!("*{}", lanes.len())
@@ -151,10 +152,11 @@ fn section(out: &mut String, title: &str, map: &BankMap) {
         .saturating_sub(1)
         .max(3);
     let rows = map.labelled_rows();
-    let width = rows
-        .iter()
-        .flat_map(|(_, cells, _)| cells.iter().flatten())
-        .map(|cell| cell_text(&cell.lanes, cap).len())
+    let cells = || rows.iter().flat_map(|(_, cells, _)| cells.iter().flatten());
+    // One broadcast that does not fit stars them all, so that a map reads one way.
+    let starred = cells().any(|cell| lane_list(&cell.lanes).len() > cap);
+    let width = cells()
+        .map(|cell| cell_text(&cell.lanes, cap, starred).len())
         .max()
         .unwrap_or(0)
         .max(2);
@@ -169,7 +171,7 @@ fn section(out: &mut String, title: &str, map: &BankMap) {
         for (bank, cell) in cells.iter().enumerate() {
             let text = match cell {
                 Some(cell) => {
-                    let text = cell_text(&cell.lanes, cap);
+                    let text = cell_text(&cell.lanes, cap, starred);
                     if text.starts_with('*') {
                         broadcasts.push(format!(
                             "{text} in bank {bank}, wavefront {label}: lanes {}",
@@ -302,8 +304,9 @@ fn index_bits(e: &Explanation, out: &mut String) {
 fn where_lane_bits_go(e: &Explanation, view: &View, fields: &Fields) -> String {
     let skip = (fields.width - fields.bank) as usize;
     let (rows, low) = view.bits.split_at(skip.min(view.bits.len()));
-    let bank_forms: Vec<BitForm> = low[..(fields.bank - fields.word) as usize].to_vec();
-    let in_bank = lane_bits_in(&bank_forms);
+    let (bank_forms, word_forms) =
+        low.split_at(((fields.bank - fields.word) as usize).min(low.len()));
+    let in_bank = lane_bits_in(bank_forms);
     // With phases of fewer lanes than a warp, the high lane bits pick the phase: lanes
     // that differ in them are served apart and never conflict.
     let phase_bits = e.lanes_per_phase.max(1).trailing_zeros();
@@ -335,8 +338,35 @@ fn where_lane_bits_go(e: &Explanation, view: &View, fields: &Fields) -> String {
         };
         parts.push(format!("{} {verb} the phase", names(phase)));
     }
+    let in_word = lane_bits_in(word_forms) & !in_bank & !in_row & !phase;
+    if in_word != 0 {
+        parts.push(format!(
+            "{} only in the byte-in-word bits (one word: no conflict)",
+            names(in_word)
+        ));
+    }
     if mixed {
         parts.push("carries mix lane bits (+)".to_string());
+    } else {
+        // Lane bits the active lanes vary in but no index bit holds: those lanes read the
+        // same word.
+        let lanes: Vec<u32> = view
+            .map
+            .phases
+            .iter()
+            .flat_map(|p| p.rows.iter().flatten().flatten())
+            .flat_map(|cell| cell.lanes.iter().copied())
+            .collect();
+        let varying = lanes
+            .first()
+            .map_or(0, |first| lanes.iter().fold(0, |m, l| m | (l ^ first)));
+        let nowhere = varying & !(in_bank | in_row | phase | in_word);
+        if nowhere != 0 {
+            parts.push(format!(
+                "{} in no bit (lanes that differ only there read one word)",
+                names(nowhere)
+            ));
+        }
     }
     parts.join("; ")
 }
