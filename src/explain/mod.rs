@@ -14,13 +14,15 @@ mod text;
 pub use bankmap::{lane_list, BankMap, Cell, Phase};
 pub use bits::{BitForm, Fields};
 
-use crate::analysis::{analyse_text, Options};
+use pick::Picked;
+
+use crate::analysis::{analyse_text, AnalysedFile, Options};
 use crate::bank::{dmm, lanes_per_phase, simulate, BankConfig, Request};
 use crate::block::ConfigBlocks;
 use crate::cost::{SiteCost, SiteRequests, Units};
 use crate::parse::{self, AccessKind, Location};
 use crate::report::shape_text;
-use crate::rewrite::plan::{plan, Action, Strategy};
+use crate::rewrite::plan::{plan, Action, Plan, Strategy};
 use crate::solve::maps::AddressMap;
 use std::path::Path;
 
@@ -269,28 +271,8 @@ pub fn explain_text(
     let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
     let warps = threads.div_ceil(u64::from(bank.warp.max(1))) as u32;
 
-    // The map fix chooses, or why it leaves the array alone.
     let planned = plan(&file, text, &Strategy::default(), &bank);
-    let outcome = planned.outcomes.iter().find(|o| {
-        o.function == function.display_name() && o.array == array.name && o.at == array.at
-    });
-    let rewrite = planned
-        .rewrites
-        .iter()
-        .find(|p| p.function == picked.function && p.array == picked.array);
-    let chosen: Result<(&dyn AddressMap, String, Option<String>), String> = match (outcome, rewrite)
-    {
-        (Some(outcome), Some(rewrite)) => {
-            let description = outcome.map.as_ref().map_or_else(
-                || rewrite.map.family().to_string(),
-                |m| m.description.clone(),
-            );
-            let description = format!("{description}\ni -> {}", rewrite.map.cuda("i"));
-            Ok((rewrite.map.as_ref(), description, rewrite.caution.clone()))
-        }
-        (Some(outcome), None) => Err(left_alone_reason(outcome, &array.name)),
-        (None, _) => Err(format!("fix does not plan `{}`", array.name)),
-    };
+    let chosen = fix_choice(&planned, &file, picked);
     let map = chosen.as_ref().ok().map(|(map, _, _)| *map);
 
     let units = requests.units();
@@ -328,49 +310,21 @@ pub fn explain_text(
         }
     }
     let (combination, _, _) = worst.ok_or_else(|| not_simulated("no request to simulate"))?;
-    let mut warp_excess = vec![[0u64; 2]; warps as usize];
+    let mut warp_excess = vec![Excess::default(); warps as usize];
     requests.for_each_in(combination, |warp, _, elements| {
-        if let Some(slot) = warp_excess.get_mut(warp as usize) {
-            slot[0] += u64::from(cost_of(elements, false).excess());
+        if let Some(excess) = warp_excess.get_mut(warp as usize) {
+            excess.before += u64::from(cost_of(elements, false).excess());
             if map.is_some() {
-                slot[1] += u64::from(cost_of(elements, true).excess());
+                excess.after += u64::from(cost_of(elements, true).excess());
             }
         }
     });
-    let block_excess = [0, 1].map(|v| warp_excess.iter().map(|w| w[v]).sum::<u64>());
-
-    let (warp, warp_choice) = match query.warp {
-        Some(w) if w < warps => (w, "as asked".to_string()),
-        Some(w) => {
-            return Err(format!(
-                "warp {w} does not exist: the block ({}x{}x{}) has {warps} warp{} (0-{})",
-                block[0],
-                block[1],
-                block[2],
-                if warps == 1 { "" } else { "s" },
-                warps.saturating_sub(1)
-            ))
-        }
-        None => {
-            let most = warp_excess.iter().map(|w| w[0]).max().unwrap_or(0);
-            let w = warp_excess.iter().position(|e| e[0] == most).unwrap_or(0) as u32;
-            let all_equal = warp_excess.iter().all(|e| e[0] == most);
-            let why = if warps == 1 {
-                "the block's only warp".to_string()
-            } else if all_equal {
-                format!(
-                    "every warp has {most} excess wavefront{}; the first",
-                    plural(most)
-                )
-            } else {
-                format!(
-                    "the most excess wavefronts: {most} of the block's {}",
-                    block_excess[0]
-                )
-            };
-            (w, why)
-        }
+    let block_excess = Excess {
+        before: warp_excess.iter().map(|e| e.before).sum(),
+        after: warp_excess.iter().map(|e| e.after).sum(),
     };
+
+    let (warp, warp_choice) = pick_warp(query.warp, &warp_excess, block)?;
 
     // The shown warp's requests, one per iteration.
     let mut iterations: Vec<WarpRequest> = Vec::new();
@@ -415,11 +369,12 @@ pub fn explain_text(
         .copied()
         .fold(extent_units, i64::max);
     let fields = Fields::new(&bank, units.unit_bytes, largest);
-    let view = |lanes: &[Option<i64>], mapped: bool, totals: usize| View {
+    let shown_warp = warp_excess.get(warp as usize).copied().unwrap_or_default();
+    let view = |lanes: &[Option<i64>], mapped: bool| View {
         map: BankMap::new(&bank, units.unit_bytes, lanes),
         bits: fields.map_or_else(Vec::new, |f| bits::bit_forms(lanes, &f)),
-        warp_excess: warp_excess.get(warp as usize).map_or(0, |w| w[totals]),
-        block_excess: block_excess[totals],
+        warp_excess: shown_warp.of(mapped),
+        block_excess: block_excess.of(mapped),
         congestions: at_iteration
             .iter()
             .map(|elements| {
@@ -428,12 +383,12 @@ pub fn explain_text(
             })
             .collect(),
     };
-    let before = view(&lanes_before, false, 0);
+    let before = view(&lanes_before, false);
     let after = match chosen {
         Ok((_, description, caution)) => After::Mapped {
             description,
             caution,
-            view: view(&lanes_after, true, 1),
+            view: view(&lanes_after, true),
         },
         Err(why) => After::LeftAlone(why),
     };
@@ -501,6 +456,90 @@ pub fn explain_text(
         after,
         notes,
     })
+}
+
+/// Excess wavefronts with the array as declared and through fix's map.
+#[derive(Debug, Clone, Copy, Default)]
+struct Excess {
+    before: u64,
+    after: u64,
+}
+
+impl Excess {
+    fn of(self, mapped: bool) -> u64 {
+        if mapped {
+            self.after
+        } else {
+            self.before
+        }
+    }
+}
+
+/// The map fix stores the array through (with its description and why it is unsafe, if it
+/// is), or why fix leaves the array alone.
+fn fix_choice<'p>(
+    planned: &'p Plan,
+    file: &AnalysedFile,
+    picked: Picked,
+) -> Result<(&'p dyn AddressMap, String, Option<String>), String> {
+    let function = &file.parsed.functions[picked.function];
+    let array = &function.arrays[picked.array];
+    let outcome = planned.outcomes.iter().find(|o| {
+        o.function == function.display_name() && o.array == array.name && o.at == array.at
+    });
+    let rewrite = planned
+        .rewrites
+        .iter()
+        .find(|p| p.function == picked.function && p.array == picked.array);
+    match (outcome, rewrite) {
+        (Some(outcome), Some(rewrite)) => {
+            let description = outcome.map.as_ref().map_or_else(
+                || rewrite.map.family().to_string(),
+                |m| m.description.clone(),
+            );
+            let description = format!("{description}\ni -> {}", rewrite.map.cuda("i"));
+            Ok((rewrite.map.as_ref(), description, rewrite.caution.clone()))
+        }
+        (Some(outcome), None) => Err(left_alone_reason(outcome, &array.name)),
+        (None, _) => Err(format!("fix does not plan `{}`", array.name)),
+    }
+}
+
+/// The warp asked for, or the one with the most excess wavefronts; with why.
+fn pick_warp(
+    asked: Option<u32>,
+    warp_excess: &[Excess],
+    block: [u32; 3],
+) -> Result<(u32, String), String> {
+    let warps = warp_excess.len() as u32;
+    if let Some(w) = asked {
+        if w < warps {
+            return Ok((w, "as asked".to_string()));
+        }
+        let [x, y, z] = block;
+        return Err(format!(
+            "warp {w} does not exist: the block ({x}x{y}x{z}) has {warps} warp{} (0-{})",
+            plural(u64::from(warps)),
+            warps.saturating_sub(1)
+        ));
+    }
+    let most = warp_excess.iter().map(|e| e.before).max().unwrap_or(0);
+    let w = warp_excess
+        .iter()
+        .position(|e| e.before == most)
+        .unwrap_or(0) as u32;
+    let why = if warps == 1 {
+        "the block's only warp".to_string()
+    } else if warp_excess.iter().all(|e| e.before == most) {
+        format!(
+            "every warp has {most} excess wavefront{}; the first",
+            plural(most)
+        )
+    } else {
+        let total: u64 = warp_excess.iter().map(|e| e.before).sum();
+        format!("the most excess wavefronts: {most} of the block's {total}")
+    };
+    Ok((w, why))
 }
 
 /// One request of the shown warp: its loop values and each lane's element index.
