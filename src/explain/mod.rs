@@ -409,13 +409,24 @@ pub fn explain_text(
     };
     let (lane_names, thread_names) = bits::lane_bit_names(block, bank.warp, warp);
     let mut notes = Vec::new();
-    if !others.is_empty() {
-        let names: Vec<String> = others
-            .iter()
-            .map(|p| format!("`{}`", file.parsed.functions[p.function].display_name()))
-            .collect();
+    let (same_function, instances): (Vec<&Picked>, Vec<&Picked>) =
+        others.iter().partition(|p| p.function == picked.function);
+    for other in same_function {
+        let kind = function.arrays[other.array].accesses[other.access].kind;
         notes.push(format!(
-            "the same source is also instantiated as {}; shown for `{}`",
+            "the expression is also a {} here (a compound assignment): the same words, shown once",
+            kind.as_str()
+        ));
+    }
+    let mut names: Vec<String> = instances
+        .iter()
+        .map(|p| file.parsed.functions[p.function].display_name())
+        .collect();
+    names.dedup();
+    if !names.is_empty() {
+        let names: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        notes.push(format!(
+            "the same source is also analysed as {}; shown for `{}`",
             names.join(", "),
             function.display_name()
         ));
