@@ -251,8 +251,18 @@ impl<'a> SiteRequests<'a> {
         }
     }
 
-    /// [`SiteRequests::for_each`] under one combination of the unknown values.
-    fn for_each_in(&self, combination: usize, mut f: impl FnMut(u32, &LoopPoint, &[Option<i64>])) {
+    /// How many combinations of the unknown values are evaluated (at least 1).
+    pub fn combinations(&self) -> usize {
+        self.combinations.len()
+    }
+
+    /// [`SiteRequests::for_each`] under one combination of the unknown values
+    /// (`combination < self.combinations()`).
+    pub fn for_each_in(
+        &self,
+        combination: usize,
+        mut f: impl FnMut(u32, &LoopPoint, &[Option<i64>]),
+    ) {
         let uniforms = self.combinations[combination].as_slice();
         // Every lane of every warp and iteration evaluates the same two values: flattened
         // once, then evaluated for a group of lanes at a time, the atoms that do not vary by

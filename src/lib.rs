@@ -1,6 +1,7 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
 //! them. Stages: [`parse`] → [`block`] (launch shapes) → [`affine`] → [`cost`] → [`solve`] →
-//! [`rewrite`] → [`report`]; [`prebuild`] runs the rewriter in front of nvcc.
+//! [`rewrite`] → [`report`]; [`prebuild`] runs the rewriter in front of nvcc; [`explain`]
+//! draws one access for teaching.
 pub mod affine;
 pub mod analysis;
 pub mod bank;
@@ -8,6 +9,7 @@ pub mod bench;
 pub mod block;
 pub mod config;
 pub mod cost;
+pub mod explain;
 pub mod parse;
 pub mod prebuild;
 pub mod report;

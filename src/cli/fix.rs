@@ -1,10 +1,11 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
 use super::{
-    collect_sources, write_stdout, AnalysisArgs, Format, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+    collect_sources, write_file, write_stdout, AnalysisArgs, Format, RunArgs, EXIT_CONFLICTS,
+    EXIT_INPUT_ERROR,
 };
 use bankwise::config::Settings;
 use bankwise::rewrite::{self, FileFix, FixError, FixOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -154,35 +155,4 @@ fn unified_diff(file: &FileFix) -> String {
         .context_radius(3)
         .header(&format!("a/{path}"), &format!("b/{path}"))
         .to_string()
-}
-
-/// Writes `text` to `target` through a temporary file beside it and a rename, so that an
-/// interrupted write never leaves half a file; a read-only target is refused untouched. In
-/// place, the file keeps its permissions.
-fn write_file(target: &Path, text: &str, keep_permissions: bool) -> Result<(), String> {
-    let existing = std::fs::metadata(target).ok();
-    if existing
-        .as_ref()
-        .is_some_and(|m| m.permissions().readonly())
-    {
-        return Err("the file is read-only; nothing written".into());
-    }
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = target
-        .file_name()
-        .map_or("output".into(), |n| n.to_string_lossy().into_owned());
-    let temporary = dir.join(format!(".{name}.bankwise-{}.tmp", std::process::id()));
-    let written = std::fs::write(&temporary, text)
-        .and_then(|()| match (&existing, keep_permissions) {
-            (Some(metadata), true) => std::fs::set_permissions(&temporary, metadata.permissions()),
-            _ => Ok(()),
-        })
-        .and_then(|()| std::fs::rename(&temporary, target));
-    written.map_err(|err| {
-        let _ = std::fs::remove_file(&temporary);
-        format!("cannot write: {err}; nothing written")
-    })
 }

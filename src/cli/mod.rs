@@ -1,6 +1,7 @@
 //! The command line: parses arguments and wires the stages together. One file per command.
 mod bench;
 mod check;
+mod explain;
 mod fix;
 mod nvcc;
 mod solve;
@@ -50,6 +51,9 @@ enum Command {
     /// (`#line` keeps the original's name and lines) and compile the copies. Also a CMake
     /// compiler launcher: `-DCMAKE_CUDA_COMPILER_LAUNCHER=bankwise`.
     Nvcc(nvcc::NvccArgs),
+    /// One access as the banks see it, before and after fix's map: the bank map of one warp
+    /// and iteration, the index bits (Lloyd's notation), the DMM congestion; `--svg` draws it.
+    Explain(explain::ExplainArgs),
 }
 
 /// What the analysis needs; `check`, `fix` and the other commands that analyse share it.
@@ -235,6 +239,7 @@ pub fn run() -> ExitCode {
         Command::Fix(args) => fix::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Nvcc(args) => nvcc::run(args),
+        Command::Explain(args) => explain::run(args),
     }
 }
 
@@ -261,6 +266,37 @@ fn write_stdout(text: &str) -> bool {
             false
         }
     }
+}
+
+/// Writes `text` to `target` through a temporary file beside it and a rename, so that an
+/// interrupted write never leaves half a file; a read-only target is refused untouched. In
+/// place, the file keeps its permissions.
+fn write_file(target: &Path, text: &str, keep_permissions: bool) -> Result<(), String> {
+    let existing = std::fs::metadata(target).ok();
+    if existing
+        .as_ref()
+        .is_some_and(|m| m.permissions().readonly())
+    {
+        return Err("the file is read-only; nothing written".into());
+    }
+    let dir = match target.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = target
+        .file_name()
+        .map_or("output".into(), |n| n.to_string_lossy().into_owned());
+    let temporary = dir.join(format!(".{name}.bankwise-{}.tmp", std::process::id()));
+    let written = std::fs::write(&temporary, text)
+        .and_then(|()| match (&existing, keep_permissions) {
+            (Some(metadata), true) => std::fs::set_permissions(&temporary, metadata.permissions()),
+            _ => Ok(()),
+        })
+        .and_then(|()| std::fs::rename(&temporary, target));
+    written.map_err(|err| {
+        let _ = std::fs::remove_file(&temporary);
+        format!("cannot write: {err}; nothing written")
+    })
 }
 
 /// Expands directories into the `.cu`/`.cuh` files under them, sorted; reports paths that

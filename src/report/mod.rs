@@ -398,7 +398,7 @@ fn via_pointer_text(access: &Access) -> String {
 }
 
 /// `float[32][33]`, with `?` for unknown extents and `[]` for extern arrays.
-fn shape_text(array: &SharedArray) -> String {
+pub fn shape_text(array: &SharedArray) -> String {
     let mut text = array.elem_type.clone();
     for (i, dim) in array.dims.iter().enumerate() {
         match dim {

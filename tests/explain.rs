@@ -1,0 +1,282 @@
+//! `bankwise explain` as a user runs it: the transpose example's 32-way read and its removal,
+//! a double-precision column read served in two phases, the SVG (parsed: well-formed, one
+//! rect per bank per wavefront), and the input errors.
+mod common;
+use common::{bankwise, snapshot_name, snapshot_settings, stderr, stdout, testdata_files};
+use std::path::Path;
+
+/// `explain__transpose.cu`, with a suffix for a second view of one file.
+fn snapshot(file: &str, suffix: &str) -> String {
+    format!("explain__{}{suffix}", snapshot_name(Path::new(file)))
+}
+
+#[test]
+fn the_transpose_read_is_32_way_before_and_conflict_free_after() {
+    let output = bankwise(&["explain", "testdata/transpose.cu", "--line", "38"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("degree 32: 32 wavefronts, ideal 1, excess 31"));
+    assert!(text.contains("degree 1: 1 wavefront, ideal 1, excess 0"));
+    assert!(text.contains("this access: 992 -> 0 excess wavefronts per block"));
+    assert!(text.lines().all(|line| line.chars().count() <= 160));
+    snapshot_settings()
+        .bind(|| insta::assert_snapshot!(snapshot("testdata/transpose.cu", ""), text));
+}
+
+#[test]
+fn a_double_column_read_is_drawn_in_two_phases() {
+    let output = bankwise(&["explain", "testdata/strided.cu", "--line", "39"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("degree 16: 32 wavefronts, ideal 2, excess 30"));
+    assert!(text.contains("degree 1: 2 wavefronts, ideal 2, excess 0"));
+    snapshot_settings()
+        .bind(|| insta::assert_snapshot!(snapshot("testdata/strided.cu", "_doubles"), text));
+}
+
+#[test]
+fn the_warp_and_iteration_can_be_chosen() {
+    let output = bankwise(&[
+        "explain",
+        "testdata/transpose.cu",
+        "--line",
+        "38",
+        "--warp",
+        "3",
+        "--iteration",
+        "j=16",
+        "--banks",
+        "16",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    // Warp 3 is ty = 3; at j = 16 every lane reads bank (3 + 16) mod 16 = 3, in two phases.
+    assert!(text.contains("before: `tile` as declared; warp 3, j = 16"));
+    assert!(text.contains("   1.1  .  .  .  0  ."));
+    assert!(text.contains("degree 16: 32 wavefronts, ideal 2, excess 30"));
+}
+
+/// The bank maps of an SVG: per `g.bank-map`, its id, banks, rows and rects.
+fn svg_maps(svg: &str) -> Vec<(String, usize, usize, usize)> {
+    let document = roxmltree::Document::parse(svg).expect("the SVG is well-formed XML");
+    let root = document.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    assert_eq!(
+        root.tag_name().namespace(),
+        Some("http://www.w3.org/2000/svg")
+    );
+    root.descendants()
+        .filter(|n| n.attribute("class") == Some("bank-map"))
+        .map(|map| {
+            let number = |name: &str| -> usize {
+                map.attribute(name)
+                    .and_then(|v| v.parse().ok())
+                    .expect("banks and rows are numbers")
+            };
+            let rects = map
+                .descendants()
+                .filter(|n| n.tag_name().name() == "rect")
+                .count();
+            (
+                map.attribute("id").unwrap_or_default().to_string(),
+                number("data-banks"),
+                number("data-rows"),
+                rects,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_svg_has_one_rect_per_bank_per_wavefront() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("transpose.svg");
+    let out_text = out.to_string_lossy().into_owned();
+    let output = bankwise(&[
+        "explain",
+        "testdata/transpose.cu",
+        "--line",
+        "38",
+        "--svg",
+        &out_text,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let svg = std::fs::read_to_string(&out).expect("the SVG is written");
+    let maps = svg_maps(&svg);
+    assert_eq!(
+        maps,
+        vec![
+            ("before".to_string(), 32, 32, 32 * 32),
+            ("after".to_string(), 32, 1, 32),
+        ]
+    );
+    // Lane numbers are written in the cells and the legend explains the colours.
+    assert!(svg.contains(">31</text>"));
+    assert!(svg.contains("class=\"legend\""));
+    // Nothing but the SVG is left beside it.
+    let files: Vec<_> = std::fs::read_dir(dir.path()).expect("listable").collect();
+    assert_eq!(files.len(), 1);
+}
+
+#[test]
+fn an_array_fix_leaves_alone_has_only_a_before_map() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let out = dir.path().join("pairs.svg");
+    let out_text = out.to_string_lossy().into_owned();
+    let output = bankwise(&[
+        "explain",
+        "testdata/vector_types.cu",
+        "--line",
+        "31",
+        "--svg",
+        &out_text,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("fix: leaves `s_f2` as it is: no map helps"));
+    assert!(text.contains("after: none"));
+    let svg = std::fs::read_to_string(&out).expect("the SVG is written");
+    let maps = svg_maps(&svg);
+    assert_eq!(maps.len(), 1);
+    let (id, banks, rows, rects) = &maps[0];
+    assert_eq!(id, "before");
+    assert_eq!(rects, &(banks * rows));
+}
+
+fn fails_with(args: &[&str], message: &str) {
+    let output = bankwise(args);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{args:?}: {}",
+        stdout(&output)
+    );
+    let err = stderr(&output);
+    assert!(err.contains(message), "{args:?}: {err}");
+    assert!(stdout(&output).is_empty());
+}
+
+#[test]
+fn input_errors_say_what_to_pass_instead() {
+    fails_with(
+        &["explain", "testdata/strided.cu", "--line", "20"],
+        "no shared-memory access on line 20 (nearest: line 24)",
+    );
+    fails_with(
+        &["explain", "testdata/strided.cu", "--line", "30"],
+        "no shared-memory access on line 30 (nearest: lines 27 and 35)",
+    );
+    fails_with(
+        &["explain", "testdata/strided.cu", "--line", "500"],
+        "line 500 is out of range: the file has 56 lines",
+    );
+    fails_with(
+        &["explain", "testdata/strided.cu", "--line", "0"],
+        "line 0 is out of range",
+    );
+    fails_with(
+        &["explain", "testdata/strided.cu", "--line", "27"],
+        "line 27 has 2 accesses: col 43: load `s[2 * threadIdx.x]`, col 64: load `s[2 * threadIdx.x + 1]`; pass --col",
+    );
+    fails_with(
+        &[
+            "explain",
+            "testdata/strided.cu",
+            "--line",
+            "27",
+            "--col",
+            "50",
+        ],
+        "no access starts at line 27, column 50",
+    );
+    fails_with(
+        &[
+            "explain",
+            "testdata/transpose.cu",
+            "--line",
+            "38",
+            "--warp",
+            "8",
+        ],
+        "warp 8 does not exist: the block (32x8x1) has 8 warps (0-7)",
+    );
+    fails_with(
+        &[
+            "explain",
+            "testdata/transpose.cu",
+            "--line",
+            "38",
+            "--iteration",
+            "j=9",
+        ],
+        "`j` takes 0, 8, 16, 24",
+    );
+    fails_with(
+        &[
+            "explain",
+            "testdata/transpose.cu",
+            "--line",
+            "38",
+            "--iteration",
+            "k=0",
+        ],
+        "no loop `k` around the access; its loops: j",
+    );
+    fails_with(
+        &[
+            "explain",
+            "testdata/transpose.cu",
+            "--line",
+            "38",
+            "--iteration",
+            "j",
+        ],
+        "write NAME=VALUE",
+    );
+    fails_with(
+        &["explain", "testdata/template_unresolved.cu", "--line", "26"],
+        "pass --block blockSum=XxYxZ",
+    );
+    fails_with(
+        &["explain", "testdata/histogram.cu", "--line", "34"],
+        "is not simulated: index is data-dependent",
+    );
+    fails_with(
+        &["explain", "testdata/missing.cu", "--line", "1"],
+        "testdata/missing.cu: no such file",
+    );
+}
+
+#[test]
+fn the_first_access_of_every_testdata_kernel_is_explained_or_refused_with_a_reason() {
+    for path in testdata_files() {
+        let path = path.to_string_lossy().into_owned();
+        let check = bankwise(&["check", "--format", "json", &path]);
+        let json: serde_json::Value =
+            serde_json::from_slice(&check.stdout).expect("check prints JSON");
+        let first = json["files"][0]["kernels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|k| k["arrays"].as_array().into_iter().flatten())
+            .flat_map(|a| a["accesses"].as_array().into_iter().flatten())
+            .next();
+        let Some(access) = first else { continue };
+        let (line, col) = (access["line"].to_string(), access["col"].to_string());
+        let output = bankwise(&["explain", &path, "--line", &line, "--col", &col]);
+        match output.status.code() {
+            Some(0) => {
+                let text = stdout(&output);
+                assert!(text.contains("degree "), "{path}:{line}: {text}");
+                let widest = text.lines().map(|l| l.chars().count()).max();
+                assert!(widest <= Some(160), "{path}:{line}: {widest:?} columns");
+            }
+            Some(2) => assert!(
+                stderr(&output).contains("is not simulated"),
+                "{path}:{line}: {}",
+                stderr(&output)
+            ),
+            other => panic!("{path}:{line}: exit {other:?}: {}", stderr(&output)),
+        }
+    }
+}
