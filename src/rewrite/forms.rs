@@ -4,7 +4,7 @@
 //! declaration. Every form writes the access's own index expressions as they are in the
 //! source, and sizes stay symbolic (`[TILE][TILE + 1]`).
 use super::edit::Edit;
-use crate::parse::{parse_expression_text, Access, BinaryOp, Expr, ExprKind, SharedArray};
+use crate::parse::{parse_expression_text, Access, BinaryOp, Expr, ExprKind, SharedArray, UnaryOp};
 use crate::solve::algebra::low_mask;
 use crate::solve::expr::{BinOp, Expr as MapExpr};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
@@ -159,6 +159,11 @@ pub struct Target<'a> {
     pub function: &'a str,
     /// Where a map function would go (see [`definition_start`]).
     pub function_at: Option<usize>,
+    /// The function's source text, for what a rewrite through a pointer must keep.
+    pub function_text: &'a str,
+    /// Where a pointer is made from the array's name (`&tile[ty][0]`, `m`), if anywhere: a
+    /// declaration those pointers index cannot change shape.
+    pub pointer_made_at: Option<usize>,
 }
 
 impl Target<'_> {
@@ -171,13 +176,15 @@ impl Target<'_> {
             .collect()
     }
 
+    /// The accesses that subscript the array's name, each of every dimension.
     fn subscripts(&self) -> Result<Vec<&Access>, String> {
         let rank = self.array.dims.len();
         self.array
             .accesses
             .iter()
+            .filter(|access| access.via_pointer.is_none())
             .map(|access| {
-                if access.via_pointer.is_some() || access.indices.len() != rank {
+                if access.indices.len() != rank {
                     Err(format!(
                         "line {}: `{}` is not a subscript of every dimension",
                         access.at.line, access.text
@@ -187,6 +194,29 @@ impl Target<'_> {
                 }
             })
             .collect()
+    }
+
+    fn has_pointer_accesses(&self) -> bool {
+        self.array.accesses.iter().any(|a| a.via_pointer.is_some())
+    }
+
+    /// The array's first element as a pointer: `s`, `&tile[0][0]`; `None` for a provider's
+    /// array, which has no name.
+    fn base(&self) -> Option<String> {
+        let name = &self.array.name;
+        if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        Some(match self.array.dims.len() {
+            1 => name.clone(),
+            rank => format!("&{name}{}", "[0]".repeat(rank)),
+        })
+    }
+
+    /// [`Self::base`] ready to be subscripted: `s`, `(&tile[0][0])`.
+    fn subscriptable_base(&self) -> Option<String> {
+        let base = self.base()?;
+        Some(parenthesised(&base, self.array.dims.len() == 1))
     }
 
     /// The marker comment above the declaration (when the declaration starts its line), which
@@ -500,8 +530,9 @@ fn subscripts_text(indices: &[String]) -> String {
     indices.iter().map(|i| format!("[{i}]")).collect()
 }
 
-/// `t[r][c]` → `t[r][c ^ f(r)]` for a swizzle of rows of one of the array's row pitches.
-pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle) -> Result<Rewrite, String> {
+/// `t[r][c]` → `t[r][c ^ f(r)]` for a swizzle of rows of one of the array's row pitches;
+/// accesses through pointers go through the same map as a map function named `name`.
+pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
     let extents: Vec<String> = target
@@ -545,18 +576,182 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle) -> Result<Rewrite, S
     let (column, index) = swizzled_index(swizzle, &dims, &extents, &names)?;
     let mut stored = names.clone();
     stored[column] = index.to_cuda("");
-    edits.extend(target.marker(&format!(
+    let mut description = format!(
         "is stored swizzled: element {} at {}",
         subscripts_text(&names),
         subscripts_text(&stored)
-    )));
+    );
+    let function = if target.has_pointer_accesses() {
+        let expr = swizzle.expr();
+        let through = through_pointers(target, &expr, name)?;
+        rewritten = in_access_order(target, rewritten, through.accesses);
+        edits.extend(through.edits);
+        description.push_str(&format!(", through pointers by {name}()"));
+        Some(map_function_text(target, swizzle, name, &expr)?)
+    } else {
+        None
+    };
+    edits.extend(target.marker(&description));
     Ok(Rewrite {
         form: FormKind::SwizzleInPlace,
         edits,
-        function: None,
+        function,
         accesses: rewritten,
         extra_bytes: 0,
     })
+}
+
+/// The rewrites of the accesses through pointers.
+struct ThroughPointers {
+    edits: Vec<Edit>,
+    accesses: Vec<AccessRewrite>,
+}
+
+/// Every access of the array through a pointer, through the map function `name` (whose
+/// body is `expr`): `p[i]` → `p[name(i)]` when `p` points at the array's first element,
+/// else `p[i]` → `base[name(&p[i] - base)]` and `*q` → `base[name(q - base)]`, which
+/// subscript the array's first element with the map of the element's offset.
+fn through_pointers(
+    target: &Target,
+    expr: &MapExpr,
+    name: &str,
+) -> Result<ThroughPointers, String> {
+    let mut result = ThroughPointers {
+        edits: Vec::new(),
+        accesses: Vec::new(),
+    };
+    let alu = expr.ops();
+    for access in target
+        .array
+        .accesses
+        .iter()
+        .filter(|a| a.via_pointer.is_some())
+    {
+        let line = access.at.line;
+        let refuse = |why: &str| Err(format!("line {line}: `{}` {why}", access.text));
+        if let Some(call) = access.via_pointer.as_ref().and_then(|calls| calls.first()) {
+            return Err(format!(
+                "line {line}: `{}` is reached through the call at line {}, which this version \
+                 does not rewrite",
+                access.text, call.line
+            ));
+        }
+        if access.member.is_some() {
+            return refuse(
+                "touches a member through a pointer, which this version does not rewrite",
+            );
+        }
+        let span = access.span.start..access.span.end;
+        let text = target.source.text.get(span.clone()).unwrap_or("");
+        let Some(element) = parse_expression_text(text) else {
+            return refuse("cannot be read back");
+        };
+        let piece = |e: &Expr| text.get(e.span.start..e.span.end).unwrap_or("");
+        match &element.kind {
+            // The pointer is the array's first element: its subscript is the element index.
+            ExprKind::Index { base, index } if access.pointer_offset == Some(0) => {
+                let argument =
+                    parenthesised(piece(index), !matches!(index.kind, ExprKind::Comma { .. }));
+                let call = format!("{name}({argument})");
+                let at = span.start + index.span.start..span.start + index.span.end;
+                result.edits.push(Edit::replace(at, call.clone()));
+                result.accesses.push(AccessRewrite {
+                    text: format!("{}[{call}]", piece(base)),
+                    alu,
+                });
+            }
+            ExprKind::Index { .. }
+            | ExprKind::Unary {
+                op: UnaryOp::Deref, ..
+            } => {
+                let Some(first) = target.base() else {
+                    return refuse(&format!(
+                        "goes through a pointer that does not start at `{}`'s first element, \
+                         and the array has no name to subscript",
+                        target.array.name
+                    ));
+                };
+                // The new subscript goes through the array's own name, which would drop a
+                // `volatile` the pointer carries.
+                if may_be_volatile(target.function_text, &element, text) {
+                    return refuse(
+                        "may go through a `volatile` pointer, whose qualifier a subscript of the \
+                         array would drop",
+                    );
+                }
+                let address = match &element.kind {
+                    ExprKind::Unary { operand, .. } => {
+                        parenthesised(piece(operand), is_primary(operand))
+                    }
+                    _ => format!("&{text}"),
+                };
+                let subscriptable = parenthesised(&first, target.array.dims.len() == 1);
+                let new = format!("{subscriptable}[{name}({address} - {first})]");
+                result.edits.push(Edit::replace(span, new.clone()));
+                // The pointer difference is one subtraction more.
+                result.accesses.push(AccessRewrite {
+                    text: new,
+                    alu: alu + 1,
+                });
+            }
+            _ => return refuse("is not a subscript or a dereference of a pointer"),
+        }
+    }
+    Ok(result)
+}
+
+/// Whether the pointer `element` (whose text is `text`) goes through may be declared
+/// `volatile` in `function`: a statement that mentions both `volatile` and the pointer's
+/// name; any `volatile` at all when the pointer has no name.
+fn may_be_volatile(function: &str, element: &Expr, text: &str) -> bool {
+    let words = |t: &str| {
+        t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let Some(pointer) = pointer_name(element).and_then(|e| text.get(e.span.start..e.span.end))
+    else {
+        return function.contains("volatile");
+    };
+    function.split([';', '{', '}']).map(words).any(|statement| {
+        statement.iter().any(|w| w == "volatile") && statement.iter().any(|w| w == pointer)
+    })
+}
+
+/// The name of the pointer an element expression starts from: `row` in `row[tx]`, `col` in
+/// `*(col + 32 * tx)`.
+fn pointer_name(expr: &Expr) -> Option<&Expr> {
+    match &expr.kind {
+        ExprKind::Name(_) => Some(expr),
+        ExprKind::Index { base, .. } => pointer_name(base),
+        ExprKind::Unary { operand, .. } => pointer_name(operand),
+        ExprKind::Binary {
+            op: BinaryOp::Add | BinaryOp::Sub,
+            lhs,
+            rhs,
+        } => pointer_name(lhs).or_else(|| pointer_name(rhs)),
+        _ => None,
+    }
+}
+
+/// The access rewrites in the array's access order, from those of its subscripts and those
+/// through pointers (each in its own order).
+fn in_access_order(
+    target: &Target,
+    subscripts: Vec<AccessRewrite>,
+    through: Vec<AccessRewrite>,
+) -> Vec<AccessRewrite> {
+    let (mut subscripts, mut through) = (subscripts.into_iter(), through.into_iter());
+    target
+        .array
+        .accesses
+        .iter()
+        .filter_map(|access| match access.via_pointer {
+            Some(_) => through.next(),
+            None => subscripts.next(),
+        })
+        .collect()
 }
 
 /// `[R][C]` → `[R][C + p]` (or a middle extent grown by whole rows): the declaration only.
@@ -565,6 +760,17 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle) -> Result<Rewrite, S
 pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
+    if let Some(access) = target
+        .array
+        .accesses
+        .iter()
+        .find(|a| a.via_pointer.is_some())
+    {
+        return Err(format!(
+            "line {}: `{}` goes through a pointer computed with the old row pitch",
+            access.at.line, access.text
+        ));
+    }
     if !padding.declared {
         return Err("the padding is not of a declared row".into());
     }
@@ -609,23 +815,23 @@ pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite,
 
 /// `a[i]` → `a[name(i)]` through a map function inserted before the array's function; a
 /// multi-dimensional declaration is flattened first (`a[i][j]` → `a[name(i * C + j)]`), and
-/// grown when the map needs more room than the array (flat padding).
+/// grown when the map needs more room than the array (flat padding). When pointers are made
+/// from a multi-dimensional array they index its declared shape, so the declaration stays and
+/// its subscripts address the first element (`(&a[0][0])[name(i * C + j)]`).
 pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
     let expr = map.expr();
-    if has_table(&expr) {
+    let function = map_function_text(target, map, name, &expr)?;
+    let extra = map.extent_out() - map.extent();
+    let multi = dims.len() > 1;
+    let flatten = multi && target.pointer_made_at.is_none();
+    if let (true, true, Some(line)) = (multi, extra > 0, target.pointer_made_at) {
         return Err(format!(
-            "the {} map reads a `__constant__` table, which the analysis cannot evaluate, so \
-             its rewrite could not be validated",
-            map.family()
+            "the map needs {extra} more elements, but the pointer made at line {line} indexes \
+             the declared shape"
         ));
     }
-    let at = target
-        .function_at
-        .ok_or("no line to put the map function on before the function")?;
-    let extra = map.extent_out() - map.extent();
-    let flatten = dims.len() > 1;
     let mut edits = Vec::new();
     if flatten || extra > 0 {
         let extents = declared_extents(target)?;
@@ -659,7 +865,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
             .iter()
             .map(|e| MapExpr::Var(target.source.operand(e)))
             .collect();
-        let argument = if flatten {
+        let argument = if multi {
             linear_text(&linear_expr(&indices, &extents))
         } else {
             // A comma expression needs its parentheses inside the call.
@@ -672,7 +878,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
             &access.indices[0].span,
             &access.indices[dims.len() - 1].span,
         );
-        if flatten {
+        let text = if flatten {
             // From the first subscript's `[` to the last one's `]`.
             let open = target.source.text[..first.start]
                 .rfind('[')
@@ -682,14 +888,29 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
                 .map(|at| last.end + at + 1)
                 .ok_or("no `]` after the last subscript")?;
             edits.push(Edit::replace(open..close, format!("[{call}]")));
+            format!("{}[{call}]", target.array.name)
+        } else if multi {
+            let base = target
+                .subscriptable_base()
+                .ok_or("the array has no name to subscript")?;
+            let whole = format!("{base}[{call}]");
+            edits.push(Edit::replace(
+                access.span.start..access.span.end,
+                whole.clone(),
+            ));
+            whole
         } else {
             edits.push(Edit::replace(first.start..first.end, call.clone()));
-        }
+            format!("{}[{call}]", target.array.name)
+        };
         rewritten.push(AccessRewrite {
-            text: format!("{}[{call}]", target.array.name),
+            text,
             alu: expr.ops(),
         });
     }
+    let through = through_pointers(target, &expr, name)?;
+    let rewritten = in_access_order(target, rewritten, through.accesses);
+    edits.extend(through.edits);
     let form = if flatten {
         FormKind::FlattenedMapFunction
     } else {
@@ -697,10 +918,39 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
     };
     let description = if flatten {
         format!("is flattened and stored through {name}()")
+    } else if multi {
+        format!("is stored through {name}() of its row-major index")
     } else {
         format!("is stored through {name}()")
     };
     edits.extend(target.marker(&description));
+    let elem_bytes = target.array.elem_bytes.unwrap_or(0);
+    Ok(Rewrite {
+        form,
+        edits,
+        function: Some(function),
+        accesses: rewritten,
+        extra_bytes: extra * elem_bytes,
+    })
+}
+
+/// The map function `name` for `map` (whose body is `expr`), placed before the function.
+fn map_function_text(
+    target: &Target,
+    map: &dyn AddressMap,
+    name: &str,
+    expr: &MapExpr,
+) -> Result<MapFunction, String> {
+    if has_table(expr) {
+        return Err(format!(
+            "the {} map reads a `__constant__` table, which the analysis cannot evaluate, so \
+             its rewrite could not be validated",
+            map.family()
+        ));
+    }
+    let at = target
+        .function_at
+        .ok_or("no line to put the map function on before the function")?;
     let newline = target.source.newline;
     let definition = format!(
         "__device__ __forceinline__ int {name}(int i) {{ return {}; }}",
@@ -712,20 +962,12 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         target.function,
         describe(map)
     );
-    let function = MapFunction {
+    Ok(MapFunction {
         name: name.to_string(),
         at,
         text: format!("{comment}{newline}{definition}{newline}{newline}"),
         macro_definition: format!("#define {name}(i) ({})", expr.to_cuda("(i)")),
         definition,
-    };
-    let elem_bytes = target.array.elem_bytes.unwrap_or(0);
-    Ok(Rewrite {
-        form,
-        edits,
-        function: Some(function),
-        accesses: rewritten,
-        extra_bytes: extra * elem_bytes,
     })
 }
 
@@ -803,6 +1045,8 @@ mod tests {
             array: &function.arrays[0],
             function: &function.name,
             function_at: definition_start(text, function.span.start),
+            function_text: text,
+            pointer_made_at: None,
         };
         let rewrite = form(&target)?;
         let mut edits = rewrite.edits.clone();
@@ -827,8 +1071,8 @@ mod tests {
     #[test]
     fn the_transpose_tile_is_swizzled_in_place_with_its_own_index_texts() {
         let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
-        let (out, rewrite) =
-            rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, rewrite) = rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle, "bankwise_t"))
+            .expect("in place");
         let expected = TRANSPOSE
             .replace(
                 "    __shared__",
@@ -851,7 +1095,8 @@ mod tests {
         );
         // The same edits in a CRLF file: the marker ends its line with CRLF too.
         let crlf = TRANSPOSE.replace('\n', "\r\n");
-        let (out, _) = rewritten(&crlf, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, _) =
+            rewritten(&crlf, |t| swizzle_in_place(t, &swizzle, "bankwise_t")).expect("in place");
         assert_eq!(out, expected.replace('\n', "\r\n"));
     }
 
@@ -861,7 +1106,8 @@ mod tests {
                     cube[threadIdx.z][threadIdx.y][threadIdx.x] = 1;\n    int l = threadIdx.y * \
                     32 + threadIdx.x;\n    o[l] = cube[threadIdx.z][l % 8][l / 8];\n}\n";
         let swizzle = Swizzle::new(32, 3, 2, 0, 1024).expect("valid");
-        let (out, rewrite) = rewritten(text, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, rewrite) =
+            rewritten(text, |t| swizzle_in_place(t, &swizzle, "bankwise_t")).expect("in place");
         assert!(
             out.contains("cube[threadIdx.z][threadIdx.y][threadIdx.x ^ (threadIdx.y << 2)] = 1;")
         );
@@ -870,12 +1116,15 @@ mod tests {
         assert_eq!(rewrite.accesses[0].alu, 2);
         // Rows of 256 swizzled by bits 5 and 6 of z: the middle subscript changes.
         let outer = Swizzle::new(256, 2, 5, 0, 1024).expect("valid");
-        let (out, _) = rewritten(text, |t| swizzle_in_place(t, &outer)).expect("in place");
+        let (out, _) =
+            rewritten(text, |t| swizzle_in_place(t, &outer, "bankwise_t")).expect("in place");
         assert!(out.contains("cube[threadIdx.z][threadIdx.y ^ threadIdx.z][threadIdx.x] = 1;"));
         // Bits 4 and 5 straddle the last two subscripts.
         let straddling = Swizzle::new(256, 2, 4, 0, 1024).expect("valid");
-        assert!(rewritten(text, |t| swizzle_in_place(t, &straddling))
-            .is_err_and(|why| why.contains("straddle")));
+        assert!(
+            rewritten(text, |t| swizzle_in_place(t, &straddling, "bankwise_t"))
+                .is_err_and(|why| why.contains("straddle"))
+        );
     }
 
     #[test]
@@ -883,8 +1132,10 @@ mod tests {
         let text = "__global__ void k(float *o, int *n)\n{\n    __shared__ float t[32][32];\n    \
                     t[n[0]++][threadIdx.x] = 1;\n}\n";
         let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
-        assert!(rewritten(text, |t| swizzle_in_place(t, &swizzle))
-            .is_err_and(|why| why.contains("evaluated twice")));
+        assert!(
+            rewritten(text, |t| swizzle_in_place(t, &swizzle, "bankwise_t"))
+                .is_err_and(|why| why.contains("evaluated twice"))
+        );
     }
 
     #[test]
@@ -960,7 +1211,8 @@ mod tests {
     #[test]
     fn rewritten_arrays_are_recognised() {
         let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
-        let (out, _) = rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, _) = rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle, "bankwise_t"))
+            .expect("in place");
         let file = analysed(&out);
         assert!(already_rewritten(&out, &file.parsed.functions[0].arrays[0]));
         let file = analysed(TRANSPOSE);

@@ -272,28 +272,98 @@ mod tests {
 
     #[test]
     fn arrays_are_left_alone_with_the_reason() {
-        let text = "// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
-            __shared__ float fine[32];\n    __shared__ float viaPtr[64];\n    \
+        let text = "__device__ void put(float *d)\n{\n    \
+            d[2 * threadIdx.x] = 1;\n}\n// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+            __shared__ float fine[32];\n    __shared__ float viaCall[64];\n    \
             __shared__ float lost[64];\n    fine[threadIdx.x] = 1;\n    \
-            float *p = viaPtr;\n    p[2 * threadIdx.x] = 1;\n    \
+            put(viaCall);\n    \
             lost[2 * threadIdx.x] = 1;\n    o[0] = fine[threadIdx.x] + *(float *)(size_t)lost;\n}\n";
         let file = fixed(text, &FixOptions::default());
         assert!(!file.changed());
         assert_eq!(outcome(&file, "fine").action, Action::Clean);
-        let pointer = outcome(&file, "viaPtr");
-        assert_eq!(pointer.action, Action::NotApplied);
-        assert_eq!(pointer.applicability, Some(Applicability::DisplayOnly));
-        assert!(pointer
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.contains("through a pointer at line 9")));
-        assert_eq!(pointer.excess_with_map, Some(0));
+        let call = outcome(&file, "viaCall");
+        assert_eq!(call.action, Action::NotApplied);
+        assert_eq!(call.applicability, Some(Applicability::DisplayOnly));
+        assert_eq!(
+            call.reason.as_deref(),
+            Some(
+                "line 3: `d[2 * threadIdx.x]` is reached through the call at line 12, which \
+                 this version does not rewrite"
+            )
+        );
+        assert_eq!(call.excess_with_map, Some(0));
         let lost = outcome(&file, "lost");
         assert_eq!(lost.action, Action::LeftAlone);
         assert!(lost
             .reason
             .as_deref()
             .is_some_and(|r| r.starts_with("it escapes")));
+    }
+
+    const POINTERS: &str = "// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+        __shared__ float s[64];\n    __shared__ float t[32][32];\n    \
+        float *p = s;\n    p[2 * threadIdx.x] = 1;\n    \
+        const float *q = s + 1;\n    o[0] = q[2 * threadIdx.x] + s[threadIdx.x];\n    \
+        float *row = t[threadIdx.x];\n    row[0] = 1;\n    o[1] = *(row + 1);\n}\n";
+
+    #[test]
+    fn accesses_through_pointers_go_through_the_map_and_are_validated() {
+        let file = fixed(POINTERS, &FixOptions::default());
+        let s = outcome(&file, "s");
+        assert_eq!(s.action, Action::Rewritten);
+        assert_eq!((s.excess_before, s.excess_after), (Some(2), Some(0)));
+        // A pointer to the first element keeps its subscript; any other subscripts the array
+        // with the map of the element's offset.
+        let texts: Vec<Option<&str>> = s.accesses.iter().map(|a| a.new_text.as_deref()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                Some("s[bankwise_s(threadIdx.x)]"),
+                Some("p[bankwise_s(2 * threadIdx.x)]"),
+                Some("s[bankwise_s(&q[2 * threadIdx.x] - s)]"),
+            ]
+        );
+        assert!(file
+            .output
+            .contains("    p[bankwise_s(2 * threadIdx.x)] = 1;\n"));
+        assert!(file.output.contains(
+            "o[0] = s[bankwise_s(&q[2 * threadIdx.x] - s)] + s[bankwise_s(threadIdx.x)];"
+        ));
+        let t = outcome(&file, "t");
+        assert_eq!(t.action, Action::Rewritten);
+        assert_eq!((t.excess_before, t.excess_after), (Some(62), Some(0)));
+        assert_eq!(t.form, Some(FormKind::MapFunction));
+        assert!(file
+            .output
+            .contains("(&t[0][0])[bankwise_t(&row[0] - &t[0][0])] = 1;"));
+        assert!(file
+            .output
+            .contains("o[1] = (&t[0][0])[bankwise_t((row + 1) - &t[0][0])];"));
+        assert!(file
+            .output
+            .contains("// bankwise: `t` is stored through bankwise_t() of its row-major index"));
+        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+    }
+
+    #[test]
+    fn a_volatile_pointer_keeps_its_subscript_or_the_array_is_left_alone() {
+        let first = POINTERS.replace("float *p = s;", "volatile float *p = s;");
+        let file = fixed(&first, &FixOptions::default());
+        assert_eq!(outcome(&file, "s").action, Action::Rewritten);
+        assert!(file
+            .output
+            .contains("    p[bankwise_s(2 * threadIdx.x)] = 1;\n"));
+        let offset = POINTERS.replace("const float *q", "volatile const float *q");
+        let file = fixed(&offset, &FixOptions::default());
+        let s = outcome(&file, "s");
+        assert_eq!(s.action, Action::NotApplied);
+        assert_eq!(
+            s.reason.as_deref(),
+            Some(
+                "line 9: `q[2 * threadIdx.x]` may go through a `volatile` pointer, whose \
+                 qualifier a subscript of the array would drop"
+            )
+        );
     }
 
     #[test]
@@ -312,7 +382,47 @@ mod tests {
         let file = fixed(&one, &FixOptions::default());
         assert_eq!(
             outcome(&file, "a").reason.as_deref(),
-            Some("an `extern __shared__` array: its extent is set at launch")
+            Some(
+                "an `extern __shared__` array whose extent no launch in this file gives (or its \
+                 launches disagree): a map is only proven on a known extent"
+            )
+        );
+        // Launches that disagree leave the extent unknown.
+        let disagree =
+            format!("{one}void h() {{ k<<<1, 64, 512>>>(0); k<<<1, 64, 1024>>>(0); }}\n");
+        let file = fixed(&disagree, &FixOptions::default());
+        assert_eq!(outcome(&file, "a").action, Action::LeftAlone);
+    }
+
+    #[test]
+    fn an_extern_array_with_the_extent_of_its_launches_is_rewritten_but_never_padded() {
+        let text = "__global__ void k(float *o)\n{\n    extern __shared__ float a[];\n    \
+            a[2 * threadIdx.x] = o[0];\n    o[1] = a[threadIdx.x];\n}\n\
+            void h() { k<<<1, 64, 128 * sizeof(float)>>>(0); }\n";
+        let file = fixed(text, &FixOptions::default());
+        let a = outcome(&file, "a");
+        assert_eq!(a.action, Action::Rewritten);
+        assert_eq!((a.excess_before, a.excess_after), (Some(2), Some(0)));
+        assert!(file
+            .output
+            .contains("a[bankwise_a(2 * threadIdx.x)] = o[0];"));
+        assert!(file.output.contains("    extern __shared__ float a[];\n"));
+        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+        let padding = FixOptions {
+            strategy: Strategy {
+                forced: Some("padding".into()),
+                smem_budget: None,
+            },
+            unsafe_fixes: true,
+            ..FixOptions::default()
+        };
+        let file = fixed(text, &padding);
+        assert!(!file.changed());
+        let a = outcome(&file, "a");
+        assert_eq!(a.action, Action::LeftAlone);
+        assert!(
+            a.reason.as_deref().is_some_and(|r| r.contains("padding")),
+            "{a:?}"
         );
     }
 

@@ -110,13 +110,12 @@ fn same_elements(
         return Err("the function is no longer analysed".into());
     };
     let map = planned.map.as_ref();
-    let mut measured = Vec::with_capacity(old_array.accesses.len());
-    for (k, (old_access, new_access)) in old_array
-        .accesses
-        .iter()
-        .zip(&new_array.accesses)
-        .enumerate()
+    let mut measured = vec![0; old_array.accesses.len()];
+    for (k, n) in in_source_order(old_array)
+        .into_iter()
+        .zip(in_source_order(new_array))
     {
+        let (old_access, new_access) = (&old_array.accesses[k], &new_array.accesses[n]);
         let line = new_access.at.line;
         if old_access.kind != new_access.kind || old_access.member != new_access.member {
             return Err(format!(
@@ -124,10 +123,10 @@ fn same_elements(
                 new_access.text, old_access.text
             ));
         }
-        let site = |affine: &crate::affine::FunctionAffine| {
+        let site = |affine: &crate::affine::FunctionAffine, k: usize| {
             affine.sites[a].get(k).and_then(Option::as_ref).cloned()
         };
-        let (Some(old_site), Some(new_site)) = (site(old_affine), site(new_affine)) else {
+        let (Some(old_site), Some(new_site)) = (site(old_affine, k), site(new_affine, n)) else {
             return Err(format!(
                 "line {line}: `{}` is not analysed",
                 new_access.text
@@ -170,7 +169,7 @@ fn same_elements(
                 expected.len()
             ));
         }
-        let excess = rewritten.costs[f][a][k]
+        let excess = rewritten.costs[f][a][n]
             .as_ref()
             .map(|c| c.excess())
             .map_err(|why| format!("line {line}: {why}"))?;
@@ -180,9 +179,22 @@ fn same_elements(
                 "line {line}: {excess} excess wavefronts after the rewrite, {predicted} predicted"
             ));
         }
-        measured.push(excess);
+        measured[k] = excess;
     }
     Ok(measured)
+}
+
+/// The indices of an array's accesses in the order they start in the source (loads before
+/// stores at one place, then in the analysis' order). A rewrite keeps that order even where
+/// it turns an access through a pointer into a subscript of the array, which moves it from
+/// the end of the array's accesses to its place among the subscripts.
+fn in_source_order(array: &parse::SharedArray) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..array.accesses.len()).collect();
+    order.sort_by_key(|&k| {
+        let access = &array.accesses[k];
+        (access.span.start, access.kind.as_str() != "load", k)
+    });
+    order
 }
 
 fn request_hash(warp: u32, lanes: impl Iterator<Item = Option<i64>>) -> u64 {
