@@ -381,6 +381,8 @@ impl<'a> KernelPlanner<'a> {
                 .get(function.span.start..function.span.end)
                 .unwrap_or(""),
             pointer_made_at: pointer_made_at(file, self.function, array, source.text),
+            functions: &file.parsed.functions,
+            kernel_arrays: &function.arrays,
         };
         let rewrite = match form(&target, candidate.map.as_ref(), array.decl_span, names) {
             Ok(rewrite) => rewrite,
@@ -500,6 +502,14 @@ fn form(
 ) -> Result<Rewrite, String> {
     let extent = map.extent();
     let param = |name: &str| map.params()[name].as_u64();
+    // The kernels that pass an array with one map to the same functions share the map
+    // function and the copies (`fix_text` checks that the copies are the same).
+    let reaches_calls = target.array.accesses.iter().any(|a| {
+        a.via_pointer
+            .as_ref()
+            .is_some_and(|calls| !calls.is_empty())
+    });
+    let shared = reaches_calls.then(|| format!("{}\n{}", target.array.name, map.cuda("i")));
     // Accesses through pointers go through the map function: with no subscript of the array
     // itself, that is all the rewrite is.
     let subscripted = target
@@ -525,7 +535,7 @@ fn form(
                     .accesses
                     .iter()
                     .any(|a| a.via_pointer.is_some())
-                    .then(|| names.name_for(decl, &target.array.name, target.function));
+                    .then(|| names.name_for(decl, &target.array.name, target.function, &shared));
                 swizzle_in_place(target, &s, name.as_deref().unwrap_or_default())
             })
         }
@@ -540,7 +550,7 @@ fn form(
         Some(Err(why)) => Some(why),
         None => None,
     };
-    let name = names.name_for(decl, &target.array.name, target.function);
+    let name = names.name_for(decl, &target.array.name, target.function, &shared);
     map_function(target, map, &name).map_err(|why| match in_place_failure {
         Some(first) => format!("{first}; and as a map function: {why}"),
         None => why,
@@ -552,6 +562,8 @@ fn form(
 struct Names {
     taken: Vec<String>,
     by_declaration: HashMap<(usize, usize), String>,
+    /// Array name and map → name, for arrays whose copies of functions can be shared.
+    by_sharing: HashMap<String, String>,
 }
 
 impl Names {
@@ -564,12 +576,25 @@ impl Names {
         Names {
             taken,
             by_declaration: HashMap::new(),
+            by_sharing: HashMap::new(),
         }
     }
 
-    fn name_for(&mut self, decl: Span, array: &str, function: &str) -> String {
+    fn name_for(
+        &mut self,
+        decl: Span,
+        array: &str,
+        function: &str,
+        shared: &Option<String>,
+    ) -> String {
         if let Some(name) = self.by_declaration.get(&(decl.start, decl.end)) {
             return name.clone();
+        }
+        if let Some(name) = shared.as_ref().and_then(|key| self.by_sharing.get(key)) {
+            let name = name.clone();
+            self.by_declaration
+                .insert((decl.start, decl.end), name.clone());
+            return name;
         }
         let function: String = function
             .chars()
@@ -593,6 +618,9 @@ impl Names {
         self.taken.push(name.clone());
         self.by_declaration
             .insert((decl.start, decl.end), name.clone());
+        if let Some(key) = shared {
+            self.by_sharing.insert(key.clone(), name.clone());
+        }
         name
     }
 }
