@@ -371,6 +371,14 @@ impl<'a> KernelPlanner<'a> {
                 ),
             });
         }
+        let grows = candidate.map.extent_out() - candidate.map.extent();
+        if array.is_extern && (grows > 0 || candidate.map.family() == "padding") {
+            return Decision::LeftAlone(format!(
+                "the {} map grows the array by {grows} elements, but the launches set the size \
+                 of an `extern __shared__` array",
+                candidate.strategy
+            ));
+        }
         let target = Target {
             source,
             array,
@@ -392,13 +400,6 @@ impl<'a> KernelPlanner<'a> {
             }
             Err(why) => return Decision::LeftAlone(why),
         };
-        if array.is_extern && rewrite.extra_bytes > 0 {
-            return Decision::LeftAlone(format!(
-                "the {} map grows the array by {} bytes, but the launches set the size of an \
-                 `extern __shared__` array",
-                candidate.strategy, rewrite.extra_bytes
-            ));
-        }
         let allowed = *self.allowance.as_ref().unwrap_or(&0);
         let caution = if rewrite.extra_bytes > allowed {
             Some(format!(

@@ -312,6 +312,53 @@ mod tests {
     }
 
     #[test]
+    fn accesses_through_pointers_and_in_copies_are_checked_like_subscripts() {
+        let text = "__device__ void put(float *d, int i)\n{\n    d[2 * i] = 1;\n}\n\
+            // bankwise: block=32\n__global__ void k(float *o)\n{\n    __shared__ float s[64];\n    \
+            float *p = s + 1;\n    p[2 * threadIdx.x] = 1;\n    put(s, threadIdx.x);\n    \
+            o[0] = s[threadIdx.x];\n}\n";
+        let (options, config, path) = (
+            Options::default(),
+            ConfigBlocks::default(),
+            Path::new("t.cu"),
+        );
+        let original = analyse_text(path, text, &options, &config);
+        let plan = plan(&original, text, &Strategy::default(), &options.bank);
+        let planned = &plan.rewrites[0];
+        let function = planned.rewrite.function.as_ref().expect("a map function");
+        let mut edits = planned.rewrite.edits.clone();
+        edits.push(Edit::insert(function.at, function.text.clone()));
+        let output = apply(text, &edits).expect("applies");
+        let checked = |output: &str| {
+            let view = output.replacen(&function.definition, &function.macro_definition, 1);
+            validate(
+                path,
+                &original,
+                output,
+                &view,
+                &[planned],
+                &options,
+                &config,
+            )
+        };
+        assert_eq!(checked(&output), Ok(vec![vec![0, 0, 0]]));
+        let subscript = output.replace(
+            "s[bankwise_s(&p[2 * threadIdx.x] - s)]",
+            "p[2 * threadIdx.x]",
+        );
+        assert_ne!(subscript, output);
+        let why = checked(&subscript).expect_err("the pointer's access is not mapped");
+        assert!(
+            why.contains("line 20: `p[2 * threadIdx.x]` computes other elements"),
+            "{why}"
+        );
+        let copy = output.replace("d[bankwise_s(2 * i)]", "d[2 * i]");
+        assert_ne!(copy, output);
+        let why = checked(&copy).expect_err("the copy's access is not mapped");
+        assert!(why.contains("`d[2 * i]` computes other elements"), "{why}");
+    }
+
+    #[test]
     fn the_planned_rewrite_passes() {
         assert_eq!(check(str::to_string, |_| {}), Ok(vec![vec![0, 0]]));
     }
