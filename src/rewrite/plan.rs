@@ -302,9 +302,8 @@ impl<'a> KernelPlanner<'a> {
         let affine = file.affine[self.function]
             .as_ref()
             .ok_or_else(|| Decision::LeftAlone("not analysed".into()))?;
-        let unsolvable = Decision::LeftAlone;
         let mut problem = ArrayProblem::from_analysis(affine, a, array, self.bank)
-            .map_err(|why| unsolvable(format!("a site is not simulated: {why}")))?;
+            .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))?;
         // The launch sets an extern array's size: it is never padded.
         problem.max_extra_bytes = if array.is_extern {
             0
@@ -312,7 +311,7 @@ impl<'a> KernelPlanner<'a> {
             *self.allowance.as_ref().unwrap_or(&0)
         };
         choose_with(&problem, &ChooseOptions::default())
-            .map_err(|why| unsolvable(format!("no map applies: {why}")))
+            .map_err(|why| Decision::LeftAlone(format!("no map applies: {why}")))
     }
 
     /// The family the array gets: the forced one, or the solver's choice.
