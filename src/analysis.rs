@@ -272,6 +272,7 @@ fn adopt_pointer_analysis(
                     .map(|call| lines.location(call.start))
                     .collect(),
             ),
+            pointer_offset: alias.base_offset,
         };
         function.arrays[alias.array].accesses.push(access);
         affine.sites[alias.array].push(Some(alias.site));

@@ -101,6 +101,10 @@ pub struct AliasAccess {
     /// The calls it is reached through, outermost first, when it lies in an inlined function.
     pub calls: Vec<Span>,
     pub site: Site,
+    /// The offset from the array's start, in elements, of the pointer that is subscripted or
+    /// dereferenced (`p` in `p[i]`, `*p`), when it is a constant: the rewriter maps `p[i]`
+    /// in place when it is 0.
+    pub base_offset: Option<i64>,
 }
 
 /// A pointer made from an array whose uses the analysis could not follow.
@@ -363,6 +367,8 @@ fn origin(pointer: &Pointer) -> Span {
 struct Place {
     pointer: Pointer,
     member: Option<String>,
+    /// The constant offset of the pointer it was reached from (see `AliasAccess`).
+    base_offset: Option<i64>,
 }
 
 /// What an expression designates: a shared element reached through a pointer, or a value.
@@ -1247,6 +1253,7 @@ impl<'a> Executor<'a> {
                 Lvalue::Place(Place {
                     pointer,
                     member: None,
+                    ..
                 }) => Value::Pointer(pointer),
                 Lvalue::Place(place) => {
                     self.escape(&place.pointer, expr.span, EscapeKind::AddressTaken);
@@ -1486,7 +1493,16 @@ impl<'a> Executor<'a> {
                         self.record_alias(&place, AccessKind::Load, None, base);
                         Lvalue::Value(Value::Data(format!("`{expr}`")))
                     }
-                    Lvalue::Value(Value::Pointer(p)) => self.step_into(p.advanced(i)),
+                    Lvalue::Value(Value::Pointer(p)) => {
+                        let base_offset = p.offset.constant();
+                        match self.step_into(p.advanced(i)) {
+                            Lvalue::Place(place) => Lvalue::Place(Place {
+                                base_offset,
+                                ..place
+                            }),
+                            value => value,
+                        }
+                    }
                     Lvalue::Value(_) => Lvalue::Value(Value::Data(format!("`{expr}`"))),
                 }
             }
@@ -1534,6 +1550,7 @@ impl<'a> Executor<'a> {
     fn step_into(&self, pointer: Pointer) -> Lvalue {
         if pointer.inner.is_empty() {
             Lvalue::Place(Place {
+                base_offset: pointer.offset.constant(),
                 pointer,
                 member: None,
             })
@@ -1703,6 +1720,7 @@ impl<'a> Executor<'a> {
             atomic_op,
             calls: self.calls.iter().map(|(span, _)| *span).collect(),
             site,
+            base_offset: place.base_offset,
         });
     }
 

@@ -1857,6 +1857,7 @@ impl<'s> Extractor<'s> {
             member: member.clone(),
             atomic_op,
             via_pointer: None,
+            pointer_offset: None,
             member_bytes: member
                 .as_deref()
                 .and_then(|m| self.env.types.member_range(&array.elem_type, m)),

@@ -193,6 +193,9 @@ pub struct Access {
     /// it is reached through, outermost first (empty when it is in the function itself).
     /// `None` for a subscript of the array's own name.
     pub via_pointer: Option<Vec<Location>>,
+    /// For an access through a pointer: the pointer's constant offset from the array's start
+    /// in elements, when the analysis knows it (`p` in `p[i]`, `*p`).
+    pub pointer_offset: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

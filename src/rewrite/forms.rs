@@ -4,7 +4,10 @@
 //! declaration. Every form writes the access's own index expressions as they are in the
 //! source, and sizes stay symbolic (`[TILE][TILE + 1]`).
 use super::edit::Edit;
-use crate::parse::{parse_expression_text, Access, BinaryOp, Expr, ExprKind, SharedArray};
+use crate::parse::{
+    parse_expression_text, Access, BinaryOp, Expr, ExprKind, Function, FunctionKind, Location,
+    SharedArray, Span, UnaryOp,
+};
 use crate::solve::algebra::low_mask;
 use crate::solve::expr::{BinOp, Expr as MapExpr};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
@@ -129,6 +132,8 @@ pub struct MapFunction {
     /// The same map as a function-like macro: the analysis evaluates macros but not calls,
     /// so translation validation reads the output with this line in place of `definition`.
     pub macro_definition: String,
+    /// The copies of `__device__` functions inserted after it (in `text`): (copy, original).
+    pub copies: Vec<(String, String)>,
 }
 
 /// One array's rewrite.
@@ -159,6 +164,15 @@ pub struct Target<'a> {
     pub function: &'a str,
     /// Where a map function would go (see [`definition_start`]).
     pub function_at: Option<usize>,
+    /// The function's source text, for what a rewrite through a pointer must keep.
+    pub function_text: &'a str,
+    /// Where a pointer is made from the array's name (`&tile[ty][0]`, `m`), if anywhere: a
+    /// declaration those pointers index cannot change shape.
+    pub pointer_made_at: Option<usize>,
+    /// The file's functions, for copying those a pointer into the array is passed to.
+    pub functions: &'a [Function],
+    /// The arrays of the array's function, the array among them.
+    pub kernel_arrays: &'a [SharedArray],
 }
 
 impl Target<'_> {
@@ -171,13 +185,15 @@ impl Target<'_> {
             .collect()
     }
 
+    /// The accesses that subscript the array's name, each of every dimension.
     fn subscripts(&self) -> Result<Vec<&Access>, String> {
         let rank = self.array.dims.len();
         self.array
             .accesses
             .iter()
+            .filter(|access| access.via_pointer.is_none())
             .map(|access| {
-                if access.via_pointer.is_some() || access.indices.len() != rank {
+                if access.indices.len() != rank {
                     Err(format!(
                         "line {}: `{}` is not a subscript of every dimension",
                         access.at.line, access.text
@@ -187,6 +203,29 @@ impl Target<'_> {
                 }
             })
             .collect()
+    }
+
+    fn has_pointer_accesses(&self) -> bool {
+        self.array.accesses.iter().any(|a| a.via_pointer.is_some())
+    }
+
+    /// The array's first element as a pointer: `s`, `&tile[0][0]`; `None` for a provider's
+    /// array, which has no name.
+    fn base(&self) -> Option<String> {
+        let name = &self.array.name;
+        if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            return None;
+        }
+        Some(match self.array.dims.len() {
+            1 => name.clone(),
+            rank => format!("&{name}{}", "[0]".repeat(rank)),
+        })
+    }
+
+    /// [`Self::base`] ready to be subscripted: `s`, `(&tile[0][0])`.
+    fn subscriptable_base(&self) -> Option<String> {
+        let base = self.base()?;
+        Some(parenthesised(&base, self.array.dims.len() == 1))
     }
 
     /// The marker comment above the declaration (when the declaration starts its line), which
@@ -500,8 +539,9 @@ fn subscripts_text(indices: &[String]) -> String {
     indices.iter().map(|i| format!("[{i}]")).collect()
 }
 
-/// `t[r][c]` → `t[r][c ^ f(r)]` for a swizzle of rows of one of the array's row pitches.
-pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle) -> Result<Rewrite, String> {
+/// `t[r][c]` → `t[r][c ^ f(r)]` for a swizzle of rows of one of the array's row pitches;
+/// accesses through pointers go through the same map as a map function named `name`.
+pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
     let extents: Vec<String> = target
@@ -545,18 +585,506 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle) -> Result<Rewrite, S
     let (column, index) = swizzled_index(swizzle, &dims, &extents, &names)?;
     let mut stored = names.clone();
     stored[column] = index.to_cuda("");
-    edits.extend(target.marker(&format!(
+    let mut description = format!(
         "is stored swizzled: element {} at {}",
         subscripts_text(&names),
         subscripts_text(&stored)
-    )));
+    );
+    let function = if target.has_pointer_accesses() {
+        let expr = swizzle.expr();
+        let through = through_pointers(target, &expr, name)?;
+        rewritten = in_access_order(target, rewritten, through.accesses);
+        edits.extend(through.edits);
+        description.push_str(&format!(", through pointers by {name}()"));
+        Some(map_function_text(
+            target,
+            swizzle,
+            name,
+            &expr,
+            through.copies,
+        )?)
+    } else {
+        None
+    };
+    edits.extend(target.marker(&description));
     Ok(Rewrite {
         form: FormKind::SwizzleInPlace,
         edits,
-        function: None,
+        function,
         accesses: rewritten,
         extra_bytes: 0,
     })
+}
+
+/// The rewrites of the accesses through pointers.
+struct ThroughPointers {
+    /// Edits of the array's own function.
+    edits: Vec<Edit>,
+    accesses: Vec<AccessRewrite>,
+    /// Copies of the `__device__` functions the pointer is passed to, whose accesses go
+    /// through the map, in the order of their originals.
+    copies: Vec<FunctionCopy>,
+}
+
+/// A copy of a `__device__` function whose accesses through a pointer into the array go
+/// through the array's map.
+struct FunctionCopy {
+    name: String,
+    original: String,
+    /// With its comment and a blank line after it.
+    text: String,
+}
+
+/// The parameter that carries the array's first element into a copied function, when an
+/// access there needs it.
+const BASE_PARAMETER: &str = "bankwise_base";
+
+/// Every access of the array through a pointer, through the map function `name` (whose
+/// body is `expr`): `p[i]` → `p[name(i)]` when `p` points at the array's first element,
+/// else `p[i]` → `base[name(&p[i] - base)]` and `*q` → `base[name(q - base)]`, which
+/// subscript the array's first element with the map of the element's offset.
+///
+/// An access inside a `__device__` function the pointer is passed to is rewritten in a copy
+/// of that function (`f_name`), and the calls that lead there call the copies: the original
+/// stays for its other callers, which may pass other pointers (global memory too). Where an
+/// access in a copy needs the first element, the copies take it as a last parameter.
+fn through_pointers(
+    target: &Target,
+    expr: &MapExpr,
+    name: &str,
+) -> Result<ThroughPointers, String> {
+    let alu = expr.ops();
+    let pointers: Vec<&Access> = target
+        .array
+        .accesses
+        .iter()
+        .filter(|a| a.via_pointer.is_some())
+        .collect();
+    let graph = CallGraph::of(target, &pointers, name)?;
+    // A place reached more than once (a function called twice) has one form for all.
+    let at_first = |access: &Access| {
+        pointers
+            .iter()
+            .filter(|a| a.span == access.span)
+            .all(|a| a.pointer_offset == Some(0))
+    };
+    let needs_base = pointers
+        .iter()
+        .any(|a| graph.container(a.span.start).is_some() && !at_first(a));
+    let base_param = needs_base.then_some(BASE_PARAMETER);
+    let mut result = ThroughPointers {
+        edits: Vec::new(),
+        accesses: Vec::new(),
+        copies: Vec::new(),
+    };
+    let mut copy_edits: Vec<Vec<Edit>> = vec![Vec::new(); graph.callees.len()];
+    for access in &pointers {
+        let (base, function_text) = match graph.container(access.span.start) {
+            Some(c) => (base_param.map(str::to_string), graph.text(target, c)),
+            None => (target.base(), target.function_text),
+        };
+        let (edit, rewrite) = pointer_access(
+            target,
+            access,
+            name,
+            alu,
+            base,
+            function_text,
+            at_first(access),
+        )?;
+        match graph.container(access.span.start) {
+            Some(c) => copy_edits[c].push(edit),
+            None => result.edits.push(edit),
+        }
+        result.accesses.push(rewrite);
+    }
+    for &(at, callee) in &graph.calls {
+        let text = target.source.text;
+        let callee_name = &target.functions[graph.callees[callee]].name;
+        let open = at + callee_name.len();
+        let close = matching_paren(text, open).ok_or("a call without its `)`")?;
+        let mut edits = vec![Edit::replace(at..open, format!("{callee_name}_{name}"))];
+        if needs_base {
+            let argument = match graph.container(at) {
+                Some(_) => BASE_PARAMETER.to_string(),
+                None => target.base().ok_or_else(|| {
+                    format!(
+                        "`{}` is passed to `{callee_name}` and has no name to pass beside it",
+                        target.array.name
+                    )
+                })?,
+            };
+            let empty = text[open + 1..close].trim().is_empty();
+            let separator = if empty { "" } else { ", " };
+            edits.push(Edit::insert(close, format!("{separator}{argument}")));
+        }
+        match graph.container(at) {
+            Some(c) => copy_edits[c].extend(edits),
+            None => result.edits.extend(edits),
+        }
+    }
+    for (c, mut edits) in copy_edits.into_iter().enumerate() {
+        let function = &target.functions[graph.callees[c]];
+        let start = function.span.start;
+        let text = graph.text(target, c);
+        // The same place reached through several calls gives the same edit several times.
+        edits.sort_by_key(|e| (e.range.start, e.range.end));
+        edits.dedup();
+        let mut local: Vec<Edit> = edits
+            .into_iter()
+            .map(|e| Edit::replace(e.range.start - start..e.range.end - start, e.replacement))
+            .collect();
+        local.extend(declarator_edits(
+            text,
+            &function.name,
+            name,
+            target,
+            base_param,
+        )?);
+        let copy = super::edit::apply(text, &local).map_err(|e| e.to_string())?;
+        let newline = target.source.newline;
+        result.copies.push(FunctionCopy {
+            name: format!("{}_{name}", function.name),
+            original: function.name.clone(),
+            text: format!(
+                "// bankwise: a copy of `{}` whose accesses to `{}` go through {name}(){newline}\
+                 {copy}{newline}{newline}",
+                function.name, target.array.name
+            ),
+        });
+    }
+    Ok(result)
+}
+
+/// One access through a pointer, as an edit of its span; `base` is the array's first
+/// element where the access is (`None`: there is none to name), `function_text` the text
+/// of the function it is in, `at_first` whether its pointer is the first element wherever
+/// it is reached.
+fn pointer_access(
+    target: &Target,
+    access: &Access,
+    name: &str,
+    alu: u32,
+    base: Option<String>,
+    function_text: &str,
+    at_first: bool,
+) -> Result<(Edit, AccessRewrite), String> {
+    let line = access.at.line;
+    let refuse = |why: &str| Err(format!("line {line}: `{}` {why}", access.text));
+    if access.member.is_some() {
+        return refuse("touches a member through a pointer, which this version does not rewrite");
+    }
+    let span = access.span.start..access.span.end;
+    let text = target.source.text.get(span.clone()).unwrap_or("");
+    let Some(element) = parse_expression_text(text) else {
+        return refuse("cannot be read back");
+    };
+    let piece = |e: &Expr| text.get(e.span.start..e.span.end).unwrap_or("");
+    match &element.kind {
+        // The pointer is the array's first element: its subscript is the element index.
+        ExprKind::Index { base, index } if at_first => {
+            let argument =
+                parenthesised(piece(index), !matches!(index.kind, ExprKind::Comma { .. }));
+            let call = format!("{name}({argument})");
+            let at = span.start + index.span.start..span.start + index.span.end;
+            Ok((
+                Edit::replace(at, call.clone()),
+                AccessRewrite {
+                    text: format!("{}[{call}]", piece(base)),
+                    alu,
+                },
+            ))
+        }
+        ExprKind::Index { .. }
+        | ExprKind::Unary {
+            op: UnaryOp::Deref, ..
+        } => {
+            let Some(first) = base else {
+                return refuse(&format!(
+                    "goes through a pointer that does not start at `{}`'s first element, and \
+                     the array has no name to subscript",
+                    target.array.name
+                ));
+            };
+            // The new subscript goes through the array's own name, which would drop a
+            // `volatile` the pointer carries.
+            if may_be_volatile(function_text, &element, text) {
+                return refuse(
+                    "may go through a `volatile` pointer, whose qualifier a subscript of the \
+                     array would drop",
+                );
+            }
+            let address = match &element.kind {
+                ExprKind::Unary { operand, .. } => {
+                    parenthesised(piece(operand), is_primary(operand))
+                }
+                _ => format!("&{text}"),
+            };
+            let subscriptable = parenthesised(&first, !first.starts_with('&'));
+            let new = format!("{subscriptable}[{name}({address} - {first})]");
+            // The pointer difference is one subtraction more.
+            Ok((
+                Edit::replace(span, new.clone()),
+                AccessRewrite {
+                    text: new,
+                    alu: alu + 1,
+                },
+            ))
+        }
+        _ => refuse("is not a subscript or a dereference of a pointer"),
+    }
+}
+
+/// The `__device__` functions a pointer into the array is passed to, and the calls that
+/// pass it.
+struct CallGraph {
+    /// Indices into the file's functions, in source order.
+    callees: Vec<usize>,
+    /// Their definitions.
+    spans: Vec<Span>,
+    /// (offset of the call, index into `callees` of the function called), once each.
+    calls: Vec<(usize, usize)>,
+}
+
+impl CallGraph {
+    fn of(target: &Target, pointers: &[&Access], name: &str) -> Result<Self, String> {
+        let text = target.source.text;
+        let mut graph = CallGraph {
+            callees: Vec::new(),
+            spans: Vec::new(),
+            calls: Vec::new(),
+        };
+        let mut at_calls: Vec<(usize, usize)> = Vec::new();
+        for access in pointers {
+            for call in access.via_pointer.iter().flatten() {
+                let at = offset_of(text, *call).ok_or("a call outside the file")?;
+                if at_calls.iter().any(|(a, _)| *a == at) {
+                    continue;
+                }
+                let callee = callee_at(target, at, name).map_err(|why| {
+                    format!(
+                        "line {}: `{}` is reached through the call at line {}: {why}",
+                        access.at.line, access.text, call.line
+                    )
+                })?;
+                at_calls.push((at, callee));
+            }
+        }
+        let mut callees: Vec<usize> = at_calls.iter().map(|(_, f)| *f).collect();
+        callees.sort_by_key(|&f| target.functions[f].span.start);
+        callees.dedup();
+        graph.calls = at_calls
+            .iter()
+            .map(|(at, f)| (*at, callees.iter().position(|c| c == f).unwrap_or(0)))
+            .collect();
+        graph.spans = callees.iter().map(|&f| target.functions[f].span).collect();
+        graph.callees = callees;
+        // A copy serves one array: another array passed through the same call would need
+        // another copy there.
+        let own = |other: &SharedArray| std::ptr::eq(other, target.array);
+        for other in target.kernel_arrays.iter().filter(|a| !own(a)) {
+            let shared = other
+                .accesses
+                .iter()
+                .flat_map(|a| a.via_pointer.iter().flatten())
+                .find(|call| {
+                    offset_of(text, **call).is_some_and(|at| graph.calls.iter().any(|c| c.0 == at))
+                });
+            if let Some(call) = shared {
+                return Err(format!(
+                    "`{}` is passed through the same call at line {}: one copy of the function \
+                     cannot serve two arrays",
+                    other.name, call.line
+                ));
+            }
+        }
+        Ok(graph)
+    }
+
+    /// The copied function whose original contains `offset`, if one does.
+    fn container(&self, offset: usize) -> Option<usize> {
+        self.spans
+            .iter()
+            .position(|s| s.start <= offset && offset < s.end)
+    }
+
+    fn text<'t>(&self, target: &Target<'t>, callee: usize) -> &'t str {
+        let span = self.spans[callee];
+        target.source.text.get(span.start..span.end).unwrap_or("")
+    }
+}
+
+/// The byte offset of a location.
+fn offset_of(text: &str, at: Location) -> Option<usize> {
+    let line = if at.line <= 1 {
+        0
+    } else {
+        text.match_indices('\n').nth(at.line - 2)?.0 + 1
+    };
+    let offset = line + at.col.checked_sub(1)?;
+    (offset <= text.len()).then_some(offset)
+}
+
+/// The function called at `at`, which can be copied for the map function `name`: a
+/// `__device__` function of this file, defined once and before the array's function, not a
+/// template, with no shared array of its own (a copy would have its own).
+fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize, String> {
+    let text = target.source.text;
+    let called: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let mut found = target
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.name == called);
+    let (Some((index, function)), None) = (found.next(), found.next()) else {
+        return Err(format!("`{called}` is not one function of this file"));
+    };
+    let before = text[..function.span.start].trim_end();
+    if !function.template_args.is_empty() || before.ends_with('>') {
+        return Err(format!("`{called}` is a template"));
+    }
+    if function.kind != FunctionKind::Device || !function.arrays.is_empty() {
+        return Err(format!(
+            "`{called}` is not a `__device__` function without shared arrays of its own"
+        ));
+    }
+    if target
+        .function_at
+        .is_none_or(|start| function.span.end > start)
+    {
+        return Err(format!(
+            "`{called}` is not defined before `{}`",
+            target.function
+        ));
+    }
+    if !text[at + called.len()..].starts_with('(') {
+        return Err(format!("the call of `{called}` is not `{called}(…)`"));
+    }
+    let copy = format!("{called}_{name}");
+    let taken = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == copy);
+    if taken {
+        return Err(format!("the name `{copy}` is taken"));
+    }
+    Ok(index)
+}
+
+/// The offset of the `)` that closes the `(` at `open`.
+fn matching_paren(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text.get(open..)?.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(open + i);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The copy's declarator: `f` renamed `f_name`, and the first element's parameter added
+/// when the copies need it.
+fn declarator_edits(
+    text: &str,
+    function: &str,
+    name: &str,
+    target: &Target,
+    base_param: Option<&str>,
+) -> Result<Vec<Edit>, String> {
+    let mut search = 0;
+    let at = loop {
+        let found = search
+            + text[search..]
+                .find(function)
+                .ok_or_else(|| format!("no declarator of `{function}`"))?;
+        search = found + function.len();
+        let word_before = text[..found]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_');
+        if !word_before && text[search..].trim_start().starts_with('(') {
+            break found;
+        }
+    };
+    let mut edits = vec![Edit::replace(
+        at..at + function.len(),
+        format!("{function}_{name}"),
+    )];
+    if let Some(param) = base_param {
+        let open = search + text[search..].find('(').unwrap_or(0);
+        let close = matching_paren(text, open).ok_or("a declarator without its `)`")?;
+        let inner = text[open + 1..close].trim();
+        let declared = format!("{} *{param}", target.array.elem_type);
+        if inner.is_empty() || inner == "void" {
+            edits.push(Edit::replace(open + 1..close, declared));
+        } else {
+            edits.push(Edit::insert(close, format!(", {declared}")));
+        }
+    }
+    Ok(edits)
+}
+
+/// Whether the pointer `element` (whose text is `text`) goes through may be declared
+/// `volatile` in `function`: a statement that mentions both `volatile` and the pointer's
+/// name; any `volatile` at all when the pointer has no name.
+fn may_be_volatile(function: &str, element: &Expr, text: &str) -> bool {
+    let words = |t: &str| {
+        t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let Some(pointer) = pointer_name(element).and_then(|e| text.get(e.span.start..e.span.end))
+    else {
+        return function.contains("volatile");
+    };
+    function.split([';', '{', '}']).map(words).any(|statement| {
+        statement.iter().any(|w| w == "volatile") && statement.iter().any(|w| w == pointer)
+    })
+}
+
+/// The name of the pointer an element expression starts from: `row` in `row[tx]`, `col` in
+/// `*(col + 32 * tx)`.
+fn pointer_name(expr: &Expr) -> Option<&Expr> {
+    match &expr.kind {
+        ExprKind::Name(_) => Some(expr),
+        ExprKind::Index { base, .. } => pointer_name(base),
+        ExprKind::Unary { operand, .. } => pointer_name(operand),
+        ExprKind::Binary {
+            op: BinaryOp::Add | BinaryOp::Sub,
+            lhs,
+            rhs,
+        } => pointer_name(lhs).or_else(|| pointer_name(rhs)),
+        _ => None,
+    }
+}
+
+/// The access rewrites in the array's access order, from those of its subscripts and those
+/// through pointers (each in its own order).
+fn in_access_order(
+    target: &Target,
+    subscripts: Vec<AccessRewrite>,
+    through: Vec<AccessRewrite>,
+) -> Vec<AccessRewrite> {
+    let (mut subscripts, mut through) = (subscripts.into_iter(), through.into_iter());
+    target
+        .array
+        .accesses
+        .iter()
+        .filter_map(|access| match access.via_pointer {
+            Some(_) => through.next(),
+            None => subscripts.next(),
+        })
+        .collect()
 }
 
 /// `[R][C]` → `[R][C + p]` (or a middle extent grown by whole rows): the declaration only.
@@ -565,6 +1093,17 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle) -> Result<Rewrite, S
 pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
+    if let Some(access) = target
+        .array
+        .accesses
+        .iter()
+        .find(|a| a.via_pointer.is_some())
+    {
+        return Err(format!(
+            "line {}: `{}` goes through a pointer computed with the old row pitch",
+            access.at.line, access.text
+        ));
+    }
     if !padding.declared {
         return Err("the padding is not of a declared row".into());
     }
@@ -609,23 +1148,23 @@ pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite,
 
 /// `a[i]` → `a[name(i)]` through a map function inserted before the array's function; a
 /// multi-dimensional declaration is flattened first (`a[i][j]` → `a[name(i * C + j)]`), and
-/// grown when the map needs more room than the array (flat padding).
+/// grown when the map needs more room than the array (flat padding). When pointers are made
+/// from a multi-dimensional array they index its declared shape, so the declaration stays and
+/// its subscripts address the first element (`(&a[0][0])[name(i * C + j)]`).
 pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
     let expr = map.expr();
-    if has_table(&expr) {
+    let through = through_pointers(target, &expr, name)?;
+    let extra = map.extent_out() - map.extent();
+    let multi = dims.len() > 1;
+    let flatten = multi && target.pointer_made_at.is_none();
+    if let (true, true, Some(line)) = (multi, extra > 0, target.pointer_made_at) {
         return Err(format!(
-            "the {} map reads a `__constant__` table, which the analysis cannot evaluate, so \
-             its rewrite could not be validated",
-            map.family()
+            "the map needs {extra} more elements, but the pointer made at line {line} indexes \
+             the declared shape"
         ));
     }
-    let at = target
-        .function_at
-        .ok_or("no line to put the map function on before the function")?;
-    let extra = map.extent_out() - map.extent();
-    let flatten = dims.len() > 1;
     let mut edits = Vec::new();
     if flatten || extra > 0 {
         let extents = declared_extents(target)?;
@@ -659,7 +1198,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
             .iter()
             .map(|e| MapExpr::Var(target.source.operand(e)))
             .collect();
-        let argument = if flatten {
+        let argument = if multi {
             linear_text(&linear_expr(&indices, &extents))
         } else {
             // A comma expression needs its parentheses inside the call.
@@ -672,7 +1211,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
             &access.indices[0].span,
             &access.indices[dims.len() - 1].span,
         );
-        if flatten {
+        let text = if flatten {
             // From the first subscript's `[` to the last one's `]`.
             let open = target.source.text[..first.start]
                 .rfind('[')
@@ -682,14 +1221,29 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
                 .map(|at| last.end + at + 1)
                 .ok_or("no `]` after the last subscript")?;
             edits.push(Edit::replace(open..close, format!("[{call}]")));
+            format!("{}[{call}]", target.array.name)
+        } else if multi {
+            let base = target
+                .subscriptable_base()
+                .ok_or("the array has no name to subscript")?;
+            let whole = format!("{base}[{call}]");
+            edits.push(Edit::replace(
+                access.span.start..access.span.end,
+                whole.clone(),
+            ));
+            whole
         } else {
             edits.push(Edit::replace(first.start..first.end, call.clone()));
-        }
+            format!("{}[{call}]", target.array.name)
+        };
         rewritten.push(AccessRewrite {
-            text: format!("{}[{call}]", target.array.name),
+            text,
             alu: expr.ops(),
         });
     }
+    let rewritten = in_access_order(target, rewritten, through.accesses);
+    edits.extend(through.edits);
+    let function = map_function_text(target, map, name, &expr, through.copies)?;
     let form = if flatten {
         FormKind::FlattenedMapFunction
     } else {
@@ -697,10 +1251,40 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
     };
     let description = if flatten {
         format!("is flattened and stored through {name}()")
+    } else if multi {
+        format!("is stored through {name}() of its row-major index")
     } else {
         format!("is stored through {name}()")
     };
     edits.extend(target.marker(&description));
+    let elem_bytes = target.array.elem_bytes.unwrap_or(0);
+    Ok(Rewrite {
+        form,
+        edits,
+        function: Some(function),
+        accesses: rewritten,
+        extra_bytes: extra * elem_bytes,
+    })
+}
+
+/// The map function `name` for `map` (whose body is `expr`), placed before the function.
+fn map_function_text(
+    target: &Target,
+    map: &dyn AddressMap,
+    name: &str,
+    expr: &MapExpr,
+    copies: Vec<FunctionCopy>,
+) -> Result<MapFunction, String> {
+    if has_table(expr) {
+        return Err(format!(
+            "the {} map reads a `__constant__` table, which the analysis cannot evaluate, so \
+             its rewrite could not be validated",
+            map.family()
+        ));
+    }
+    let at = target
+        .function_at
+        .ok_or("no line to put the map function on before the function")?;
     let newline = target.source.newline;
     let definition = format!(
         "__device__ __forceinline__ int {name}(int i) {{ return {}; }}",
@@ -712,20 +1296,17 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         target.function,
         describe(map)
     );
-    let function = MapFunction {
+    let copied: String = copies.iter().map(|copy| copy.text.as_str()).collect();
+    Ok(MapFunction {
         name: name.to_string(),
         at,
-        text: format!("{comment}{newline}{definition}{newline}{newline}"),
+        text: format!("{comment}{newline}{definition}{newline}{newline}{copied}"),
+        copies: copies
+            .into_iter()
+            .map(|copy| (copy.name, copy.original))
+            .collect(),
         macro_definition: format!("#define {name}(i) ({})", expr.to_cuda("(i)")),
         definition,
-    };
-    let elem_bytes = target.array.elem_bytes.unwrap_or(0);
-    Ok(Rewrite {
-        form,
-        edits,
-        function: Some(function),
-        accesses: rewritten,
-        extra_bytes: extra * elem_bytes,
     })
 }
 
@@ -803,6 +1384,10 @@ mod tests {
             array: &function.arrays[0],
             function: &function.name,
             function_at: definition_start(text, function.span.start),
+            function_text: text,
+            pointer_made_at: None,
+            functions: &file.parsed.functions,
+            kernel_arrays: &function.arrays,
         };
         let rewrite = form(&target)?;
         let mut edits = rewrite.edits.clone();
@@ -827,8 +1412,8 @@ mod tests {
     #[test]
     fn the_transpose_tile_is_swizzled_in_place_with_its_own_index_texts() {
         let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
-        let (out, rewrite) =
-            rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, rewrite) = rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle, "bankwise_t"))
+            .expect("in place");
         let expected = TRANSPOSE
             .replace(
                 "    __shared__",
@@ -851,7 +1436,8 @@ mod tests {
         );
         // The same edits in a CRLF file: the marker ends its line with CRLF too.
         let crlf = TRANSPOSE.replace('\n', "\r\n");
-        let (out, _) = rewritten(&crlf, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, _) =
+            rewritten(&crlf, |t| swizzle_in_place(t, &swizzle, "bankwise_t")).expect("in place");
         assert_eq!(out, expected.replace('\n', "\r\n"));
     }
 
@@ -861,7 +1447,8 @@ mod tests {
                     cube[threadIdx.z][threadIdx.y][threadIdx.x] = 1;\n    int l = threadIdx.y * \
                     32 + threadIdx.x;\n    o[l] = cube[threadIdx.z][l % 8][l / 8];\n}\n";
         let swizzle = Swizzle::new(32, 3, 2, 0, 1024).expect("valid");
-        let (out, rewrite) = rewritten(text, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, rewrite) =
+            rewritten(text, |t| swizzle_in_place(t, &swizzle, "bankwise_t")).expect("in place");
         assert!(
             out.contains("cube[threadIdx.z][threadIdx.y][threadIdx.x ^ (threadIdx.y << 2)] = 1;")
         );
@@ -870,12 +1457,15 @@ mod tests {
         assert_eq!(rewrite.accesses[0].alu, 2);
         // Rows of 256 swizzled by bits 5 and 6 of z: the middle subscript changes.
         let outer = Swizzle::new(256, 2, 5, 0, 1024).expect("valid");
-        let (out, _) = rewritten(text, |t| swizzle_in_place(t, &outer)).expect("in place");
+        let (out, _) =
+            rewritten(text, |t| swizzle_in_place(t, &outer, "bankwise_t")).expect("in place");
         assert!(out.contains("cube[threadIdx.z][threadIdx.y ^ threadIdx.z][threadIdx.x] = 1;"));
         // Bits 4 and 5 straddle the last two subscripts.
         let straddling = Swizzle::new(256, 2, 4, 0, 1024).expect("valid");
-        assert!(rewritten(text, |t| swizzle_in_place(t, &straddling))
-            .is_err_and(|why| why.contains("straddle")));
+        assert!(
+            rewritten(text, |t| swizzle_in_place(t, &straddling, "bankwise_t"))
+                .is_err_and(|why| why.contains("straddle"))
+        );
     }
 
     #[test]
@@ -883,8 +1473,10 @@ mod tests {
         let text = "__global__ void k(float *o, int *n)\n{\n    __shared__ float t[32][32];\n    \
                     t[n[0]++][threadIdx.x] = 1;\n}\n";
         let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
-        assert!(rewritten(text, |t| swizzle_in_place(t, &swizzle))
-            .is_err_and(|why| why.contains("evaluated twice")));
+        assert!(
+            rewritten(text, |t| swizzle_in_place(t, &swizzle, "bankwise_t"))
+                .is_err_and(|why| why.contains("evaluated twice"))
+        );
     }
 
     #[test]
@@ -960,7 +1552,8 @@ mod tests {
     #[test]
     fn rewritten_arrays_are_recognised() {
         let swizzle = Swizzle::new(32, 5, 0, 0, 1024).expect("valid");
-        let (out, _) = rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle)).expect("in place");
+        let (out, _) = rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle, "bankwise_t"))
+            .expect("in place");
         let file = analysed(&out);
         assert!(already_rewritten(&out, &file.parsed.functions[0].arrays[0]));
         let file = analysed(TRANSPOSE);

@@ -284,8 +284,14 @@ impl<'a> KernelPlanner<'a> {
             return left(format!("it escapes: {reason}"));
         }
         // Several extern arrays share the dynamic memory: the front end makes that an escape.
-        if array.is_extern {
-            return left("an `extern __shared__` array: its extent is set at launch".into());
+        // A map is proven a bijection on the array's extent, so an extern array's must be
+        // the one its launches allocate.
+        if array.is_extern && array.dims.first() == Some(&None) {
+            return left(
+                "an `extern __shared__` array whose extent no launch in this file gives (or \
+                 its launches disagree): a map is only proven on a known extent"
+                    .into(),
+            );
         }
         if array.file_scope {
             return left("declared at file scope, where several functions may use it".into());
@@ -293,34 +299,19 @@ impl<'a> KernelPlanner<'a> {
         if let Some(reason) = not_rewritable_reason(array, &file.blocks[self.function]) {
             return left(reason);
         }
-        let pointer = array
-            .accesses
-            .iter()
-            .find(|access| access.via_pointer.is_some())
-            .map(|access| {
-                format!(
-                    "accessed through a pointer at line {} (`{}`), which this version does \
-                     not rewrite",
-                    access.at.line, access.text
-                )
-            });
         let affine = file.affine[self.function]
             .as_ref()
             .ok_or_else(|| Decision::LeftAlone("not analysed".into()))?;
-        let unsolvable = |why: String| Decision::LeftAlone(pointer.clone().unwrap_or(why));
         let mut problem = ArrayProblem::from_analysis(affine, a, array, self.bank)
-            .map_err(|why| unsolvable(format!("a site is not simulated: {why}")))?;
-        problem.max_extra_bytes = *self.allowance.as_ref().unwrap_or(&0);
-        let mut choice = choose_with(&problem, &ChooseOptions::default())
-            .map_err(|why| unsolvable(format!("no map applies: {why}")))?;
-        if let Some(why) = pointer {
-            let family = self.pick(&choice);
-            return Err(match Candidate::of(&mut choice, family) {
-                Some(candidate) if helps(&candidate, before) => Decision::Suggest(candidate, why),
-                _ => Decision::LeftAlone(why),
-            });
-        }
-        Ok(choice)
+            .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))?;
+        // The launch sets an extern array's size: it is never padded.
+        problem.max_extra_bytes = if array.is_extern {
+            0
+        } else {
+            *self.allowance.as_ref().unwrap_or(&0)
+        };
+        choose_with(&problem, &ChooseOptions::default())
+            .map_err(|why| Decision::LeftAlone(format!("no map applies: {why}")))
     }
 
     /// The family the array gets: the forced one, or the solver's choice.
@@ -379,14 +370,33 @@ impl<'a> KernelPlanner<'a> {
                 ),
             });
         }
+        let grows = candidate.map.extent_out() - candidate.map.extent();
+        if array.is_extern && (grows > 0 || candidate.map.family() == "padding") {
+            return Decision::LeftAlone(format!(
+                "the {} map grows the array by {grows} elements, but the launches set the size \
+                 of an `extern __shared__` array",
+                candidate.strategy
+            ));
+        }
         let target = Target {
             source,
             array,
             function: &function.name,
             function_at: definition_start(source.text, function.span.start),
+            function_text: source
+                .text
+                .get(function.span.start..function.span.end)
+                .unwrap_or(""),
+            pointer_made_at: pointer_made_at(file, self.function, array, source.text),
+            functions: &file.parsed.functions,
+            kernel_arrays: &function.arrays,
         };
         let rewrite = match form(&target, candidate.map.as_ref(), array.decl_span, names) {
             Ok(rewrite) => rewrite,
+            // What the map would give, for the reader to apply by hand.
+            Err(why) if array.accesses.iter().any(|a| a.via_pointer.is_some()) => {
+                return Decision::Suggest(candidate, why)
+            }
             Err(why) => return Decision::LeftAlone(why),
         };
         let allowed = *self.allowance.as_ref().unwrap_or(&0);
@@ -492,8 +502,23 @@ fn form(
 ) -> Result<Rewrite, String> {
     let extent = map.extent();
     let param = |name: &str| map.params()[name].as_u64();
+    // The kernels that pass an array with one map to the same functions share the map
+    // function and the copies (`fix_text` checks that the copies are the same).
+    let reaches_calls = target.array.accesses.iter().any(|a| {
+        a.via_pointer
+            .as_ref()
+            .is_some_and(|calls| !calls.is_empty())
+    });
+    let shared = reaches_calls.then(|| format!("{}\n{}", target.array.name, map.cuda("i")));
+    // Accesses through pointers go through the map function: with no subscript of the array
+    // itself, that is all the rewrite is.
+    let subscripted = target
+        .array
+        .accesses
+        .iter()
+        .any(|a| a.via_pointer.is_none());
     let in_place = match map.family() {
-        "swizzle" => {
+        "swizzle" if subscripted => {
             let swizzle = (|| {
                 Swizzle::new(
                     param("columns")?,
@@ -504,7 +529,15 @@ fn form(
                 )
                 .ok()
             })();
-            swizzle.map(|s| swizzle_in_place(target, &s))
+            swizzle.map(|s| {
+                let name = target
+                    .array
+                    .accesses
+                    .iter()
+                    .any(|a| a.via_pointer.is_some())
+                    .then(|| names.name_for(decl, &target.array.name, target.function, &shared));
+                swizzle_in_place(target, &s, name.as_deref().unwrap_or_default())
+            })
         }
         "padding" if map.params()["declared_row"] == true => {
             let padding = (|| Padding::new(param("pitch")?, param("pad")?, true, extent).ok())();
@@ -517,7 +550,7 @@ fn form(
         Some(Err(why)) => Some(why),
         None => None,
     };
-    let name = names.name_for(decl, &target.array.name, target.function);
+    let name = names.name_for(decl, &target.array.name, target.function, &shared);
     map_function(target, map, &name).map_err(|why| match in_place_failure {
         Some(first) => format!("{first}; and as a map function: {why}"),
         None => why,
@@ -529,6 +562,8 @@ fn form(
 struct Names {
     taken: Vec<String>,
     by_declaration: HashMap<(usize, usize), String>,
+    /// Array name and map → name, for arrays whose copies of functions can be shared.
+    by_sharing: HashMap<String, String>,
 }
 
 impl Names {
@@ -541,17 +576,32 @@ impl Names {
         Names {
             taken,
             by_declaration: HashMap::new(),
+            by_sharing: HashMap::new(),
         }
     }
 
-    fn name_for(&mut self, decl: Span, array: &str, function: &str) -> String {
+    fn name_for(
+        &mut self,
+        decl: Span,
+        array: &str,
+        function: &str,
+        shared: &Option<String>,
+    ) -> String {
         if let Some(name) = self.by_declaration.get(&(decl.start, decl.end)) {
             return name.clone();
+        }
+        if let Some(name) = shared.as_ref().and_then(|key| self.by_sharing.get(key)) {
+            let name = name.clone();
+            self.by_declaration
+                .insert((decl.start, decl.end), name.clone());
+            return name;
         }
         let function: String = function
             .chars()
             .map(|c| if c.is_alphanumeric() { c } else { '_' })
             .collect();
+        // A provider's array is named after its call (`SharedMemory<float>()`).
+        let array = identifier(array);
         let mut candidates = vec![
             format!("bankwise_{array}"),
             format!("bankwise_{function}_{array}"),
@@ -568,8 +618,39 @@ impl Names {
         self.taken.push(name.clone());
         self.by_declaration
             .insert((decl.start, decl.end), name.clone());
+        if let Some(key) = shared {
+            self.by_sharing.insert(key.clone(), name.clone());
+        }
         name
     }
+}
+
+/// The line where a pointer is first made from `array`'s name in function `f` (a use of the
+/// name the analysis followed), if one is.
+fn pointer_made_at(
+    file: &AnalysedFile,
+    f: usize,
+    array: &SharedArray,
+    text: &str,
+) -> Option<usize> {
+    let function = file.parsed.functions[f].span;
+    let affine = file.affine[f].as_ref()?;
+    let start = affine
+        .followed
+        .iter()
+        .filter(|use_| use_.start >= function.start && use_.end <= function.end)
+        .filter(|use_| text.get(use_.start..use_.end) == Some(array.name.as_str()))
+        .map(|use_| use_.start)
+        .min()?;
+    Some(text[..start].matches('\n').count() + 1)
+}
+
+/// The words of `text` joined by `_`: `SharedMemory<float>()` → `SharedMemory_float`.
+fn identifier(text: &str) -> String {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect::<Vec<_>>()
+        .join("_")
 }
 
 /// The instances of a template share their source: an array is rewritten only when every

@@ -4,7 +4,7 @@
 //! excess wavefronts must be the solver's prediction; every other array must cost what it
 //! cost before. Anything else is a bug of the rewriter, and nothing is written.
 use super::plan::Planned;
-use crate::analysis::{analyse_text, AnalysedFile, Options};
+use crate::analysis::{analyse_text, is_reported, AnalysedFile, Options};
 use crate::block::ConfigBlocks;
 use crate::cost::SiteRequests;
 use crate::parse;
@@ -34,28 +34,19 @@ pub fn validate(
         ));
     }
     let rewritten = analyse_text(path, view, options, config);
-    let (old, new) = (&original.parsed.functions, &rewritten.parsed.functions);
-    if old.len() != new.len() {
-        return Err(format!(
-            "{} functions after the rewrite, {} before",
-            new.len(),
-            old.len()
-        ));
-    }
-    for (f, (before, after)) in old.iter().zip(new).enumerate() {
-        if before.display_name() != after.display_name()
-            || before.arrays.len() != after.arrays.len()
-        {
-            return Err(format!(
-                "function {f} is `{}` with {} arrays after the rewrite, `{}` with {} before",
-                after.display_name(),
-                after.arrays.len(),
-                before.display_name(),
-                before.arrays.len()
-            ));
-        }
-        let shape = |file: &AnalysedFile| file.blocks[f].as_ref().ok().map(|b| b.shape);
-        if shape(original) != shape(&rewritten) {
+    let copies: Vec<(String, String)> = applied
+        .iter()
+        .filter_map(|p| p.rewrite.function.as_ref())
+        .flat_map(|f| f.copies.iter().cloned())
+        .collect();
+    let functions = Functions::pair(original, &rewritten, &copies)?;
+    let old = &original.parsed.functions;
+    for (f, before) in old.iter().enumerate() {
+        let n = functions.new_of_old[f];
+        let shape = |file: &AnalysedFile, f: usize| file.blocks[f].as_ref().ok().map(|b| b.shape);
+        // A function without shared arrays that only the copies call now has no block shape
+        // of its own, and needs none.
+        if is_reported(before) && shape(original, f) != shape(&rewritten, n) {
             return Err(format!(
                 "the block shape of `{}` changed",
                 before.display_name()
@@ -63,13 +54,13 @@ pub fn validate(
         }
         for (a, array) in before.arrays.iter().enumerate() {
             let is_applied = applied.iter().any(|p| (p.function, p.array) == (f, a));
-            let excess = |file: &AnalysedFile| -> Vec<Option<u64>> {
+            let excess = |file: &AnalysedFile, f: usize| -> Vec<Option<u64>> {
                 file.costs[f][a]
                     .iter()
                     .map(|c| c.as_ref().ok().map(|c| c.excess()))
                     .collect()
             };
-            if !is_applied && excess(original) != excess(&rewritten) {
+            if !is_applied && excess(original, f) != excess(&rewritten, n) {
                 return Err(format!(
                     "`{}` in `{}` was not rewritten but its conflicts changed",
                     array.name,
@@ -83,22 +74,82 @@ pub fn validate(
         .map(|planned| {
             let function = &old[planned.function];
             let array = &function.arrays[planned.array];
-            same_elements(original, &rewritten, planned, &options.bank)
+            same_elements(original, &rewritten, &functions, planned, &options.bank)
                 .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
         })
         .collect()
+}
+
+/// The functions of the output beside those of the input: the same ones in the same order,
+/// plus the copies of `__device__` functions the rewrites made.
+struct Functions {
+    /// Per function of the input, its index in the output.
+    new_of_old: Vec<usize>,
+    /// Per function of the output, the input's function it is or copies.
+    old_of_new: Vec<Option<usize>>,
+}
+
+impl Functions {
+    fn pair(
+        original: &AnalysedFile,
+        rewritten: &AnalysedFile,
+        copies: &[(String, String)],
+    ) -> Result<Self, String> {
+        let (old, new) = (&original.parsed.functions, &rewritten.parsed.functions);
+        let by_name = |name: &str| old.iter().position(|f| f.name == name);
+        let copied = |name: &str| copies.iter().find(|(copy, _)| copy == name);
+        let new_of_old: Vec<usize> = (0..new.len())
+            .filter(|&n| copied(&new[n].name).is_none())
+            .collect();
+        if new_of_old.len() != old.len() {
+            return Err(format!(
+                "{} functions after the rewrite, {} before",
+                new_of_old.len(),
+                old.len()
+            ));
+        }
+        let mut old_of_new = vec![None; new.len()];
+        for (f, &n) in new_of_old.iter().enumerate() {
+            old_of_new[n] = Some(f);
+        }
+        for (n, function) in new.iter().enumerate() {
+            if let Some((_, original)) = copied(&function.name) {
+                old_of_new[n] = by_name(original);
+            }
+        }
+        for (f, &n) in new_of_old.iter().enumerate() {
+            let (before, after) = (&old[f], &new[n]);
+            if before.display_name() != after.display_name()
+                || before.arrays.len() != after.arrays.len()
+            {
+                return Err(format!(
+                    "function {f} is `{}` with {} arrays after the rewrite, `{}` with {} before",
+                    after.display_name(),
+                    after.arrays.len(),
+                    before.display_name(),
+                    before.arrays.len()
+                ));
+            }
+        }
+        Ok(Functions {
+            new_of_old,
+            old_of_new,
+        })
+    }
 }
 
 /// Checks one rewritten array access by access; returns the re-analysed excess of each.
 fn same_elements(
     original: &AnalysedFile,
     rewritten: &AnalysedFile,
+    functions: &Functions,
     planned: &Planned,
     config: &crate::bank::BankConfig,
 ) -> Result<Vec<u64>, String> {
     let (f, a) = (planned.function, planned.array);
+    let n = functions.new_of_old[f];
     let old_array = &original.parsed.functions[f].arrays[a];
-    let new_array = &rewritten.parsed.functions[f].arrays[a];
+    let new_array = &rewritten.parsed.functions[n].arrays[a];
     if old_array.accesses.len() != new_array.accesses.len() {
         return Err(format!(
             "{} accesses after the rewrite, {} before",
@@ -106,17 +157,15 @@ fn same_elements(
             old_array.accesses.len()
         ));
     }
-    let (Some(old_affine), Some(new_affine)) = (&original.affine[f], &rewritten.affine[f]) else {
+    let (Some(old_affine), Some(new_affine)) = (&original.affine[f], &rewritten.affine[n]) else {
         return Err("the function is no longer analysed".into());
     };
     let map = planned.map.as_ref();
-    let mut measured = Vec::with_capacity(old_array.accesses.len());
-    for (k, (old_access, new_access)) in old_array
-        .accesses
-        .iter()
-        .zip(&new_array.accesses)
-        .enumerate()
-    {
+    let mut measured = vec![0; old_array.accesses.len()];
+    let old_order = in_source_order(original, old_array, Some);
+    let new_order = in_source_order(rewritten, new_array, |n| functions.old_of_new[n]);
+    for (k, m) in old_order.into_iter().zip(new_order) {
+        let (old_access, new_access) = (&old_array.accesses[k], &new_array.accesses[m]);
         let line = new_access.at.line;
         if old_access.kind != new_access.kind || old_access.member != new_access.member {
             return Err(format!(
@@ -124,10 +173,10 @@ fn same_elements(
                 new_access.text, old_access.text
             ));
         }
-        let site = |affine: &crate::affine::FunctionAffine| {
+        let site = |affine: &crate::affine::FunctionAffine, k: usize| {
             affine.sites[a].get(k).and_then(Option::as_ref).cloned()
         };
-        let (Some(old_site), Some(new_site)) = (site(old_affine), site(new_affine)) else {
+        let (Some(old_site), Some(new_site)) = (site(old_affine, k), site(new_affine, m)) else {
             return Err(format!(
                 "line {line}: `{}` is not analysed",
                 new_access.text
@@ -170,7 +219,7 @@ fn same_elements(
                 expected.len()
             ));
         }
-        let excess = rewritten.costs[f][a][k]
+        let excess = rewritten.costs[n][a][m]
             .as_ref()
             .map(|c| c.excess())
             .map_err(|why| format!("line {line}: {why}"))?;
@@ -180,9 +229,40 @@ fn same_elements(
                 "line {line}: {excess} excess wavefronts after the rewrite, {predicted} predicted"
             ));
         }
-        measured.push(excess);
+        measured[k] = excess;
     }
     Ok(measured)
+}
+
+/// The indices of an array's accesses in the order they start in the source, grouped by
+/// the input's function they are in (`original_of` gives it for a function of `file`; a copy
+/// counts as its original): loads before stores at one place, then in the analysis' order.
+/// A rewrite keeps that order even where it turns an access through a pointer into a
+/// subscript of the array, which moves it from the end of the array's accesses to its place
+/// among the subscripts, or moves it into a copy of its function.
+fn in_source_order(
+    file: &AnalysedFile,
+    array: &parse::SharedArray,
+    original_of: impl Fn(usize) -> Option<usize>,
+) -> Vec<usize> {
+    let functions = &file.parsed.functions;
+    let function_of = |offset: usize| {
+        functions
+            .iter()
+            .position(|f| f.span.start <= offset && offset < f.span.end)
+            .and_then(&original_of)
+    };
+    let mut order: Vec<usize> = (0..array.accesses.len()).collect();
+    order.sort_by_key(|&k| {
+        let access = &array.accesses[k];
+        (
+            function_of(access.span.start),
+            access.span.start,
+            access.kind.as_str() != "load",
+            k,
+        )
+    });
+    order
 }
 
 fn request_hash(warp: u32, lanes: impl Iterator<Item = Option<i64>>) -> u64 {
@@ -229,6 +309,53 @@ mod tests {
             &options,
             &config,
         )
+    }
+
+    #[test]
+    fn accesses_through_pointers_and_in_copies_are_checked_like_subscripts() {
+        let text = "__device__ void put(float *d, int i)\n{\n    d[2 * i] = 1;\n}\n\
+            // bankwise: block=32\n__global__ void k(float *o)\n{\n    __shared__ float s[64];\n    \
+            float *p = s + 1;\n    p[2 * threadIdx.x] = 1;\n    put(s, threadIdx.x);\n    \
+            o[0] = s[threadIdx.x];\n}\n";
+        let (options, config, path) = (
+            Options::default(),
+            ConfigBlocks::default(),
+            Path::new("t.cu"),
+        );
+        let original = analyse_text(path, text, &options, &config);
+        let plan = plan(&original, text, &Strategy::default(), &options.bank);
+        let planned = &plan.rewrites[0];
+        let function = planned.rewrite.function.as_ref().expect("a map function");
+        let mut edits = planned.rewrite.edits.clone();
+        edits.push(Edit::insert(function.at, function.text.clone()));
+        let output = apply(text, &edits).expect("applies");
+        let checked = |output: &str| {
+            let view = output.replacen(&function.definition, &function.macro_definition, 1);
+            validate(
+                path,
+                &original,
+                output,
+                &view,
+                &[planned],
+                &options,
+                &config,
+            )
+        };
+        assert_eq!(checked(&output), Ok(vec![vec![0, 0, 0]]));
+        let subscript = output.replace(
+            "s[bankwise_s(&p[2 * threadIdx.x] - s)]",
+            "p[2 * threadIdx.x]",
+        );
+        assert_ne!(subscript, output);
+        let why = checked(&subscript).expect_err("the pointer's access is not mapped");
+        assert!(
+            why.contains("line 20: `p[2 * threadIdx.x]` computes other elements"),
+            "{why}"
+        );
+        let copy = output.replace("d[bankwise_s(2 * i)]", "d[2 * i]");
+        assert_ne!(copy, output);
+        let why = checked(&copy).expect_err("the copy's access is not mapped");
+        assert!(why.contains("`d[2 * i]` computes other elements"), "{why}");
     }
 
     #[test]
