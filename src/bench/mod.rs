@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use trace::Trace;
 
 /// The families compared, as `fix --strategy` names them: TC 2016's (Table 6) and ours.
-pub const FAMILIES: [&str; 9] = [
+pub const FAMILIES: [&str; 10] = [
     "fixed-xor",
     "bitvector-xor",
     "bitwise-perm-gh",
@@ -30,6 +30,7 @@ pub const FAMILIES: [&str; 9] = [
     "exact",
     "padding",
     "rap",
+    "skew",
 ];
 
 /// The key of the chosen map in `after` and `summary`.

@@ -173,6 +173,8 @@ pub struct Target<'a> {
     pub functions: &'a [Function],
     /// The arrays of the array's function, the array among them.
     pub kernel_arrays: &'a [SharedArray],
+    /// Per array of `kernel_arrays`: it has no bank conflict, so `fix` never rewrites it.
+    pub clean_arrays: Vec<bool>,
 }
 
 impl Target<'_> {
@@ -879,22 +881,39 @@ impl CallGraph {
             .collect();
         graph.spans = callees.iter().map(|&f| target.functions[f].span).collect();
         graph.callees = callees;
-        // A copy serves one array: another array passed through the same call would need
-        // another copy there.
+        // A copy serves one array. Another array may pass through the same call only if
+        // `fix` never rewrites it (it would need its own copy there) and none of its
+        // accesses in the copied functions is one of this array's (the copy maps those).
         let own = |other: &SharedArray| std::ptr::eq(other, target.array);
-        for other in target.kernel_arrays.iter().filter(|a| !own(a)) {
-            let shared = other
+        let ours: Vec<Location> = pointers.iter().map(|a| a.at).collect();
+        for (other, clean) in target.kernel_arrays.iter().zip(&target.clean_arrays) {
+            if own(other) {
+                continue;
+            }
+            let through_calls = |access: &&Access| {
+                access.via_pointer.iter().flatten().any(|call| {
+                    offset_of(text, *call).is_some_and(|at| graph.calls.iter().any(|c| c.0 == at))
+                })
+            };
+            let Some(shared) = other.accesses.iter().find(through_calls) else {
+                continue;
+            };
+            let entangled = other
                 .accesses
                 .iter()
-                .flat_map(|a| a.via_pointer.iter().flatten())
-                .find(|call| {
-                    offset_of(text, **call).is_some_and(|at| graph.calls.iter().any(|c| c.0 == at))
-                });
-            if let Some(call) = shared {
+                .filter(through_calls)
+                .any(|access| ours.contains(&access.at));
+            if !clean || entangled {
+                let call = shared
+                    .via_pointer
+                    .iter()
+                    .flatten()
+                    .next()
+                    .map_or(0, |c| c.line);
                 return Err(format!(
-                    "`{}` is passed through the same call at line {}: one copy of the function \
-                     cannot serve two arrays",
-                    other.name, call.line
+                    "`{}` is passed through the same call at line {call}: one copy of the \
+                     function cannot serve two arrays",
+                    other.name
                 ));
             }
         }
@@ -1388,6 +1407,7 @@ mod tests {
             pointer_made_at: None,
             functions: &file.parsed.functions,
             kernel_arrays: &function.arrays,
+            clean_arrays: vec![false; function.arrays.len()],
         };
         let rewrite = form(&target)?;
         let mut edits = rewrite.edits.clone();

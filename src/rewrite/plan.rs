@@ -390,6 +390,9 @@ impl<'a> KernelPlanner<'a> {
             pointer_made_at: pointer_made_at(file, self.function, array, source.text),
             functions: &file.parsed.functions,
             kernel_arrays: &function.arrays,
+            clean_arrays: (0..function.arrays.len())
+                .map(|a| excess_before(file, self.function, a) == Some(0))
+                .collect(),
         };
         let rewrite = match form(&target, candidate.map.as_ref(), array.decl_span, names) {
             Ok(rewrite) => rewrite,

@@ -10,12 +10,12 @@ use super::mih::mih;
 use super::padding::padding;
 use super::score::Scorer;
 use super::space::{Candidate, Found, Space};
-use super::swizzle::{rap, swizzle};
+use super::swizzle::{rap, skew, swizzle};
 use super::ArrayProblem;
 use serde_json::{json, Value};
 
 /// The strategies, in the order ties are broken (as `fix --strategy` names them).
-pub const STRATEGIES: [&str; 13] = [
+pub const STRATEGIES: [&str; 14] = [
     "identity",
     "swizzle",
     "bitvector-perm",
@@ -29,6 +29,7 @@ pub const STRATEGIES: [&str; 13] = [
     "fixed-add",
     "padding",
     "rap",
+    "skew",
 ];
 
 /// Knobs of the choice.
@@ -213,6 +214,7 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
             }),
             "padding" => Ok(padding(problem, &scorer)),
             "rap" => Ok(rap(problem, &scorer)),
+            "skew" => Ok(skew(problem, &scorer)),
             _ => Err("unknown strategy".into()),
         };
         let mut result = FamilyResult::from_found(strategy, found);
@@ -349,7 +351,7 @@ mod tests {
             ("colDot", "d", 960, 0, "swizzle"),
             ("splitPlanes", "s_bytes", 96, 0, "bitvector-xor"),
             ("transposeShort", "s_tile", 480, 0, "swizzle"),
-            ("tileSum", "s_tile", 16, 16, "identity"),
+            ("tileSum", "s_tile", 16, 15, "skew"),
             ("transposeCoalesced", "tile", 992, 0, "swizzle"),
             ("batchedTranspose8x32", "cube", 224, 0, "swizzle"),
             ("vectorMix", "s_f2", 4, 4, "identity"),

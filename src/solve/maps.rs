@@ -649,6 +649,80 @@ impl AddressMap for Rap {
     }
 }
 
+/// A skewed layout: row `r` of `columns` elements is rotated by `shift · r`, element `[r][c]`
+/// stored at `[r][(c + shift · r) mod columns]`. A bijection on any extent the rows tile, so
+/// it applies where XOR maps cannot (odd pitches such as a halo tile `h[17][17]`) and costs
+/// no memory; the shift is searched, not drawn at random as RAP's is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skew {
+    pub columns: u64,
+    pub shift: u64,
+    extent: u64,
+}
+
+impl Skew {
+    pub fn new(columns: u64, shift: u64, extent: u64) -> Result<Self, String> {
+        if columns < 2 || !extent.is_multiple_of(columns) || columns > 1 << 32 {
+            return Err(format!("rows of {columns} do not tile {extent} elements"));
+        }
+        if shift == 0 || shift >= columns {
+            return Err(format!(
+                "a shift of {shift} in rows of {columns} moves nothing"
+            ));
+        }
+        Ok(Skew {
+            columns,
+            shift,
+            extent,
+        })
+    }
+
+    fn column(&self, column: Expr, row: Expr) -> Expr {
+        column.plus(row.times(self.shift)).modulo(self.columns)
+    }
+
+    /// The in-place form: the new column for row `row` and column `Expr::Index`.
+    pub fn column_expr(&self, row: &str) -> Expr {
+        self.column(Expr::Index, Expr::Var(row.to_string()))
+    }
+}
+
+impl AddressMap for Skew {
+    fn family(&self) -> &'static str {
+        "skew"
+    }
+    fn params(&self) -> Value {
+        json!({"columns": self.columns, "shift": self.shift})
+    }
+    fn extent(&self) -> u64 {
+        self.extent
+    }
+    fn apply(&self, index: u64) -> u64 {
+        let (row, column) = (index / self.columns, index % self.columns);
+        row * self.columns + (column + self.shift * (row % self.columns)) % self.columns
+    }
+    fn expr(&self) -> Expr {
+        let column = Expr::Index.modulo(self.columns);
+        let row = Expr::Index.over(self.columns);
+        Expr::Index
+            .minus(column.clone())
+            .plus(self.column(column, row))
+    }
+    fn alu_ops(&self) -> u32 {
+        self.column_expr("r").ops()
+    }
+    fn prove_bijective(&self) -> Result<String, String> {
+        Ok(format!(
+            "each row of {} is rotated, a permutation of the row, and the rows tile the extent",
+            self.columns
+        ))
+    }
+    fn keeps_vectors(&self, vector: u64) -> bool {
+        // A vector's elements stay together when rows and shifts are whole vectors.
+        vector != 0 && self.columns.is_multiple_of(vector) && self.shift.is_multiple_of(vector)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::algebra::{check_bijection, NotBijective, Proof};
@@ -685,6 +759,9 @@ mod tests {
             Box::new(Swizzle::new(48, 3, 1, 1, 48 * 20).expect("valid")),
             Box::new(Rap::new(32, 1024, RAP_SEED).expect("valid")),
             Box::new(Rap::new(12, 12 * 30, RAP_SEED).expect("valid")),
+            Box::new(Skew::new(17, 1, 17 * 17).expect("valid")),
+            Box::new(Skew::new(32, 5, 1024).expect("valid")),
+            Box::new(Skew::new(12, 4, 12 * 30).expect("valid")),
         ]
     }
 

@@ -10,7 +10,7 @@ use super::givargis::givargis;
 use super::mih::mih;
 use super::padding::padding;
 use super::space::{Found, Space};
-use super::swizzle::{rap, swizzle};
+use super::swizzle::{rap, skew, swizzle};
 use super::ArrayProblem;
 use crate::bank::BankConfig;
 use crate::cost::{SitePattern, Units};
@@ -112,7 +112,12 @@ proptest! {
             }
         }
         let scorer = super::score::Scorer::new(problem.config, &problem.sites);
-        for found in [padding(&problem, &scorer), swizzle(&problem, &scorer), rap(&problem, &scorer)]
+        for found in [
+            padding(&problem, &scorer),
+            swizzle(&problem, &scorer),
+            rap(&problem, &scorer),
+            skew(&problem, &scorer),
+        ]
             .into_iter()
             .flatten()
         {

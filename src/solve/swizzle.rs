@@ -3,7 +3,7 @@
 //! base)]` that writes only column bits below the row's power-of-two part, and every RAP
 //! rotation (one per pitch, fixed seed).
 use super::algebra::{index_bits, writable_bits};
-use super::maps::{AddressMap, Rap, Swizzle, RAP_SEED};
+use super::maps::{AddressMap, Rap, Skew, Swizzle, RAP_SEED};
 use super::padding::declared_pitches;
 use super::score::Scorer;
 use super::space::{Best, Found};
@@ -47,6 +47,26 @@ pub fn rap(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
     best.found(false)
 }
 
+/// Rows longer than this are not skewed: a shift per column to score, for layouts whose rows
+/// span many bank rows anyway.
+const MAX_SKEW_PITCH: u64 = 1024;
+
+/// The best skewed layout: every shift of every row pitch up to [`MAX_SKEW_PITCH`].
+pub fn skew(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
+    let mut best = Best::default();
+    for columns in declared_pitches(&problem.dims)
+        .into_iter()
+        .filter(|&c| c <= MAX_SKEW_PITCH)
+    {
+        for shift in (1..columns).filter(|s| s.is_multiple_of(problem.vector)) {
+            if let Ok(map) = Skew::new(columns, shift, problem.extent()) {
+                best.try_map(scorer, Box::new(map));
+            }
+        }
+    }
+    best.found(false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,5 +99,22 @@ mod tests {
         assert_eq!(found.candidates, 15 * 5);
         let rotated = rap(&problem, &scorer).expect("a rotation");
         assert_eq!(rotated.best.score.total, 0);
+    }
+
+    /// NW's sweep of an odd halo tile `h[17][17]`: 16 lanes on an anti-diagonal step 16
+    /// words, 8-way. No XOR map applies to 289 elements; rotating row r by r clears it.
+    #[test]
+    fn a_skew_clears_the_anti_diagonals_of_an_odd_tile() {
+        let sets: Vec<Vec<i64>> = (0..16)
+            .map(|m: i64| (0..=m).map(|t| 17 * (m - t + 1) + t + 1).collect())
+            .collect();
+        let mut problem = raw_problem(&sets, 32, Some(9)).expect("valid");
+        problem.dims = vec![17, 17];
+        let scorer = Scorer::new(problem.config, &problem.sites);
+        assert!(scorer.total_before() > 0);
+        let found = skew(&problem, &scorer).expect("a skew");
+        assert_eq!(found.best.score.total, 0);
+        assert_eq!(found.best.map.params()["shift"], 1);
+        assert_eq!(found.candidates, 16);
     }
 }
