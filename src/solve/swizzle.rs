@@ -59,8 +59,11 @@ pub fn skew(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
         .filter(|&c| c <= MAX_SKEW_PITCH)
     {
         for shift in (1..columns).filter(|s| s.is_multiple_of(problem.vector)) {
-            if let Ok(map) = Skew::new(columns, shift, problem.extent()) {
-                best.try_map(scorer, Box::new(map));
+            match Skew::new(columns, shift, problem.extent()) {
+                Ok(map) if map.keeps_vectors(problem.vector) => {
+                    best.try_map(scorer, Box::new(map));
+                }
+                _ => {}
             }
         }
     }
