@@ -534,13 +534,6 @@ const EXCLUDED: &[Exclusion] = &[
         reason: "parse/: struct member offsets are not kept, so the member accesses                  `quads[t / 4].v[t % 4]` (line 47) and `quads[lane / 4].v[3 - lane % 4]` (line                  51) stay not simulated; the oracle: 12 wavefronts, 0 excess for the kernel",
     },
     Exclusion {
-        kernel: "lambdaInKernel",
-        model: None,
-        reason: "exec.rs: the lambda parameter `i` of `put` is not bound to `threadIdx.x` at the \
-                 call `put(threadIdx.x)`, so the store `s_buf[i]` (line 24) is not simulated; \
-                 the oracle: 4 wavefronts, 0 excess",
-    },
-    Exclusion {
         kernel: "histBlock",
         model: None,
         reason: "data-dependent: `atomicAdd(&hist[bin], 1)` with bins read from memory (issue 4 \

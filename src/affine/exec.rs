@@ -7,7 +7,7 @@ use super::digits::{normalize, Context, DigitAffine, NotAffine};
 use super::sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown};
 use crate::parse::{
     is_atomic, AccessKind, BinaryOp, Bindings, ConstEnv, Decl, EscapeKind, Expr, ExprKind,
-    Function, Span, Stmt, UnaryOp,
+    Function, Lambda, Span, Stmt, UnaryOp,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -304,6 +304,16 @@ enum Value {
     /// A cooperative group: the whole block (`this_thread_block()`), or tiles of so many
     /// threads (`tiled_partition<32>(block)`).
     Group(Option<u32>),
+    /// A lambda of the function (index into `Executor::lambdas`).
+    Lambda(usize),
+}
+
+/// A lambda defined in the body, run where it is called.
+struct LambdaDef<'a> {
+    lambda: &'a Lambda,
+    /// By copy: the enclosing variables as they were at the definition.
+    captured: Option<Vec<(String, Value)>>,
+    called: bool,
 }
 
 /// A pointer into one of the analysed function's shared arrays.
@@ -409,6 +419,7 @@ struct Executor<'a> {
     aliases: Vec<AliasAccess>,
     followed: HashSet<Span>,
     pointer_escapes: Vec<PointerEscape>,
+    lambdas: Vec<LambdaDef<'a>>,
 }
 
 /// The functions of a file by name, for following calls.
@@ -485,6 +496,7 @@ pub fn analyse_function(
         aliases: Vec::new(),
         followed: HashSet::new(),
         pointer_escapes: Vec::new(),
+        lambdas: Vec::new(),
     };
     executor.block_of(&function.body);
     let mut result = FunctionAffine {
@@ -611,7 +623,7 @@ fn is_integer(ty: &str) -> bool {
 }
 
 impl<'a> Executor<'a> {
-    fn block_of(&mut self, stmts: &[Stmt]) {
+    fn block_of(&mut self, stmts: &'a [Stmt]) {
         self.scopes.push(self.locals.len());
         for stmt in stmts {
             self.stmt(stmt);
@@ -620,7 +632,7 @@ impl<'a> Executor<'a> {
         self.locals.truncate(start);
     }
 
-    fn stmt(&mut self, stmt: &Stmt) {
+    fn stmt(&mut self, stmt: &'a Stmt) {
         match stmt {
             Stmt::Decl(decl) => self.declare(decl),
             Stmt::Expr(expr) => {
@@ -666,6 +678,16 @@ impl<'a> Executor<'a> {
             }
             // The rest of this iteration is skipped; later iterations are still counted.
             Stmt::Break | Stmt::Continue => self.active = Sym::Const(0),
+            Stmt::Lambda(lambda) => {
+                let captured = (!lambda.by_reference).then(|| self.locals.clone());
+                self.lambdas.push(LambdaDef {
+                    lambda,
+                    captured,
+                    called: false,
+                });
+                let value = Value::Lambda(self.lambdas.len() - 1);
+                self.locals.push((lambda.name.clone(), value));
+            }
             Stmt::Opaque {
                 assigned,
                 exprs,
@@ -857,7 +879,7 @@ impl<'a> Executor<'a> {
         Atom::Uniform(format!("{name}'{}", self.fresh))
     }
 
-    fn for_loop(&mut self, init: &[Stmt], cond: Option<&Expr>, update: &[Expr], body: &[Stmt]) {
+    fn for_loop(&mut self, init: &[Stmt], cond: Option<&Expr>, update: &[Expr], body: &'a [Stmt]) {
         let counter = init.iter().rev().find_map(|stmt| match stmt {
             Stmt::Decl(decl) => Some(decl.name.clone()),
             Stmt::Expr(Expr {
@@ -983,7 +1005,7 @@ impl<'a> Executor<'a> {
     }
 
     /// A `for` loop without a counter the analysis can step.
-    fn uncounted_loop(&mut self, cond: Option<&Expr>, body: &[Stmt], update: &[Expr]) {
+    fn uncounted_loop(&mut self, cond: Option<&Expr>, body: &'a [Stmt], update: &[Expr]) {
         let mut assigned = Vec::new();
         for expr in update {
             assigned_in_expr(expr, &mut assigned);
@@ -1079,7 +1101,7 @@ impl<'a> Executor<'a> {
     /// counter's atom and the value it stops at), an induction keeps its value after the loop.
     fn loop_body(
         &mut self,
-        body: &[Stmt],
+        body: &'a [Stmt],
         counter: &str,
         progress: Option<Progress>,
         update: &[Expr],
@@ -1188,7 +1210,7 @@ impl<'a> Executor<'a> {
 
     /// A `while`/`do` loop or a `for` the analysis cannot count: its body is analysed once,
     /// with every variable it assigns unknown.
-    fn opaque_loop(&mut self, cond: Option<&Expr>, body: &[Stmt], cond_first: bool) {
+    fn opaque_loop(&mut self, cond: Option<&Expr>, body: &'a [Stmt], cond_first: bool) {
         let mut assigned = Vec::new();
         assigned_names(body, &mut assigned);
         if let Some(cond) = cond {
@@ -1386,7 +1408,9 @@ impl<'a> Executor<'a> {
         match value {
             Value::Int(sym) => sym,
             Value::Data(what) => Sym::Unknown(Unknown::DataDependent(what)),
-            Value::Group(_) => Sym::Unknown(Unknown::DataDependent(format!("`{at}`"))),
+            Value::Group(_) | Value::Lambda(_) => {
+                Sym::Unknown(Unknown::DataDependent(format!("`{at}`")))
+            }
             Value::Pointer(p) => {
                 self.escape(&p, at.span, EscapeKind::UsedAsPointer);
                 Sym::Unknown(Unknown::DataDependent(format!("`{at}`")))
@@ -1806,6 +1830,9 @@ impl<'a> Executor<'a> {
             ExprKind::Name(name) => name.rsplit("::").next().unwrap_or(name).to_string(),
             _ => String::new(),
         };
+        if let Some(&Value::Lambda(index)) = self.lookup(&name) {
+            return self.call_lambda(index, args, expr);
+        }
         if let Some(mac) = self.constants.macro_named(&name) {
             if let (Some(params), Some(body)) = (&mac.params, mac.expr()) {
                 if params.len() == args.len() {
@@ -2041,6 +2068,96 @@ impl<'a> Executor<'a> {
         result
     }
 
+    /// A call of a lambda of the body: its body runs with the parameters bound, seeing the
+    /// enclosing variables (by reference) or their values at the definition (by copy). Only
+    /// the first call is followed: a site keeps one execution, so the accesses of a lambda
+    /// called again are left unknown rather than counted once.
+    fn call_lambda(&mut self, index: usize, args: &[Expr], expr: &Expr) -> Value {
+        let values: Vec<Value> = args.iter().map(|a| self.eval(a)).collect();
+        let lambda = self.lambdas[index].lambda;
+        let result = Value::Data(format!("the result of `{}`", lambda.name));
+        let why = if self.lambdas[index].called {
+            Some(format!(
+                "the lambda `{}` is called more than once",
+                lambda.name
+            ))
+        } else if self.calls.len() >= MAX_INLINE_DEPTH {
+            Some(format!(
+                "the lambda `{}` is called {MAX_INLINE_DEPTH} calls deep",
+                lambda.name
+            ))
+        } else if lambda.params.len() != values.len()
+            || lambda.params.iter().any(|p| {
+                p.reference && !p.pointer && !p.ty.split_whitespace().any(|w| w == "const")
+            })
+        {
+            Some(format!(
+                "the lambda `{}` takes a reference it may write",
+                lambda.name
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            for (value, arg) in values.into_iter().zip(args) {
+                self.lose(value, arg, EscapeKind::Pointer(why.clone()));
+            }
+            self.unknown_inside(lambda.span, &why);
+            return result;
+        }
+        self.lambdas[index].called = true;
+        let bound: Vec<(String, Value)> = lambda
+            .params
+            .iter()
+            .map(|p| p.name.clone())
+            .zip(values)
+            .collect();
+        let saved_active = self.active.clone();
+        let saved = match &self.lambdas[index].captured {
+            Some(captured) => {
+                let locals = captured.iter().cloned().chain(bound).collect();
+                Some((
+                    std::mem::replace(&mut self.locals, locals),
+                    std::mem::take(&mut self.scopes),
+                ))
+            }
+            None => {
+                self.scopes.push(self.locals.len());
+                self.locals.extend(bound);
+                None
+            }
+        };
+        self.calls.push((expr.span, &lambda.name));
+        self.block_of(&lambda.body);
+        self.calls.pop();
+        match saved {
+            Some((locals, scopes)) => {
+                self.locals = locals;
+                self.scopes = scopes;
+            }
+            None => {
+                let start = self.scopes.pop().unwrap_or(0);
+                self.locals.truncate(start);
+            }
+        }
+        self.active = saved_active;
+        result
+    }
+
+    /// Every access inside `span` gets an unknown index: not simulated, saying `why`.
+    fn unknown_inside(&mut self, span: Span, why: &str) {
+        let inside: Vec<(usize, usize)> = self
+            .accesses
+            .iter()
+            .filter(|(at, _)| span.start <= at.start && at.end <= span.end)
+            .flat_map(|(_, entries)| entries.iter().copied())
+            .collect();
+        let site = self.site(Sym::Unknown(Unknown::DataDependent(why.to_string())));
+        for (a, i) in inside {
+            self.sites[a][i] = Some(site.clone());
+        }
+    }
+
     /// The function a call with pointer arguments enters, or why it cannot be followed.
     fn callee(&self, name: &str, arity: usize, expr: &Expr) -> Result<&'a Function, String> {
         let template_args = template_args(expr);
@@ -2116,7 +2233,7 @@ fn may_leave_early(stmts: &[Stmt]) -> bool {
         Stmt::For { body, .. } | Stmt::While { body, .. } | Stmt::DoWhile { body, .. } => {
             returns(body)
         }
-        Stmt::Decl(_) | Stmt::Expr(_) => false,
+        Stmt::Decl(_) | Stmt::Expr(_) | Stmt::Lambda(_) => false,
     })
 }
 
@@ -2131,7 +2248,7 @@ fn returns(stmts: &[Stmt]) -> bool {
         | Stmt::For { body, .. }
         | Stmt::While { body, .. }
         | Stmt::DoWhile { body, .. } => returns(body),
-        Stmt::Decl(_) | Stmt::Expr(_) | Stmt::Break | Stmt::Continue => false,
+        Stmt::Decl(_) | Stmt::Expr(_) | Stmt::Lambda(_) | Stmt::Break | Stmt::Continue => false,
     })
 }
 
@@ -2331,7 +2448,9 @@ fn assigned_names(stmts: &[Stmt], out: &mut Vec<String>) {
             }
             Stmt::Block(stmts) => assigned_names(stmts, out),
             Stmt::Opaque { assigned, .. } => out.extend(assigned.iter().cloned()),
-            Stmt::Return(None) | Stmt::Break | Stmt::Continue => {}
+            // A lambda's body runs where it is called; one that assigns enclosing variables
+            // stays opaque (see `parse::body`).
+            Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Lambda(_) => {}
         }
     }
 }

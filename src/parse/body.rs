@@ -55,7 +55,9 @@ pub enum Stmt {
     Return(Option<Expr>),
     Break,
     Continue,
-    /// Anything else (goto, asm statements, range-for, try, lambdas, local class definitions,
+    /// `auto f = [&] __device__ (int i) { … };`: run where it is called.
+    Lambda(Lambda),
+    /// Anything else (goto, asm statements, range-for, try, other lambdas, local class definitions,
     /// statements nested too deeply, …); labels are dropped and their statement kept.
     /// `assigned` lists the local names it may write or declare (assignment targets, `++`/`--`
     /// operands, `&x`, asm outputs, declared names), so the analysis forgets their values;
@@ -88,6 +90,21 @@ pub struct Decl {
     pub init: Option<Expr>,
     /// The declarator, initializer included (`i = e`); for a condition declaration
     /// (`if (int x = f())`) the whole declaration.
+    pub span: Span,
+}
+
+/// A lambda bound to a local name, whose captures the analysis can model: every capture by
+/// reference (`[&]`, `[&x, &y]`), or every capture by copy and not `mutable` (`[=]`, `[x]`,
+/// `[]`). Others stay [`Stmt::Opaque`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lambda {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+    /// Captures by reference: the body sees the enclosing variables as they are at the call;
+    /// by copy, as they were where the lambda was defined.
+    pub by_reference: bool,
+    /// The whole declarator, lambda included.
     pub span: Span,
 }
 
@@ -257,7 +274,10 @@ impl Lowering<'_> {
     ) -> Result<(), Why<'t>> {
         match kind {
             "expression_statement" | "macro_invocation_statement" => self.expression(node, out)?,
-            "declaration" => self.declaration(node, out)?,
+            "declaration" => match self.lambda(node, depth) {
+                Some(lambda) => out.push(Stmt::Lambda(lambda?)),
+                None => self.declaration(node, out)?,
+            },
             "compound_statement" => self.block(node, depth, out),
             "if_statement" => self.if_statement(node, depth, out)?,
             "for_statement" => self.for_statement(node, depth, out)?,
@@ -475,6 +495,102 @@ impl Lowering<'_> {
     }
 
     /// One `Decl` per declarator of a declaration.
+    /// `auto f = [captures] (params) { body };`, one declarator: `None` for any other
+    /// declaration, an error for a lambda whose captures are mixed or `mutable`.
+    fn lambda<'t>(&self, node: Node<'t>, depth: usize) -> Option<Result<Lambda, Why<'t>>> {
+        let specifiers = Specifiers::of(node, self.src);
+        let [declarator] = specifiers.declarators.as_slice() else {
+            return None;
+        };
+        let value = child(*declarator, FIELDS.value).filter(|v| kind(*v) == "lambda_expression")?;
+        let name = child(*declarator, FIELDS.declarator).filter(|n| kind(*n) == "identifier")?;
+        Some(
+            self.lambda_parts(value, depth)
+                .map(|(params, body, by_reference)| Lambda {
+                    name: self.text(name).to_string(),
+                    params,
+                    body,
+                    by_reference,
+                    span: Span::of(*declarator),
+                }),
+        )
+    }
+
+    fn lambda_parts<'t>(
+        &self,
+        lambda: Node<'t>,
+        depth: usize,
+    ) -> Result<(Vec<Param>, Vec<Stmt>, bool), Why<'t>> {
+        const UNMODELLED: Why<'static> = "lambda with mixed or mutable captures";
+        let captures = child(lambda, FIELDS.captures).ok_or(UNMODELLED)?;
+        let mut cursor = captures.walk();
+        let by_reference: Vec<bool> = captures
+            .children(&mut cursor)
+            .filter(|c| !matches!(self.text(*c), "[" | "]" | ","))
+            .map(|c| self.text(c).starts_with('&'))
+            .collect();
+        let by_reference = match by_reference.as_slice() {
+            [] => false,
+            [first, rest @ ..] if rest.iter().all(|r| r == first) => *first,
+            _ => return Err(UNMODELLED),
+        };
+        let declarator = child(lambda, FIELDS.declarator);
+        if !by_reference && declarator.is_some_and(|d| self.text(d).contains("mutable")) {
+            return Err(UNMODELLED);
+        }
+        let params = declarator.map_or_else(Vec::new, |d| lambda_parameters(d, self.src));
+        let body = child(lambda, FIELDS.body).ok_or(UNMODELLED)?;
+        if by_reference && self.writes_captured(body, &params) {
+            // Its calls would change enclosing variables where the analysis does not look:
+            // as an opaque statement, what it assigns is forgotten.
+            return Err("lambda that assigns captured variables");
+        }
+        let mut stmts = Vec::new();
+        self.items(body, depth + 1, &mut stmts);
+        Ok((params, tight(stmts), by_reference))
+    }
+
+    /// Whether a lambda body assigns (or takes the address of) a variable it does not declare:
+    /// an enclosing one, captured by reference. Writes through pointers and into arrays
+    /// (`p[i] = v`, `*p = v`) change no variable. A nested lambda counts as a write.
+    fn writes_captured(&self, body: Node, params: &[Param]) -> bool {
+        let mut declared: HashSet<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        let mut written: Vec<&str> = Vec::new();
+        let mut nested = false;
+        walk(body, |n| {
+            let target = match kind(n) {
+                "lambda_expression" => {
+                    nested = true;
+                    return false;
+                }
+                "declaration" => {
+                    for declarator in children_in(n, FIELDS.declarator) {
+                        declared.insert(leftmost_identifier(declarator, self.src));
+                    }
+                    None
+                }
+                "assignment_expression" => child(n, FIELDS.left),
+                "update_expression" => child(n, FIELDS.argument),
+                "pointer_expression"
+                    if child(n, FIELDS.operator).is_some_and(|op| self.text(op) == "&") =>
+                {
+                    child(n, FIELDS.argument)
+                }
+                _ => None,
+            };
+            if let Some(target) = target.filter(|t| {
+                matches!(
+                    kind(*t),
+                    "identifier" | "field_expression" | "parenthesized_expression"
+                )
+            }) {
+                written.push(leftmost_identifier(target, self.src));
+            }
+            true
+        });
+        nested || written.iter().any(|w| !declared.contains(w))
+    }
+
     fn declaration<'t>(&self, node: Node<'t>, out: &mut Vec<Stmt>) -> Result<(), Why<'t>> {
         let type_node = child(node, FIELDS.type_);
         if let Some(ty) = type_node {
@@ -808,9 +924,21 @@ pub(super) fn parameters(function: Node, src: &str) -> Vec<Param> {
     while let Some(node) = declarator.filter(|d| kind(*d) != "function_declarator") {
         declarator = child(node, FIELDS.declarator);
     }
-    let Some(list) = declarator.and_then(|d| child(d, FIELDS.parameters)) else {
-        return Vec::new();
-    };
+    match declarator.and_then(|d| child(d, FIELDS.parameters)) {
+        Some(list) => parameter_list(list, src),
+        None => Vec::new(),
+    }
+}
+
+/// The named parameters of a lambda declarator.
+fn lambda_parameters(declarator: Node, src: &str) -> Vec<Param> {
+    match child(declarator, FIELDS.parameters) {
+        Some(list) => parameter_list(list, src),
+        None => Vec::new(),
+    }
+}
+
+fn parameter_list(list: Node, src: &str) -> Vec<Param> {
     let mut cursor = list.walk();
     let params: Vec<Node> = list.named_children(&mut cursor).collect();
     params

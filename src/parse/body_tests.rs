@@ -61,6 +61,16 @@ fn outline(stmts: &[Stmt]) -> String {
             Stmt::Opaque { what, assigned, .. } => {
                 format!("opaque {what} {}", assigned.join(","))
             }
+            Stmt::Lambda(l) => {
+                let params: Vec<&str> = l.params.iter().map(|p| p.name.as_str()).collect();
+                let capture = if l.by_reference { "&" } else { "=" };
+                format!(
+                    "lambda {} [{capture}]({}) {}",
+                    l.name,
+                    params.join(","),
+                    list(&l.body)
+                )
+            }
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -103,6 +113,7 @@ fn expressions(stmts: &[Stmt]) -> Vec<&Expr> {
             Stmt::Block(body) => out.extend(expressions(body)),
             Stmt::Return(e) => out.extend(e),
             Stmt::Opaque { exprs, .. } => out.extend(exprs),
+            Stmt::Lambda(l) => out.extend(expressions(&l.body)),
             Stmt::Break | Stmt::Continue => {}
         }
     }
@@ -318,6 +329,36 @@ again:
     assert!(assigned.is_empty() && exprs.is_empty());
 }
 
+/// Lambdas bound to a name are lowered when their captures can be modelled: all by
+/// reference without writes to enclosing variables, or all by copy and not `mutable`.
+#[test]
+fn lambdas_are_lowered_when_their_captures_can_be_modelled() {
+    let src = "__global__ void k(float *o, int n) {
+  __shared__ float t[64];
+  int m = 1;
+  auto put = [&] __device__ (int i, float v) { int j = i; j += m; t[j] = v; };
+  auto get = [=](int i) { return t[i + m]; };
+  auto none = [] { };
+  auto bump = [&] { m += 1; };
+  auto copy = [=] () mutable { m = 2; };
+  auto mixed = [&t, m] { t[m] = 0; };
+  auto nested = [&] { auto g = [&] { }; };
+}";
+    let file = parse(src);
+    let k = function(&file, "k");
+    assert_eq!(
+        outline(&k.body),
+        "decl t; decl m = 1; \
+         lambda put [&](i,v) [decl j = i; j += m; t[j] = v]; \
+         lambda get [=](i) [return t[(i + m)]]; \
+         lambda none [=]() []; \
+         opaque lambda that assigns captured variables bump,m; \
+         opaque lambda with mixed or mutable captures copy,m; \
+         opaque lambda with mixed or mutable captures mixed,t; \
+         opaque lambda that assigns captured variables nested,g"
+    );
+}
+
 #[test]
 fn opaque_statements_list_what_they_assign_and_their_expressions() {
     let src = "__global__ void k(float *o, int n) {
@@ -336,7 +377,7 @@ fn opaque_statements_list_what_they_assign_and_their_expressions() {
         "decl t; decl a = 0; decl b = 1; decl c = 2; \
          opaque for_range_loop v,a,b,t; \
          opaque gnu_asm_expression c; \
-         opaque lambda_expression f,t,n; \
+         opaque lambda that assigns captured variables f,t,n; \
          opaque struct_specifier p; \
          opaque try_statement o"
     );
