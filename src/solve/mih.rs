@@ -67,6 +67,11 @@ pub fn mih_rows(space: &Space, xor: bool) -> (Vec<u64>, u64) {
                     .sum::<u64>()
                     + empty * size;
                 total += u128::from(*weight) * u128::from(spread) * (common / u128::from(size));
+                // The sums only grow: a candidate that reaches the best so far cannot beat it
+                // (the first of equals wins).
+                if best.is_some_and(|(b, _)| total >= b) {
+                    break;
+                }
             }
             if best.is_none_or(|(b, _)| total < b) {
                 best = Some((total, c));

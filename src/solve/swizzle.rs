@@ -50,15 +50,20 @@ pub fn rap(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
 /// Rows longer than this are not skewed: a shift per column to score, for layouts whose rows
 /// span many bank rows anyway.
 const MAX_SKEW_PITCH: u64 = 1024;
+/// Shifts tried per pitch: where the pitch is a multiple of the bank row, shift k and k + 32
+/// place every element in the same bank, so larger shifts add nothing there and little
+/// elsewhere, and they cost a scoring each.
+const MAX_SKEW_SHIFT: u64 = 64;
 
-/// The best skewed layout: every shift of every row pitch up to [`MAX_SKEW_PITCH`].
+/// The best skewed layout: every shift below [`MAX_SKEW_SHIFT`] of every row pitch up to
+/// [`MAX_SKEW_PITCH`].
 pub fn skew(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
     let mut best = Best::default();
     for columns in declared_pitches(&problem.dims)
         .into_iter()
         .filter(|&c| c <= MAX_SKEW_PITCH)
     {
-        for shift in (1..columns).filter(|s| s.is_multiple_of(problem.vector)) {
+        for shift in (1..columns.min(MAX_SKEW_SHIFT)).filter(|s| s.is_multiple_of(problem.vector)) {
             match Skew::new(columns, shift, problem.extent()) {
                 Ok(map) if map.keeps_vectors(problem.vector) => {
                     best.try_map(scorer, Box::new(map));
