@@ -52,8 +52,12 @@ fn children(node: Node) -> Vec<Node> {
 }
 
 /// Source bytes parsed as one tree: larger files are split at top-level boundaries. A tree
-/// takes ~36 bytes per source byte, and two are alive at a time.
+/// takes ~36 bytes per source byte, and up to `PARSE_THREADS + 1` are alive at a time.
 const CHUNK_BYTES: usize = 128 * 1024;
+
+/// Threads that parse pieces ahead of the analysis (the CI machine has 2 cores). Each keeps
+/// at most one parsed tree waiting.
+const PARSE_THREADS: usize = 2;
 
 /// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
 /// so only one chunk's tree is alive at a time.
@@ -157,22 +161,42 @@ impl<'s> Extractor<'s> {
             let tree = ex.parse_range(range.clone());
             consume(&mut ex, range, tree);
         } else {
-            // Parse the next piece on another thread while this one is analysed. The channel
-            // holds nothing: a parsed tree waits until the previous one has been analysed.
+            // Parse the next pieces on other threads while this one is analysed: parsing costs
+            // more than the analysis, so it gets [`PARSE_THREADS`]. Parser `p` parses pieces
+            // p, p + PARSE_THREADS, …; the pieces are taken back from the parsers in turn, so
+            // they are analysed in order. The channels hold nothing: a parsed tree waits until
+            // it is taken, so at most one tree per parser is alive besides the one analysed.
             let included: Vec<tree_sitter::Range> = ranges
                 .iter()
                 .map(|r| ex.included_range(r.clone()))
                 .collect();
+            let parsers = PARSE_THREADS.min(ranges.len());
             std::thread::scope(|scope| {
-                let (sender, receiver) = std::sync::mpsc::sync_channel(0);
-                scope.spawn(move || {
-                    for range in included {
-                        if sender.send(super::parse_ranges(src, &[range])).is_err() {
-                            break;
-                        }
-                    }
-                });
-                for (range, tree) in ranges.iter().zip(receiver) {
+                let receivers: Vec<_> = (0..parsers)
+                    .map(|first| {
+                        let (sender, receiver) = std::sync::mpsc::sync_channel(0);
+                        let mine: Vec<tree_sitter::Range> = included
+                            .iter()
+                            .skip(first)
+                            .step_by(parsers)
+                            .copied()
+                            .collect();
+                        scope.spawn(move || {
+                            for range in mine {
+                                if sender.send(super::parse_ranges(src, &[range])).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                        receiver
+                    })
+                    .collect();
+                for (i, range) in ranges.iter().enumerate() {
+                    // Every parser sends each of its pieces, so a receive fails only if a
+                    // parser thread panicked; the scope then re-raises that panic.
+                    let Ok(tree) = receivers[i % parsers].recv() else {
+                        break;
+                    };
                     consume(&mut ex, range, tree);
                 }
             });
