@@ -207,8 +207,17 @@ impl<'s> Extractor<'s> {
 
     fn finish(mut self) -> ParsedFile {
         self.functions.sort_by_key(|f| f.span.start);
+        // Each kernel's launches looked up by name: scanning every launch for every kernel
+        // grows with the square of the file.
+        let mut launches_of: HashMap<&str, Vec<&LaunchSite>> = HashMap::new();
+        for launch in &self.launches {
+            launches_of.entry(&launch.kernel).or_default().push(launch);
+        }
         for function in &mut self.functions {
-            dynamic_extent_from_launches(function, &self.launches);
+            let launches = launches_of
+                .get(function.name.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            dynamic_extent_from_launches(function, launches);
         }
         ParsedFile {
             functions: self.functions,
@@ -2022,8 +2031,9 @@ impl<'s> Extractor<'s> {
 
 /// The first extent of a kernel's one `extern __shared__` array, from the dynamic shared
 /// memory its launches in this file pass (all the same): `k<<<g, 256, 256 * sizeof(float)>>>`
-/// makes `extern __shared__ float s[]` 256 elements.
-fn dynamic_extent_from_launches(function: &mut Function, launches: &[LaunchSite]) {
+/// makes `extern __shared__ float s[]` 256 elements. `launches` are those of kernels named
+/// like `function`.
+fn dynamic_extent_from_launches(function: &mut Function, launches: &[&LaunchSite]) {
     if function.kind != FunctionKind::Kernel {
         return;
     }
