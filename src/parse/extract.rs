@@ -53,7 +53,7 @@ fn children(node: Node) -> Vec<Node> {
 
 /// Source bytes parsed as one tree: larger files are split at top-level boundaries. A tree
 /// takes ~36 bytes per source byte, and up to `PARSE_THREADS + 1` are alive at a time.
-const CHUNK_BYTES: usize = 128 * 1024;
+const CHUNK_BYTES: usize = 64 * 1024;
 
 /// Threads that parse pieces ahead of the analysis (the CI machine has 2 cores). Each keeps
 /// at most one parsed tree waiting.
@@ -102,7 +102,7 @@ struct SharedProvider {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
-    // Parse plans, cheapest first: 128 KB pieces; the whole file (a boundary may have been
+    // Parse plans, cheapest first: 64 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
     // one that analyses the most functions without a syntax error.
