@@ -320,7 +320,9 @@ pub fn measure(
     let requests = SiteRequests::new(affine, site, array, access, config)?;
     let units = requests.units();
     let mut worst: Option<(usize, SiteCost)> = None;
-    let mut lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
+    let mut scaled: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
+    // Whole elements are the units already: the lanes go to the bank model as they are.
+    let whole_elements = units == Units::whole(units.unit_bytes);
     for combination in 0..requests.combinations.len() {
         let mut cost = SiteCost {
             conflict_degree: 0,
@@ -331,11 +333,16 @@ pub fn measure(
             per_iteration_of: requests.per_iteration_of.clone(),
         };
         requests.for_each_in(combination, |warp, point, elements| {
-            lanes.clear();
-            lanes.extend(elements.iter().map(|e| e.map(|e| units.of(e))));
+            let lanes = if whole_elements {
+                elements
+            } else {
+                scaled.clear();
+                scaled.extend(elements.iter().map(|e| e.map(|e| units.of(e))));
+                &scaled
+            };
             let request = Request {
                 elem_bytes: units.unit_bytes,
-                lanes: &lanes,
+                lanes,
             };
             let result = simulate(config, &request);
             cost.wavefronts += u64::from(result.wavefronts);

@@ -256,12 +256,28 @@ impl Geometry {
         masks.fill(0);
         // Banks holding two or more words; usually none, and then nothing is counted.
         let mut shared = 0u64;
-        self.for_each_word(lanes, 0, |_, word| {
-            let bank = self.bank(word);
+        let mut mark = |bank: u32, row: u64| {
             let mask = &mut masks[bank as usize];
-            *mask |= 1 << self.row(word, low);
+            *mask |= 1 << row;
             shared |= u64::from(*mask & mask.wrapping_sub(1) != 0) << bank;
-        });
+        };
+        match (self.banks_log2, self.width_log2, self.max_words_per_lane) {
+            // The usual geometry (power-of-two banks and width, one word per element), which
+            // runs for every request: the same words as `for_each_word`, without its general
+            // cases in the loop.
+            (Some(banks_log2), Some(width_log2), 1) if !self.may_straddle => {
+                let elem_bytes = i64::from(self.elem_bytes);
+                let bank_mask = i64::from(self.banks - 1);
+                for index in lanes.iter().flatten() {
+                    let word = index.wrapping_mul(elem_bytes) >> width_log2;
+                    let row = (word.wrapping_sub(low) as u64) >> banks_log2;
+                    mark((word & bank_mask) as u32, row);
+                }
+            }
+            _ => self.for_each_word(lanes, 0, |_, word| {
+                mark(self.bank(word), self.row(word, low))
+            }),
+        }
         let mut degree = 1;
         while shared != 0 {
             degree = degree.max(masks[shared.trailing_zeros() as usize].count_ones());

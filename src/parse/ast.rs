@@ -250,7 +250,13 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
         "true" => ExprKind::Int(1),
         "false" => ExprKind::Int(0),
         "identifier" | "qualified_identifier" | "field_identifier" => {
-            ExprKind::Name(text(node, src).split_whitespace().collect())
+            let name = text(node, src);
+            // Only a qualified name written with spaces (`ns :: N`) needs them removed.
+            if name.contains(char::is_whitespace) {
+                ExprKind::Name(name.split_whitespace().collect())
+            } else {
+                ExprKind::Name(name.to_string())
+            }
         }
         // With one operand, handled by `lower_at`.
         "parenthesized_expression" => ExprKind::Opaque("parenthesized_expression".into()),

@@ -114,6 +114,9 @@ pub struct ConstEnv {
     macros: HashMap<String, Macro>,
     values: HashMap<String, i64>,
     pub types: TypeTable,
+    /// The first macro defined with each body: a later macro with the same body takes its
+    /// parsed expression instead of parsing the text again (generated code repeats bodies).
+    first_with_body: HashMap<String, String>,
 }
 
 impl ConstEnv {
@@ -129,7 +132,23 @@ impl ConstEnv {
     }
 
     pub fn define_macro(&mut self, name: &str, mac: Macro) {
-        self.macros.entry(name.to_string()).or_insert(mac);
+        if self.macros.contains_key(name) {
+            return;
+        }
+        match self.first_with_body.get(&mac.body) {
+            Some(first) => {
+                let parsed = self.macros.get(first).and_then(|m| m.expr.get());
+                if let Some(expr) = parsed {
+                    // The expression depends on the body alone, so it is the same.
+                    let _ = mac.expr.set(expr.clone());
+                }
+            }
+            None => {
+                self.first_with_body
+                    .insert(mac.body.clone(), name.to_string());
+            }
+        }
+        self.macros.insert(name.to_string(), mac);
     }
 
     pub fn define_value(&mut self, name: &str, value: i64) {
@@ -348,6 +367,23 @@ mod tests {
         assert_eq!(eval(&env, "TILE * 2 + 1"), Ok(65));
         assert_eq!(eval(&env, "ROWS << 1"), Ok(16));
         assert!(eval(&env, "PAD(1, 2)").is_err());
+    }
+
+    #[test]
+    fn a_macro_with_a_body_seen_before_reuses_its_expression() {
+        let mut env = ConstEnv::default();
+        env.define_macro("PAD", Macro::new(Some(vec!["n".into()]), "((n) + 1)", 1));
+        assert_eq!(eval(&env, "PAD(32)"), Ok(33));
+        // Same body, other parameter name: the parsed body is shared, the binding is not.
+        env.define_macro("NEXT", Macro::new(Some(vec!["k".into()]), " ((n) + 1) ", 2));
+        let next = env.macro_named("NEXT").unwrap();
+        assert_eq!(next.expr(), env.macro_named("PAD").unwrap().expr());
+        assert!(eval(&env, "NEXT(4)").is_err());
+        env.define_macro("PAD2", Macro::new(Some(vec!["n".into()]), "((n) + 1)", 3));
+        assert_eq!(eval(&env, "PAD2(7)"), Ok(8));
+        // A redefinition is ignored, as before.
+        env.define_macro("PAD", Macro::new(None, "5", 4));
+        assert_eq!(eval(&env, "PAD(1)"), Ok(2));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::body::{parameters, Lowering};
 use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
 use super::source::LineIndex;
-use super::symbols::{self, child, FIELDS};
+use super::symbols::{self, child, children_in, FIELDS};
 use super::types::{aggregate_offsets, Layout, Member};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -52,8 +52,12 @@ fn children(node: Node) -> Vec<Node> {
 }
 
 /// Source bytes parsed as one tree: larger files are split at top-level boundaries. A tree
-/// takes ~36 bytes per source byte, and two are alive at a time.
-const CHUNK_BYTES: usize = 128 * 1024;
+/// takes ~36 bytes per source byte, and up to `PARSE_THREADS + 1` are alive at a time.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Threads that parse pieces ahead of the analysis (the CI machine has 2 cores). Each keeps
+/// at most one parsed tree waiting.
+const PARSE_THREADS: usize = 2;
 
 /// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
 /// so only one chunk's tree is alive at a time.
@@ -98,7 +102,7 @@ struct SharedProvider {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
-    // Parse plans, cheapest first: 128 KB pieces; the whole file (a boundary may have been
+    // Parse plans, cheapest first: 64 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
     // one that analyses the most functions without a syntax error.
@@ -157,22 +161,42 @@ impl<'s> Extractor<'s> {
             let tree = ex.parse_range(range.clone());
             consume(&mut ex, range, tree);
         } else {
-            // Parse the next piece on another thread while this one is analysed. The channel
-            // holds nothing: a parsed tree waits until the previous one has been analysed.
+            // Parse the next pieces on other threads while this one is analysed: parsing costs
+            // more than the analysis, so it gets [`PARSE_THREADS`]. Parser `p` parses pieces
+            // p, p + PARSE_THREADS, …; the pieces are taken back from the parsers in turn, so
+            // they are analysed in order. The channels hold nothing: a parsed tree waits until
+            // it is taken, so at most one tree per parser is alive besides the one analysed.
             let included: Vec<tree_sitter::Range> = ranges
                 .iter()
                 .map(|r| ex.included_range(r.clone()))
                 .collect();
+            let parsers = PARSE_THREADS.min(ranges.len());
             std::thread::scope(|scope| {
-                let (sender, receiver) = std::sync::mpsc::sync_channel(0);
-                scope.spawn(move || {
-                    for range in included {
-                        if sender.send(super::parse_ranges(src, &[range])).is_err() {
-                            break;
-                        }
-                    }
-                });
-                for (range, tree) in ranges.iter().zip(receiver) {
+                let receivers: Vec<_> = (0..parsers)
+                    .map(|first| {
+                        let (sender, receiver) = std::sync::mpsc::sync_channel(0);
+                        let mine: Vec<tree_sitter::Range> = included
+                            .iter()
+                            .skip(first)
+                            .step_by(parsers)
+                            .copied()
+                            .collect();
+                        scope.spawn(move || {
+                            for range in mine {
+                                if sender.send(super::parse_ranges(src, &[range])).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                        receiver
+                    })
+                    .collect();
+                for (i, range) in ranges.iter().enumerate() {
+                    // Every parser sends each of its pieces, so a receive fails only if a
+                    // parser thread panicked; the scope then re-raises that panic.
+                    let Ok(tree) = receivers[i % parsers].recv() else {
+                        break;
+                    };
                     consume(&mut ex, range, tree);
                 }
             });
@@ -183,8 +207,17 @@ impl<'s> Extractor<'s> {
 
     fn finish(mut self) -> ParsedFile {
         self.functions.sort_by_key(|f| f.span.start);
+        // Each kernel's launches looked up by name: scanning every launch for every kernel
+        // grows with the square of the file.
+        let mut launches_of: HashMap<&str, Vec<&LaunchSite>> = HashMap::new();
+        for launch in &self.launches {
+            launches_of.entry(&launch.kernel).or_default().push(launch);
+        }
         for function in &mut self.functions {
-            dynamic_extent_from_launches(function, &self.launches);
+            let launches = launches_of
+                .get(function.name.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            dynamic_extent_from_launches(function, launches);
         }
         ParsedFile {
             functions: self.functions,
@@ -219,10 +252,18 @@ impl<'s> Extractor<'s> {
                 .or_default()
                 .push(i);
         }
-        for prototype in std::mem::take(&mut self.templates) {
+        for mut prototype in std::mem::take(&mut self.templates) {
             let name = prototype.function.name.clone();
-            for (args, bindings) in self.instantiations_of(&name, &prototype.params) {
-                let function = self.instantiate(&prototype, args, bindings);
+            let instances = self.instantiations_of(&name, &prototype.params);
+            let last = instances.len().saturating_sub(1);
+            for (i, (args, bindings)) in instances.into_iter().enumerate() {
+                // The last instance takes the prototype's arrays rather than a copy.
+                let arrays = if i == last {
+                    std::mem::take(&mut prototype.function.arrays)
+                } else {
+                    prototype.function.arrays.clone()
+                };
+                let function = self.instantiate(&prototype, arrays, args, bindings);
                 self.functions.push(function);
             }
             // Tie each launch of this template to the instance it runs.
@@ -301,7 +342,7 @@ impl<'s> Extractor<'s> {
     /// array and returns it (possibly cast): `T *f() { extern __shared__ T s[]; return s; }`,
     /// or a struct's `operator T *()` of that form (named after the struct).
     fn shared_provider(&self, definition: Node) -> Option<(String, SharedProvider)> {
-        let body = definition.child_by_field_name("body")?;
+        let body = child(definition, FIELDS.body)?;
         let statements = named_children(body);
         let (array, elem_type) = statements.iter().find_map(|s| {
             if s.kind() != "declaration"
@@ -310,8 +351,8 @@ impl<'s> Extractor<'s> {
             {
                 return None;
             }
-            let declarator = s.child_by_field_name("declarator")?;
-            let ty = s.child_by_field_name("type")?;
+            let declarator = child(*s, FIELDS.declarator)?;
+            let ty = child(*s, FIELDS.type_)?;
             (declarator.kind() == "array_declarator")
                 .then(|| (leftmost_identifier(declarator, self.src), self.one_line(ty)))
         })?;
@@ -322,24 +363,24 @@ impl<'s> Extractor<'s> {
         let pointee = match returned.kind() {
             "identifier" if self.text(returned) == array => elem_type,
             "cast_expression" => {
-                let value = returned.child_by_field_name("value")?;
+                let value = child(returned, FIELDS.value)?;
                 if value.kind() != "identifier" || self.text(value) != array {
                     return None;
                 }
-                let target = self.one_line(returned.child_by_field_name("type")?);
+                let target = self.one_line(child(returned, FIELDS.type_)?);
                 target.trim_end().strip_suffix('*')?.trim().to_string()
             }
             "call_expression" => {
-                let function = returned.child_by_field_name("function")?;
-                let cast = function.child_by_field_name("name")?;
-                let argument = returned.child_by_field_name("arguments")?.named_child(0)?;
+                let function = child(returned, FIELDS.function)?;
+                let cast = child(function, FIELDS.name)?;
+                let argument = child(returned, FIELDS.arguments)?.named_child(0)?;
                 if function.kind() != "template_function"
                     || !self.text(cast).ends_with("_cast")
                     || self.text(argument) != array
                 {
                     return None;
                 }
-                let target = function.child_by_field_name("arguments")?.named_child(0)?;
+                let target = child(function, FIELDS.arguments)?.named_child(0)?;
                 self.one_line(target)
                     .trim_end()
                     .strip_suffix('*')?
@@ -348,10 +389,10 @@ impl<'s> Extractor<'s> {
             }
             _ => return None,
         };
-        let declarator = definition.child_by_field_name("declarator")?;
+        let declarator = child(definition, FIELDS.declarator)?;
         let (name, template) = if declarator.kind() == "operator_cast" {
             let structure = definition.parent()?.parent()?;
-            let name = structure.child_by_field_name("name")?;
+            let name = child(structure, FIELDS.name)?;
             (self.text(name).to_string(), structure.parent())
         } else {
             (function_name(definition, self.src)?, definition.parent())
@@ -584,8 +625,7 @@ impl<'s> Extractor<'s> {
         }
         let constant =
             has_qualifier(node, self.src, "const") || has_qualifier(node, self.src, "constexpr");
-        let mut cursor = node.walk();
-        for declarator in node.children_by_field_name("declarator", &mut cursor) {
+        for declarator in children_in(node, FIELDS.declarator) {
             if symbols::kind(declarator) != "init_declarator" {
                 continue;
             }
@@ -636,7 +676,7 @@ impl<'s> Extractor<'s> {
         );
         // What the new name names: a tagged struct or another type by name, or the members
         // of an anonymous struct.
-        let target = match ty.child_by_field_name("name") {
+        let target = match child(ty, FIELDS.name) {
             Some(name) if aggregate => Some(self.text(name).to_string()),
             _ if aggregate => None,
             _ => Some(self.one_line(ty)),
@@ -645,8 +685,7 @@ impl<'s> Extractor<'s> {
             None => self.aggregate(ty, 0).map(|(_, members)| members),
             Some(_) => None,
         };
-        let mut cursor = node.walk();
-        for declarator in node.children_by_field_name("declarator", &mut cursor) {
+        for declarator in children_in(node, FIELDS.declarator) {
             if declarator.kind() != "type_identifier" {
                 continue;
             }
@@ -685,7 +724,7 @@ impl<'s> Extractor<'s> {
             "struct_specifier" | "union_specifier" | "class_specifier" => {
                 let aggregate = self.aggregate(node, 0);
                 if let (Some(name), Some((layout, members))) =
-                    (node.child_by_field_name("name"), &aggregate)
+                    (child(node, FIELDS.name), &aggregate)
                 {
                     self.env
                         .types
@@ -726,7 +765,7 @@ impl<'s> Extractor<'s> {
 
     /// A struct or union's layout and members.
     fn aggregate(&self, node: Node, depth: usize) -> Option<(Layout, Vec<Member>)> {
-        let body = node.child_by_field_name("body")?;
+        let body = child(node, FIELDS.body)?;
         if depth > MAX_TYPE_DEPTH {
             return None;
         }
@@ -745,25 +784,23 @@ impl<'s> Extractor<'s> {
             if symbols::kind(field) != "field_declaration" {
                 continue;
             }
-            let ty = field.child_by_field_name("type")?;
+            let ty = child(field, FIELDS.type_)?;
             let base = match ty.kind() {
                 "struct_specifier" | "union_specifier" | "class_specifier" => self
                     .aggregate(ty, depth + 1)
                     .map(|(layout, _)| layout)
                     .or_else(|| {
-                        ty.child_by_field_name("name")
-                            .and_then(|n| self.env.types.layout(self.text(n)))
+                        child(ty, FIELDS.name).and_then(|n| self.env.types.layout(self.text(n)))
                     })?,
                 "enum_specifier" => Layout { size: 4, align: 4 },
                 _ => self.env.types.layout(&self.one_line(ty))?,
             };
             // A nested struct is looked into by its name (anonymous ones are not).
-            let type_name = match ty.child_by_field_name("name") {
+            let type_name = match child(ty, FIELDS.name) {
                 Some(name) if ty.kind() != "primitive_type" => self.text(name).to_string(),
                 _ => self.one_line(ty),
             };
-            let mut cursor = field.walk();
-            for declarator in field.children_by_field_name("declarator", &mut cursor) {
+            for declarator in children_in(field, FIELDS.declarator) {
                 let (layout, count) = self.member_layout(declarator, base)?;
                 let name = leftmost_identifier(declarator, self.src).to_string();
                 let type_name = if declarator.kind() == "pointer_declarator" {
@@ -803,8 +840,7 @@ impl<'s> Extractor<'s> {
             "field_identifier" => Some((base, None)),
             "pointer_declarator" => Some((Layout { size: 8, align: 8 }, None)),
             "array_declarator" => {
-                let (inner, _) =
-                    self.member_layout(declarator.child_by_field_name("declarator")?, base)?;
+                let (inner, _) = self.member_layout(child(declarator, FIELDS.declarator)?, base)?;
                 let count = self
                     .env
                     .eval(
@@ -962,8 +998,7 @@ impl<'s> Extractor<'s> {
             if !is_dim3 {
                 continue;
             }
-            let mut cursor = declaration.walk();
-            for declarator in declaration.children_by_field_name("declarator", &mut cursor) {
+            for declarator in children_in(declaration, FIELDS.declarator) {
                 let (Some(name), Some(value)) = (
                     child(declarator, FIELDS.declarator),
                     child(declarator, FIELDS.value),
@@ -1064,14 +1099,15 @@ impl<'s> Extractor<'s> {
             }
             Some(_) => Vec::new(),
         };
-        let prototype = Prototype {
+        let mut prototype = Prototype {
             function,
             params: template_params,
             constants,
             launch_bounds,
         };
         if prototype.params.is_empty() {
-            let function = self.instantiate(&prototype, Vec::new(), Bindings::default());
+            let arrays = std::mem::take(&mut prototype.function.arrays);
+            let function = self.instantiate(&prototype, arrays, Vec::new(), Bindings::default());
             self.functions.push(function);
         } else {
             // Instantiated once every instantiation and launch of the file is known.
@@ -1081,19 +1117,19 @@ impl<'s> Extractor<'s> {
 
     /// A function with its template arguments bound: the constants, extents, element types
     /// and launch bounds evaluated with them.
+    /// `arrays` are the prototype's (its own or a copy), bound here.
     fn instantiate(
         &mut self,
         prototype: &Prototype,
+        arrays: Vec<SharedArray>,
         template_args: Vec<(String, String)>,
         bindings: Bindings,
     ) -> Function {
         let template = &prototype.function;
         let scope = self.bind_constants(&prototype.constants, &bindings);
-        let arrays = template
-            .arrays
-            .iter()
-            .map(|array| {
-                let mut array = array.clone();
+        let arrays = arrays
+            .into_iter()
+            .map(|mut array| {
                 if !array.file_scope {
                     let (base, pointers) = split_pointer(&array.elem_type);
                     if let Some(bound) = bindings.types.get(base) {
@@ -1387,17 +1423,15 @@ impl<'s> Extractor<'s> {
                 _ => {}
             }
             let span = Span::of(node);
-            let declared: Vec<usize> = (0..local_count)
-                .filter(|&i| arrays[i].decl_span == span)
-                .collect();
-            if !declared.is_empty() {
+            let declares = |i: &usize| arrays[*i].decl_span == span;
+            // Checked before collecting: most nodes declare no array.
+            if (0..local_count).any(|i| declares(&i)) {
+                let declared = (0..local_count).filter(declares);
                 shared_in_scope.entry(scope()).or_default().extend(declared);
             } else if matches!(symbols::kind(node), "declaration" | "parameter_declaration") {
-                let mut cursor = node.walk();
-                let names: Vec<String> = node
-                    .children_by_field_name("declarator", &mut cursor)
-                    .map(|d| leftmost_identifier(d, self.src).to_string())
-                    .collect();
+                let names = children_in(node, FIELDS.declarator)
+                    .into_iter()
+                    .map(|d| leftmost_identifier(d, self.src).to_string());
                 others_in_scope.entry(scope()).or_default().extend(names);
             }
             true
@@ -1463,12 +1497,12 @@ impl<'s> Extractor<'s> {
     /// For a call of a shared-memory provider (`SharedMemory<T>()`): its name and the
     /// element type of the pointer it returns here.
     fn provider_call(&self, call: Node, scope: &Bindings) -> Option<ProviderCall> {
-        let function = call.child_by_field_name("function")?;
+        let function = child(call, FIELDS.function)?;
         let (name, arguments) = match function.kind() {
             "template_function" => {
-                let name = function.child_by_field_name("name")?;
+                let name = child(function, FIELDS.name)?;
                 let arguments = function
-                    .child_by_field_name("arguments")
+                    .child_by_field_id(FIELDS.arguments)
                     .map(named_children)
                     .unwrap_or_default()
                     .into_iter()
@@ -1619,9 +1653,8 @@ impl<'s> Extractor<'s> {
         let is_extern = named_children(decl)
             .iter()
             .any(|c| symbols::kind(*c) == "storage_class_specifier" && self.text(*c) == "extern");
-        let mut cursor = decl.walk();
         let mut arrays = Vec::new();
-        for declarator in decl.children_by_field_name("declarator", &mut cursor) {
+        for declarator in children_in(decl, FIELDS.declarator) {
             let mut node = declarator;
             if symbols::kind(node) == "init_declarator" {
                 match child(node, FIELDS.declarator) {
@@ -1767,10 +1800,10 @@ impl<'s> Extractor<'s> {
             match name.parent(level) {
                 Some(parent)
                     if parent.kind() == "subscript_expression"
-                        && parent.child_by_field_name("argument") == Some(name.node(level)) =>
+                        && child(parent, FIELDS.argument) == Some(name.node(level)) =>
                 {
                     let index = parent
-                        .child_by_field_name("indices")
+                        .child_by_field_id(FIELDS.indices)
                         .and_then(|list| list.named_child(0));
                     match index {
                         Some(index) => indices.push(ast::lower(index, self.src)),
@@ -1817,13 +1850,13 @@ impl<'s> Extractor<'s> {
             match parent.kind() {
                 "parenthesized_expression" => user += 1,
                 "field_expression"
-                    if parent.child_by_field_name("argument") == Some(lineage.node(user))
+                    if child(parent, FIELDS.argument) == Some(lineage.node(user))
                         && parent
-                            .child_by_field_name("operator")
+                            .child_by_field_id(FIELDS.operator)
                             .is_some_and(|op| self.text(op) == ".") =>
                 {
                     let field = parent
-                        .child_by_field_name("field")
+                        .child_by_field_id(FIELDS.field)
                         .map_or("", |f| self.text(f));
                     member
                         .get_or_insert_with(String::new)
@@ -1833,10 +1866,10 @@ impl<'s> Extractor<'s> {
                 // `s[i].v[k]`: indexing a member array still touches element `s[i]`.
                 "subscript_expression"
                     if member.is_some()
-                        && parent.child_by_field_name("argument") == Some(lineage.node(user)) =>
+                        && child(parent, FIELDS.argument) == Some(lineage.node(user)) =>
                 {
                     let index = parent
-                        .child_by_field_name("indices")
+                        .child_by_field_id(FIELDS.indices)
                         .and_then(|list| list.named_child(0))
                         .map(|i| self.one_line(i))
                         .unwrap_or_default();
@@ -1867,12 +1900,10 @@ impl<'s> Extractor<'s> {
             return;
         };
         let operator = parent
-            .child_by_field_name("operator")
+            .child_by_field_id(FIELDS.operator)
             .map_or("", |op| self.text(op));
         match parent.kind() {
-            "assignment_expression"
-                if parent.child_by_field_name("left") == Some(lineage.node(user)) =>
-            {
+            "assignment_expression" if child(parent, FIELDS.left) == Some(lineage.node(user)) => {
                 if operator != "=" {
                     array.accesses.push(access(AccessKind::Load, None));
                 }
@@ -1884,11 +1915,11 @@ impl<'s> Extractor<'s> {
             }
             "init_declarator"
                 if parent
-                    .child_by_field_name("declarator")
+                    .child_by_field_id(FIELDS.declarator)
                     .is_some_and(|d| d.kind() == "reference_declarator") =>
             {
                 let var = parent
-                    .child_by_field_name("declarator")
+                    .child_by_field_id(FIELDS.declarator)
                     .map(|d| leftmost_identifier(d, self.src).to_string())
                     .unwrap_or_default();
                 let site = lineage.parent(user + 1).unwrap_or(parent);
@@ -1922,7 +1953,7 @@ impl<'s> Extractor<'s> {
         let call = lineage
             .parent(level + 1)
             .filter(|p| p.kind() == "call_expression")?;
-        let callee = self.text(call.child_by_field_name("function")?);
+        let callee = self.text(child(call, FIELDS.function)?);
         is_atomic(callee).then(|| callee.to_string())
     }
 
@@ -1940,7 +1971,7 @@ impl<'s> Extractor<'s> {
             return (EscapeKind::UsedAsPointer, value);
         };
         let operator = parent
-            .child_by_field_name("operator")
+            .child_by_field_id(FIELDS.operator)
             .map_or("", |op| self.text(op));
         match parent.kind() {
             "pointer_expression" if operator == "&" => (EscapeKind::AddressTaken, parent),
@@ -1953,12 +1984,12 @@ impl<'s> Extractor<'s> {
                     .parent(level + 1)
                     .filter(|c| c.kind() == "call_expression");
                 let site = call.unwrap_or(parent);
-                match call.and_then(|c| c.child_by_field_name("function")) {
+                match call.and_then(|c| child(c, FIELDS.function)) {
                     Some(f) if f.kind() == "template_function" => {
-                        let name = f.child_by_field_name("name").map_or("", |n| self.text(n));
+                        let name = child(f, FIELDS.name).map_or("", |n| self.text(n));
                         if name.ends_with("_cast") {
                             let target = f
-                                .child_by_field_name("arguments")
+                                .child_by_field_id(FIELDS.arguments)
                                 .map(|a| self.one_line(a))
                                 .unwrap_or_default();
                             let target = target.trim_start_matches('<').trim_end_matches('>');
@@ -1973,14 +2004,14 @@ impl<'s> Extractor<'s> {
             }
             "cast_expression" => {
                 let ty = parent
-                    .child_by_field_name("type")
+                    .child_by_field_id(FIELDS.type_)
                     .map(|t| self.one_line(t))
                     .unwrap_or_default();
                 (EscapeKind::Cast(ty), parent)
             }
             "init_declarator" => {
                 let var = parent
-                    .child_by_field_name("declarator")
+                    .child_by_field_id(FIELDS.declarator)
                     .map(|d| leftmost_identifier(d, self.src).to_string())
                     .unwrap_or_default();
                 let site = lineage.parent(level + 1).unwrap_or(parent);
@@ -1988,7 +2019,7 @@ impl<'s> Extractor<'s> {
             }
             "assignment_expression" => {
                 let var = parent
-                    .child_by_field_name("left")
+                    .child_by_field_id(FIELDS.left)
                     .map(|d| self.one_line(d))
                     .unwrap_or_default();
                 (EscapeKind::AssignedToPointer(var), parent)
@@ -2001,8 +2032,9 @@ impl<'s> Extractor<'s> {
 
 /// The first extent of a kernel's one `extern __shared__` array, from the dynamic shared
 /// memory its launches in this file pass (all the same): `k<<<g, 256, 256 * sizeof(float)>>>`
-/// makes `extern __shared__ float s[]` 256 elements.
-fn dynamic_extent_from_launches(function: &mut Function, launches: &[LaunchSite]) {
+/// makes `extern __shared__ float s[]` 256 elements. `launches` are those of kernels named
+/// like `function`.
+fn dynamic_extent_from_launches(function: &mut Function, launches: &[&LaunchSite]) {
     if function.kind != FunctionKind::Kernel {
         return;
     }
@@ -2158,8 +2190,10 @@ struct Preorder<'t> {
 
 impl<'t> Preorder<'t> {
     fn of(root: Node<'t>) -> Self {
-        let mut nodes = Vec::new();
-        let mut ends = Vec::new();
+        // The cursor visits exactly the root and its visible descendants.
+        let count = root.descendant_count();
+        let mut nodes = Vec::with_capacity(count);
+        let mut ends = Vec::with_capacity(count);
         // Indices of the nodes whose subtree is still open, root first.
         let mut open = Vec::new();
         let mut cursor = root.walk();
@@ -2331,6 +2365,11 @@ pub(super) fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
 }
 
 fn has_qualifier(decl: Node, src: &str, keyword: &str) -> bool {
+    // Most declarations do not mention the keyword at all: a text search rules them out
+    // without visiting the children.
+    if !src[decl.byte_range()].contains(keyword) {
+        return false;
+    }
     named_children(decl).iter().any(|c| {
         matches!(
             symbols::kind(*c),
@@ -2343,6 +2382,9 @@ fn has_qualifier(decl: Node, src: &str, keyword: &str) -> bool {
 /// inside its body).
 fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
     let body_start = child(function, FIELDS.body).map_or(function.end_byte(), |b| b.start_byte());
+    if !src[function.start_byte()..body_start].contains(keyword) {
+        return false;
+    }
     children(function).iter().any(|c| {
         c.end_byte() <= body_start
             && (src[c.byte_range()].trim() == keyword

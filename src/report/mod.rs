@@ -8,6 +8,7 @@ use crate::block::Resolution;
 use crate::cost::SiteCost;
 use crate::parse::{Access, Escape, Function, Location, Severity, SharedArray};
 use serde_json::{json, Map, Value};
+use std::fmt::Write as _;
 
 /// The `check --format json` object for all files.
 pub fn json(files: &[AnalysedFile]) -> Value {
@@ -316,8 +317,10 @@ pub fn text(files: &[AnalysedFile]) -> String {
             }
         }
         lines.sort_by_key(|(at, _, _)| *at);
+        // The path rendered once, and each line written straight into `out`.
+        let path = path.to_string();
         for (at, severity, message) in lines {
-            out.push_str(&format!("{path}:{at}: {}: {message}\n", severity.as_str()));
+            let _ = writeln!(out, "{path}:{at}: {}: {message}", severity.as_str());
         }
     }
     out
