@@ -127,10 +127,29 @@ pub fn resolve_all(
     config: &ConfigBlocks,
 ) -> (Vec<Resolution>, Vec<(Location, String)>) {
     let mut warnings = Vec::new();
+    // Indexed once: a generated file has thousands of kernels and launches.
+    let mut launches_of: HashMap<&str, Vec<&LaunchSite>> = HashMap::new();
+    for launch in launches {
+        launches_of.entry(&launch.kernel).or_default().push(launch);
+    }
     let mut resolved: Vec<Resolution> = functions
         .iter()
-        .map(|f| resolve_direct(f, launches, cli, config, &mut warnings))
+        .map(|f| {
+            let launches = launches_of
+                .get(f.name.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            resolve_direct(f, launches, cli, config, &mut warnings)
+        })
         .collect();
+    let mut callers_of: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, caller) in functions.iter().enumerate() {
+        for callee in &caller.callees {
+            let callers = callers_of.entry(callee.as_str()).or_default();
+            if callers.last() != Some(&i) {
+                callers.push(i);
+            }
+        }
+    }
     // Device functions inherit from their callers, through any depth of calls.
     let mut changed = true;
     while changed {
@@ -139,15 +158,15 @@ pub fn resolve_all(
             if function.kind != FunctionKind::Device || resolved[i].is_ok() {
                 continue;
             }
-            let callers: Vec<(String, [u32; 3])> = functions
-                .iter()
-                .zip(&resolved)
-                .filter(|(caller, _)| caller.callees.contains(&function.name))
-                .filter_map(|(caller, block)| {
-                    block
+            let callers: Vec<(String, [u32; 3])> = callers_of
+                .get(function.name.as_str())
+                .into_iter()
+                .flatten()
+                .filter_map(|&c| {
+                    resolved[c]
                         .as_ref()
                         .ok()
-                        .map(|b| (caller.display_name(), b.shape))
+                        .map(|b| (functions[c].display_name(), b.shape))
                 })
                 .collect();
             let Some((_, shape)) = callers.first() else {
@@ -173,9 +192,11 @@ pub fn resolve_all(
     (resolved, warnings)
 }
 
+/// The block shape of `function` from the command line, the configuration, an annotation,
+/// its own `launches` (those that name it) or `__launch_bounds__`.
 fn resolve_direct(
     function: &Function,
-    launches: &[LaunchSite],
+    launches: &[&LaunchSite],
     cli: &CommandLineBlocks,
     config: &ConfigBlocks,
     warnings: &mut Vec<(Location, String)>,
@@ -215,7 +236,8 @@ fn resolve_direct(
     }
     let sites: Vec<&LaunchSite> = launches
         .iter()
-        .filter(|l| &l.kernel == name && l.instance.as_ref().is_none_or(|i| *i == display))
+        .copied()
+        .filter(|l| l.instance.as_ref().is_none_or(|i| *i == display))
         .collect();
     let known: Vec<(&LaunchSite, [u32; 3])> = sites
         .iter()
