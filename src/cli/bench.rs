@@ -1,5 +1,5 @@
 //! `bankwise bench`: every family on every kernel (docs/results.md, docs/table5.md).
-use super::{collect_sources, write_stdout, RunArgs, EXIT_INPUT_ERROR};
+use super::{collect_sources, print_output, RunArgs, EXIT_INPUT_ERROR};
 use bankwise::analysis::{analyse_file, AnalysedFile, Options};
 use bankwise::bench::{self, Bench};
 use clap::ValueEnum;
@@ -62,12 +62,5 @@ pub fn run(args: BenchArgs) -> ExitCode {
         BenchFormat::Markdown => Ok(bench::markdown::results(&bench)),
         BenchFormat::Table5 => Ok(bench::markdown::table5(&bench)),
     };
-    match output {
-        Ok(output) if write_stdout(&output) => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(EXIT_INPUT_ERROR),
-        Err(err) => {
-            eprintln!("bankwise: error: cannot write JSON: {err}");
-            ExitCode::from(EXIT_INPUT_ERROR)
-        }
-    }
+    print_output(output)
 }

@@ -1,10 +1,10 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
 use super::{
-    collect_sources, write_file, write_stdout, AnalysisArgs, Format, RunArgs, EXIT_CONFLICTS,
-    EXIT_INPUT_ERROR,
+    collect_sources, fix_options, write_file, write_stdout, AnalysisArgs, Format, RunArgs,
+    EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
 use bankwise::config::Settings;
-use bankwise::rewrite::{self, FileFix, FixError, FixOptions};
+use bankwise::rewrite::{self, FileFix, FixError};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -51,17 +51,9 @@ pub fn run(args: FixArgs) -> ExitCode {
         unsafe_fixes: args.unsafe_fixes.then_some(true),
         ..Settings::default()
     };
-    let analysis = match args.analysis.options(settings) {
+    let options = match fix_options(&args.analysis, settings) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("bankwise: error: {message}");
-            return ExitCode::from(EXIT_INPUT_ERROR);
-        }
-    };
-    // The settings reach `fix_file` through `analysis.command_line`, above any bankwise.toml.
-    let options = FixOptions {
-        analysis,
-        ..FixOptions::default()
+        Err(code) => return code,
     };
     let mut failed = false;
     let sources = collect_sources(&args.files, &mut failed);

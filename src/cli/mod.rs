@@ -10,6 +10,7 @@ use bankwise::analysis::Options;
 use bankwise::bank::BankConfig;
 use bankwise::block::CommandLineBlocks;
 use bankwise::config::Settings;
+use bankwise::rewrite::FixOptions;
 use clap::builder::TypedValueParser;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::ffi::{OsStr, OsString};
@@ -250,6 +251,33 @@ fn is_launched_compiler(first: &OsStr) -> bool {
         .any(|command| OsStr::new(command.get_name()) == first)
         || first == "help";
     !ours && bankwise::prebuild::is_compiler(first)
+}
+
+/// Prints a command's whole output: exit 0, or 2 when it could not be made or written.
+fn print_output(output: Result<String, serde_json::Error>) -> ExitCode {
+    match output {
+        Ok(output) if write_stdout(&output) => ExitCode::SUCCESS,
+        Ok(_) => ExitCode::from(EXIT_INPUT_ERROR),
+        Err(err) => {
+            eprintln!("bankwise: error: cannot write JSON: {err}");
+            ExitCode::from(EXIT_INPUT_ERROR)
+        }
+    }
+}
+
+/// The options of `fix` and `nvcc`: the analysis flags with `settings` above any
+/// `bankwise.toml` (they reach `fix_file` through `analysis.command_line`).
+fn fix_options(analysis: &AnalysisArgs, settings: Settings) -> Result<FixOptions, ExitCode> {
+    match analysis.options(settings) {
+        Ok(analysis) => Ok(FixOptions {
+            analysis,
+            ..FixOptions::default()
+        }),
+        Err(message) => {
+            eprintln!("bankwise: error: {message}");
+            Err(ExitCode::from(EXIT_INPUT_ERROR))
+        }
+    }
 }
 
 /// Writes to stdout; a closed pipe (`bankwise check … | head`) is not an error.

@@ -1,6 +1,6 @@
 //! `bankwise nvcc [OPTIONS] -- ARGS`, and the same step as a compiler launcher
 //! (`bankwise /path/to/nvcc ARGS`, as CMake runs `CMAKE_CUDA_COMPILER_LAUNCHER`).
-use super::{AnalysisArgs, EXIT_INPUT_ERROR};
+use super::{fix_options, AnalysisArgs};
 use bankwise::config::Settings;
 use bankwise::prebuild;
 use bankwise::rewrite::{self, FixOptions};
@@ -39,17 +39,9 @@ pub fn run(args: NvccArgs) -> ExitCode {
         smem_budget: args.smem_budget,
         ..Settings::default()
     };
-    let analysis = match args.analysis.options(settings) {
+    let options = match fix_options(&args.analysis, settings) {
         Ok(options) => options,
-        Err(message) => {
-            eprintln!("bankwise: error: {message}");
-            return ExitCode::from(EXIT_INPUT_ERROR);
-        }
-    };
-    // The settings reach `fix_file` through `analysis.command_line`, above any bankwise.toml.
-    let options = FixOptions {
-        analysis,
-        ..FixOptions::default()
+        Err(code) => return code,
     };
     let (compiler, nvcc_args) = match args.nvcc_args.split_first() {
         Some((first, rest)) if prebuild::is_compiler(OsStr::new(first)) => {

@@ -1,5 +1,5 @@
 //! `bankwise solve`: the solvers on raw warp address sets.
-use super::{write_stdout, Format, EXIT_INPUT_ERROR};
+use super::{print_output, Format, EXIT_INPUT_ERROR};
 use bankwise::solve::raw;
 use clap::ValueEnum;
 use std::process::ExitCode;
@@ -71,12 +71,5 @@ pub fn run(args: SolveArgs) -> ExitCode {
         Format::Text => Ok(solution.to_text()),
         Format::Json => serde_json::to_string_pretty(&solution.to_json()).map(|j| j + "\n"),
     };
-    match output {
-        Ok(output) if write_stdout(&output) => ExitCode::SUCCESS,
-        Ok(_) => ExitCode::from(EXIT_INPUT_ERROR),
-        Err(err) => {
-            eprintln!("bankwise: error: cannot write JSON: {err}");
-            ExitCode::from(EXIT_INPUT_ERROR)
-        }
-    }
+    print_output(output)
 }
