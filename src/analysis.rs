@@ -4,12 +4,12 @@ use crate::bank::BankConfig;
 use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
 use crate::config::{self, Settings};
 use crate::cost::{self, SiteCost};
+use crate::parallel;
 use crate::parse::{
     self, Access, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex, ParsedFile,
     Severity, SharedArray, SourceError, Span,
 };
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the user asked for, shared by every file.
 #[derive(Debug, Clone)]
@@ -103,7 +103,7 @@ pub fn analyse_text(
     let mut affine = {
         let callees = affine::Callees::new(&parsed.functions);
         let functions = &parsed.functions;
-        in_parallel(functions.len(), |i| {
+        parallel::map(functions.len(), FUNCTIONS_PER_THREAD, |i| {
             affine_of(&functions[i], &blocks[i], &callees, &parsed.constants)
         })
     };
@@ -113,7 +113,7 @@ pub fn analyse_text(
             adopt_pointer_analysis(function, affine, text, &lines, &parsed.constants);
         }
     }
-    let costs = in_parallel(parsed.functions.len(), |i| {
+    let costs = parallel::map(parsed.functions.len(), FUNCTIONS_PER_THREAD, |i| {
         costs_of(&parsed.functions[i], affine[i].as_ref(), &options.bank)
     });
     AnalysedFile {
@@ -128,43 +128,6 @@ pub fn analyse_text(
 
 /// Per array, per access: the conflict figures, or why there are none.
 type FunctionCosts = Vec<Vec<Result<SiteCost, String>>>;
-
-/// `work(0..count)` in order. The items are independent, so they are shared out between
-/// threads, one at a time.
-fn in_parallel<T: Send>(count: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(count.div_ceil(FUNCTIONS_PER_THREAD))
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let worker = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= count {
-                return done;
-            }
-            done.push((i, work(i)));
-        }
-    };
-    let finished: Vec<Vec<(usize, T)>> = if threads == 1 {
-        vec![worker()]
-    } else {
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads).map(|_| scope.spawn(worker)).collect();
-            workers
-                .into_iter()
-                .map(|w| match w.join() {
-                    Ok(done) => done,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                })
-                .collect()
-        })
-    };
-    let mut results: Vec<(usize, T)> = finished.into_iter().flatten().collect();
-    results.sort_unstable_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, result)| result).collect()
-}
 
 /// Functions below which a thread is not worth starting.
 const FUNCTIONS_PER_THREAD: usize = 16;

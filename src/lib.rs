@@ -10,6 +10,7 @@ pub mod block;
 pub mod config;
 pub mod cost;
 pub mod explain;
+pub mod parallel;
 pub mod parse;
 pub mod prebuild;
 pub mod report;

@@ -192,8 +192,8 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
     };
     let m = problem.bank_bits();
     let needs_bank_bits = || m.ok_or_else(|| "the bank is not a bit field".to_string());
-    let mut families = Vec::with_capacity(STRATEGIES.len());
-    for strategy in STRATEGIES {
+    // The families are independent searches over the same scorer: one thread each.
+    let solve = |strategy: &'static str| {
         let found: Result<Option<Found>, String> = match strategy {
             "identity" => Ok(candidate(Box::new(Identity::new(extent)))),
             "swizzle" => Ok(swizzle(problem, &scorer)),
@@ -223,8 +223,10 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
                 result = FamilyResult::skipped(strategy, "breaks the vector width".into());
             }
         }
-        families.push(result);
-    }
+        result
+    };
+    let families: Vec<FamilyResult> =
+        crate::parallel::map(STRATEGIES.len(), 1, |i| solve(STRATEGIES[i]));
     let allowed = |f: &FamilyResult| {
         f.best.as_ref().is_some_and(|best| !best.score.worsens)
             && f.extra_bytes(problem.elem_bytes) <= Some(problem.max_extra_bytes)
