@@ -1830,8 +1830,11 @@ impl<'a> Executor<'a> {
             ExprKind::Name(name) => name.rsplit("::").next().unwrap_or(name).to_string(),
             _ => String::new(),
         };
-        if let Some(&Value::Lambda(index)) = self.lookup(&name) {
-            return self.call_lambda(index, args, expr);
+        // Most bodies define no lambda: no scan of the locals for every call.
+        if !self.lambdas.is_empty() {
+            if let Some(&Value::Lambda(index)) = self.lookup(&name) {
+                return self.call_lambda(index, args, expr);
+            }
         }
         if let Some(mac) = self.constants.macro_named(&name) {
             if let (Some(params), Some(body)) = (&mac.params, mac.expr()) {

@@ -274,10 +274,7 @@ impl Lowering<'_> {
     ) -> Result<(), Why<'t>> {
         match kind {
             "expression_statement" | "macro_invocation_statement" => self.expression(node, out)?,
-            "declaration" => match self.lambda(node, depth) {
-                Some(lambda) => out.push(Stmt::Lambda(lambda?)),
-                None => self.declaration(node, out)?,
-            },
+            "declaration" => self.declaration(node, Some(depth), out)?,
             "compound_statement" => self.block(node, depth, out),
             "if_statement" => self.if_statement(node, depth, out)?,
             "for_statement" => self.for_statement(node, depth, out)?,
@@ -358,7 +355,7 @@ impl Lowering<'_> {
     fn for_header<'t>(&self, node: Node<'t>) -> Result<ForHeader, Why<'t>> {
         let mut init = Vec::new();
         match child(node, FIELDS.initializer) {
-            Some(decl) if kind(decl) == "declaration" => self.declaration(decl, &mut init)?,
+            Some(decl) if kind(decl) == "declaration" => self.declaration(decl, None, &mut init)?,
             Some(expr) => {
                 for part in split_commas(expr) {
                     init.push(Stmt::Expr(self.expr(part)?));
@@ -484,7 +481,7 @@ impl Lowering<'_> {
         if !allow_declaration {
             return Err("declaration in a loop condition");
         }
-        self.declaration(value, &mut prefix)?;
+        self.declaration(value, None, &mut prefix)?;
         let declarator = child(value, FIELDS.declarator).ok_or("condition_clause")?;
         let (name, _) = declarator_shape(declarator, false)?;
         let cond = Expr {
@@ -497,8 +494,11 @@ impl Lowering<'_> {
     /// One `Decl` per declarator of a declaration.
     /// `auto f = [captures] (params) { body };`, one declarator: `None` for any other
     /// declaration, an error for a lambda whose captures are mixed or `mutable`.
-    fn lambda<'t>(&self, node: Node<'t>, depth: usize) -> Option<Result<Lambda, Why<'t>>> {
-        let specifiers = Specifiers::of(node, self.src);
+    fn lambda<'t>(
+        &self,
+        specifiers: &Specifiers<'t>,
+        depth: usize,
+    ) -> Option<Result<Lambda, Why<'t>>> {
         let [declarator] = specifiers.declarators.as_slice() else {
             return None;
         };
@@ -591,7 +591,14 @@ impl Lowering<'_> {
         nested || written.iter().any(|w| !declared.contains(w))
     }
 
-    fn declaration<'t>(&self, node: Node<'t>, out: &mut Vec<Stmt>) -> Result<(), Why<'t>> {
+    /// A declaration statement at nesting `depth`, where a lambda bound to a name is lowered;
+    /// `None` in a `for` header or a condition, which keep lambdas opaque.
+    fn declaration<'t>(
+        &self,
+        node: Node<'t>,
+        depth: Option<usize>,
+        out: &mut Vec<Stmt>,
+    ) -> Result<(), Why<'t>> {
         let type_node = child(node, FIELDS.type_);
         if let Some(ty) = type_node {
             let class = matches!(
@@ -603,6 +610,10 @@ impl Lowering<'_> {
             }
         }
         let specifiers = Specifiers::of(node, self.src);
+        if let Some(lambda) = depth.and_then(|depth| self.lambda(&specifiers, depth)) {
+            out.push(Stmt::Lambda(lambda?));
+            return Ok(());
+        }
         for &declarator in &specifiers.declarators {
             // A condition declaration (`if (int x = f())`) has its value on the declaration.
             let (target, value, span) = if kind(declarator) == "init_declarator" {
