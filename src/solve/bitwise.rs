@@ -3,7 +3,7 @@
 //! Table 3), the reference sets they are measured on, and the map built from the chosen bits.
 use super::algebra::{low_mask, Basis};
 use super::maps::{AddressMap, BitwisePermutation, BitwiseXor};
-use super::space::Space;
+use super::space::{Found, Space};
 
 /// Candidate bank rows: single bits that a bijection may move, or (XOR) pairs of bits of which
 /// the lower may be written. Bits below the vector width are never candidates.
@@ -124,6 +124,16 @@ impl Chosen {
         self.span.insert(row & self.writable);
         self.rows.push(row);
     }
+}
+
+/// A heuristic's answer: the map of the bank `rows` it picked, scored, after ranking
+/// `ranked` candidate rows.
+pub fn found_from_rows(space: &Space, rows: &[u64], ranked: u64) -> Result<Found, String> {
+    Ok(Found {
+        best: space.candidate(map_from_rows(space, rows)?),
+        candidates: ranked,
+        truncated: false,
+    })
 }
 
 /// The map whose bank bits are `rows`: a bitwise permutation of single bits, else a bitwise

@@ -252,22 +252,11 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solve::raw::raw_problem;
-
-    fn transpose() -> ArrayProblem {
-        let mut sets: Vec<Vec<i64>> = Vec::new();
-        for j in 0..32 {
-            sets.push((0..32).map(|l| 32 * l + j).collect());
-            sets.push((0..32).map(|l| 32 * j + l).collect());
-        }
-        let mut problem = raw_problem(&sets, 32, Some(10)).expect("valid");
-        problem.dims = vec![32, 32];
-        problem
-    }
+    use crate::solve::raw::{raw_problem, transpose_problem};
 
     #[test]
     fn the_transpose_tile_gets_the_one_operation_swizzle() {
-        let choice = choose(&transpose()).expect("solvable");
+        let choice = choose(&transpose_problem()).expect("solvable");
         assert_eq!(choice.excess_before, 992);
         assert_eq!(choice.chosen().strategy, "swizzle");
         assert_eq!(choice.chosen().excess_after(), Some(0));
@@ -300,7 +289,7 @@ mod tests {
 
     #[test]
     fn padding_is_chosen_when_its_bytes_are_allowed_and_it_costs_nothing() {
-        let mut problem = transpose();
+        let mut problem = transpose_problem();
         problem.max_extra_bytes = 128;
         // The swizzle costs one operation, the padded declaration none.
         let choice = choose(&problem).expect("solvable");

@@ -7,7 +7,7 @@
 //! phase occurs; the first of equals wins), then multiplies every set's qualities by that
 //! set's correlation with the picked bit. For XOR the candidates are the pairs of Table 3, and
 //! a pair dependent on the picked ones is skipped (the map must be a bijection).
-use super::bitwise::{columns, map_from_rows, reference_sets, Chosen, Sliced};
+use super::bitwise::{columns, found_from_rows, reference_sets, Chosen, Sliced};
 use super::space::{Found, Space};
 
 /// `min / max`, 0 when both are 0.
@@ -77,12 +77,7 @@ pub fn givargis_rows(space: &Space, xor: bool) -> (Vec<u64>, u64) {
 /// The Givargis heuristic's map: a bitwise permutation, or with `xor` a bitwise XOR.
 pub fn givargis(space: &Space, xor: bool) -> Result<Found, String> {
     let (rows, ranked) = givargis_rows(space, xor);
-    let map = map_from_rows(space, &rows)?;
-    Ok(Found {
-        best: space.candidate(map),
-        candidates: ranked,
-        truncated: false,
-    })
+    found_from_rows(space, &rows, ranked)
 }
 
 #[cfg(test)]

@@ -106,18 +106,12 @@ pub fn choose_kernel(
 mod tests {
     use super::*;
     use crate::solve::choose::choose;
-    use crate::solve::raw::raw_problem;
+    use crate::solve::raw::{raw_problem, transpose_problem};
     use crate::solve::ArrayProblem;
 
     /// The 32 × 32 transpose tile: a swizzle (1 operation) or a padded row (128 bytes).
     fn tile() -> ArrayProblem {
-        let mut sets: Vec<Vec<i64>> = Vec::new();
-        for j in 0..32 {
-            sets.push((0..32).map(|l| 32 * l + j).collect());
-            sets.push((0..32).map(|l| 32 * j + l).collect());
-        }
-        let mut problem = raw_problem(&sets, 32, Some(10)).expect("valid");
-        problem.dims = vec![32, 32];
+        let mut problem = transpose_problem();
         problem.max_extra_bytes = u64::MAX;
         problem
     }

@@ -6,7 +6,7 @@
 //! sets (Eq. 15; weighted by how often each phase occurs) is picked; the first of equals wins.
 //! The sums are kept as exact integers (scaled by the sets' common multiple), so ties are
 //! real ties. For XOR the candidates are the pairs of Table 3, dependent ones skipped.
-use super::bitwise::{columns, map_from_rows, reference_sets, Chosen, Sliced};
+use super::bitwise::{columns, found_from_rows, reference_sets, Chosen, Sliced};
 use super::space::{Found, Space};
 
 fn gcd(a: u128, b: u128) -> u128 {
@@ -116,12 +116,7 @@ fn prefix_groups(set: &Sliced, rows: &[u64]) -> Vec<(Vec<u64>, u64)> {
 /// The heuristic's map: a bitwise permutation, or with `xor` a bitwise XOR.
 pub fn mih(space: &Space, xor: bool) -> Result<Found, String> {
     let (rows, ranked) = mih_rows(space, xor);
-    let map = map_from_rows(space, &rows)?;
-    Ok(Found {
-        best: space.candidate(map),
-        candidates: ranked,
-        truncated: false,
-    })
+    found_from_rows(space, &rows, ranked)
 }
 
 #[cfg(test)]

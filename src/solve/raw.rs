@@ -19,6 +19,20 @@ pub const MAX_BANKS: u32 = 256;
 /// Largest `--address-bits`: indices must fit the 64-bit GF(2) rows with room to shift.
 pub const MAX_ADDRESS_BITS: u32 = 40;
 
+/// Row reads `tile[j][l]` and column reads `tile[l][j]` of a 32 × 32 float tile, the
+/// example the solver tests share.
+#[cfg(test)]
+pub fn transpose_problem() -> ArrayProblem {
+    let mut sets: Vec<Vec<i64>> = Vec::new();
+    for j in 0..32 {
+        sets.push((0..32).map(|l| 32 * l + j).collect());
+        sets.push((0..32).map(|l| 32 * j + l).collect());
+    }
+    let mut problem = raw_problem(&sets, 32, Some(10)).expect("valid");
+    problem.dims = vec![32, 32];
+    problem
+}
+
 /// The problem of address sets on `banks` banks of 4-byte words, over `2^address_bits` words
 /// (default: as many bits as the largest address needs).
 pub fn raw_problem(

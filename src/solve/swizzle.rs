@@ -78,23 +78,11 @@ pub fn skew(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solve::raw::raw_problem;
-
-    /// Row reads `tile[j][l]` and column reads `tile[l][j]` of a 32 × 32 tile.
-    fn transpose() -> crate::solve::ArrayProblem {
-        let mut sets: Vec<Vec<i64>> = Vec::new();
-        for j in 0..32 {
-            sets.push((0..32).map(|l| 32 * l + j).collect());
-            sets.push((0..32).map(|l| 32 * j + l).collect());
-        }
-        let mut problem = raw_problem(&sets, 32, Some(10)).expect("valid");
-        problem.dims = vec![32, 32];
-        problem
-    }
+    use crate::solve::raw::{raw_problem, transpose_problem};
 
     #[test]
     fn the_transpose_swizzle_is_c_xor_r() {
-        let problem = transpose();
+        let problem = transpose_problem();
         let scorer = Scorer::new(problem.config, &problem.sites);
         assert_eq!(scorer.total_before(), 32 * 31);
         let found = swizzle(&problem, &scorer).expect("a swizzle");
