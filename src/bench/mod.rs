@@ -381,13 +381,11 @@ fn traced_problem(
         };
         sites.push(site);
     }
-    Some(ArrayProblem {
-        name: array.name.clone(),
+    Some(ArrayProblem::new(
+        array.name.clone(),
         elem_bytes,
         dims,
-        vector: 1,
-        max_extra_bytes: 0,
-        config: *config,
+        *config,
         sites,
-    })
+    ))
 }

@@ -117,14 +117,7 @@ pub fn permutation(space: &Space) -> Option<Found> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solve::raw::raw_problem;
-
-    fn strides(strides: &[i64]) -> Vec<Vec<i64>> {
-        strides
-            .iter()
-            .map(|&s| (0..32).map(|l| s * l).collect())
-            .collect()
-    }
+    use crate::solve::raw::{raw_problem, stride_sets};
 
     #[test]
     fn stride_bits_of_strides_and_blocks() {
@@ -141,7 +134,7 @@ mod tests {
     /// 4,480 candidates; the best leaves 1 excess wavefront of the original 4.
     #[test]
     fn pruned_search_of_the_paper() {
-        let problem = raw_problem(&strides(&[4, 6]), 32, Some(14)).expect("valid");
+        let problem = raw_problem(&stride_sets(&[4, 6]), 32, Some(14)).expect("valid");
         let space = Space::of(&problem).expect("space");
         let (list, all) = xor_candidates(&space, true);
         assert_eq!((list.len(), all), (188, 4480));
@@ -165,7 +158,7 @@ mod tests {
 
     #[test]
     fn permutation_finds_the_stride_field() {
-        let problem = raw_problem(&strides(&[8]), 32, Some(14)).expect("valid");
+        let problem = raw_problem(&stride_sets(&[8]), 32, Some(14)).expect("valid");
         let space = Space::of(&problem).expect("space");
         let found = permutation(&space).expect("a candidate");
         assert_eq!(found.candidates, 10);

@@ -475,7 +475,7 @@ fn next_combination(choice: &mut [usize], n: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solve::raw::raw_problem;
+    use crate::solve::raw::{raw_problem, stride_sets};
 
     /// The counting table and the sort agree, on short and long phases.
     #[test]
@@ -505,13 +505,6 @@ mod tests {
         }
     }
 
-    fn strides(strides: &[i64]) -> Vec<Vec<i64>> {
-        strides
-            .iter()
-            .map(|&s| (0..32).map(|l| s * l).collect())
-            .collect()
-    }
-
     #[test]
     fn combinations_are_enumerated_once() {
         let mut choice = vec![0, 1];
@@ -528,7 +521,7 @@ mod tests {
     /// 2-dimensional kernel there meets one of the two strides.
     #[test]
     fn exact_xor_proves_strides_4_and_6_leave_one_conflict() {
-        let problem = raw_problem(&strides(&[4, 6]), 32, Some(14)).expect("valid");
+        let problem = raw_problem(&stride_sets(&[4, 6]), 32, Some(14)).expect("valid");
         let space = Space::of(&problem).expect("space");
         let found = exact_xor(&space, SEARCH_BOUND).expect("searchable");
         assert_eq!(found.best.score.total, 1);

@@ -83,14 +83,7 @@ pub fn givargis(space: &Space, xor: bool) -> Result<Found, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::solve::raw::raw_problem;
-
-    fn strides(strides: &[i64]) -> Vec<Vec<i64>> {
-        strides
-            .iter()
-            .map(|&s| (0..32).map(|l| s * l).collect())
-            .collect()
-    }
+    use crate::solve::raw::{raw_problem, stride_sets};
 
     fn picked_bits(sets: &[Vec<i64>], bits: Option<u32>) -> Vec<u32> {
         let problem = raw_problem(sets, 32, bits).expect("valid");
@@ -104,14 +97,20 @@ mod tests {
     #[test]
     fn multi_set_examples_of_the_paper() {
         for bits in [None, Some(14)] {
-            assert_eq!(picked_bits(&strides(&[8, 45]), bits), vec![3, 4, 5, 6, 7]);
-            assert_eq!(picked_bits(&strides(&[8, 13]), bits), vec![3, 4, 6, 5, 7]);
+            assert_eq!(
+                picked_bits(&stride_sets(&[8, 45]), bits),
+                vec![3, 4, 5, 6, 7]
+            );
+            assert_eq!(
+                picked_bits(&stride_sets(&[8, 13]), bits),
+                vec![3, 4, 6, 5, 7]
+            );
         }
     }
 
     #[test]
     fn xor_pairs_are_independent_and_the_map_is_scored() {
-        let problem = raw_problem(&strides(&[8, 45]), 32, Some(14)).expect("valid");
+        let problem = raw_problem(&stride_sets(&[8, 45]), 32, Some(14)).expect("valid");
         let space = Space::of(&problem).expect("space");
         let found = givargis(&space, true).expect("a map");
         assert_eq!(found.candidates, 14 * 15 / 2);

@@ -53,6 +53,26 @@ pub struct ArrayProblem {
 }
 
 impl ArrayProblem {
+    /// A problem with vector width 1 that may not grow (the default budget keeps the
+    /// footprint).
+    pub fn new(
+        name: String,
+        elem_bytes: u32,
+        dims: Vec<u64>,
+        config: BankConfig,
+        sites: Vec<SitePattern>,
+    ) -> Self {
+        ArrayProblem {
+            name,
+            elem_bytes,
+            dims,
+            vector: 1,
+            max_extra_bytes: 0,
+            config,
+            sites,
+        }
+    }
+
     /// The problem of array number `array_index` of a function, every access enumerated
     /// (vector width 1, no extra bytes), or why it cannot be posed: an unknown extent or
     /// element size, or an access that cannot be simulated (a map would change its conflicts
@@ -91,15 +111,13 @@ impl ArrayProblem {
                     .map_err(|why| format!("line {}: {why}", access.at.line))
             })
             .collect::<Result<Vec<SitePattern>, String>>()?;
-        Ok(ArrayProblem {
-            name: array.name.clone(),
+        Ok(ArrayProblem::new(
+            array.name.clone(),
             elem_bytes,
             dims,
-            vector: 1,
-            max_extra_bytes: 0,
-            config: *config,
+            *config,
             sites,
-        })
+        ))
     }
 
     /// Elements in the array.

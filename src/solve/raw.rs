@@ -19,6 +19,15 @@ pub const MAX_BANKS: u32 = 256;
 /// Largest `--address-bits`: indices must fit the 64-bit GF(2) rows with room to shift.
 pub const MAX_ADDRESS_BITS: u32 = 40;
 
+/// One warp request per stride `s`: lane `l` reads word `s·l` (the papers' stride examples).
+#[cfg(test)]
+pub fn stride_sets(strides: &[i64]) -> Vec<Vec<i64>> {
+    strides
+        .iter()
+        .map(|&s| (0..32).map(|l| s * l).collect())
+        .collect()
+}
+
 /// Row reads `tile[j][l]` and column reads `tile[l][j]` of a 32 × 32 float tile, the
 /// example the solver tests share.
 #[cfg(test)]
@@ -74,15 +83,13 @@ pub fn raw_problem(
             SitePattern::from_requests(Units::whole(4), &config, [lanes.as_slice()])
         })
         .collect::<Result<Vec<_>, String>>()?;
-    Ok(ArrayProblem {
-        name: "addresses".into(),
-        elem_bytes: 4,
-        dims: vec![1 << bits],
-        vector: 1,
-        max_extra_bytes: 0,
+    Ok(ArrayProblem::new(
+        "addresses".into(),
+        4,
+        vec![1 << bits],
         config,
         sites,
-    })
+    ))
 }
 
 /// The search `bankwise solve --method` runs.
