@@ -151,7 +151,7 @@ fn per_family_figures_of_some_suite_kernels() {
             .collect()
     };
     // before, fixed XOR, bit-vector XOR, perm GH, perm MIH, XOR GH, XOR MIH, exact, padding,
-    // RAP, skew, chosen. The transpose's exact search completes; conv-2's does not (not listed).
+    // RAP, skew, repitch, rotate, chosen. The transpose's exact search completes; conv-2's does not (not listed).
     let s = Some;
     assert_eq!(
         figures("transposeTile16"),
@@ -167,6 +167,8 @@ fn per_family_figures_of_some_suite_kernels() {
             s(0),
             s(8),
             s(0),
+            s(56),
+            s(56),
             s(0)
         ]
     );
@@ -184,6 +186,8 @@ fn per_family_figures_of_some_suite_kernels() {
             s(164),
             s(292),
             s(0),
+            s(54),
+            s(292),
             s(0)
         ]
     );
@@ -199,6 +203,8 @@ fn per_family_figures_of_some_suite_kernels() {
             s(64),
             s(0),
             s(128),
+            s(832),
+            s(832),
             s(832),
             s(832),
             s(0)

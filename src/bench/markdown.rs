@@ -7,7 +7,7 @@ use serde_json::Value;
 use std::fmt::Write as _;
 
 /// Column headings of [`FAMILIES`], in order.
-const HEADINGS: [&str; 10] = [
+const HEADINGS: [&str; 12] = [
     "fixed XOR",
     "bit-vector XOR",
     "perm. GH",
@@ -18,6 +18,8 @@ const HEADINGS: [&str; 10] = [
     "padding",
     "RAP",
     "skew",
+    "repitch",
+    "rotate",
 ];
 
 /// Marks a figure whose map makes some access worse than declared (never chosen).
@@ -140,6 +142,12 @@ fn table6(out: &mut String, bench: &Bench) {
         ("padding (ours)", "search over pitches", "padding"),
         ("RAP (ours)", "fixed seed", "rap"),
         ("row skew (ours)", "search over shifts", "skew"),
+        (
+            "re-pitched swizzle (ours)",
+            "search over swizzles",
+            "repitch",
+        ),
+        ("rotated swizzle (ours)", "search over swizzles", "rotate"),
         ("chosen per kernel (ours)", "ILP over all families", CHOSEN),
     ];
     for (function, method, strategy) in rows {

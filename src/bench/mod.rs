@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use trace::Trace;
 
 /// The families compared, as `fix --strategy` names them: TC 2016's (Table 6) and ours.
-pub const FAMILIES: [&str; 10] = [
+pub const FAMILIES: [&str; 12] = [
     "fixed-xor",
     "bitvector-xor",
     "bitwise-perm-gh",
@@ -31,6 +31,8 @@ pub const FAMILIES: [&str; 10] = [
     "padding",
     "rap",
     "skew",
+    "repitch",
+    "rotate",
 ];
 
 /// The key of the chosen map in `after` and `summary`.

@@ -1350,6 +1350,12 @@ fn has_table(expr: &MapExpr) -> bool {
     match expr {
         MapExpr::Table { .. } => true,
         MapExpr::Binary(_, l, r) => has_table(l) || has_table(r),
+        MapExpr::Select {
+            lhs,
+            rhs,
+            then,
+            otherwise,
+        } => [lhs, rhs, then, otherwise].iter().any(|e| has_table(e)),
         _ => false,
     }
 }

@@ -17,6 +17,13 @@ pub enum Expr {
         values: Vec<u64>,
         index: Box<Expr>,
     },
+    /// `lhs < rhs ? then : otherwise`, for maps that treat two ranges of the index apart.
+    Select {
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,12 +142,75 @@ impl Expr {
         }
     }
 
-    /// ALU instructions: one per operator and per table load.
-    pub fn ops(&self) -> u32 {
+    /// `self < bound ? then : otherwise`.
+    pub fn select_below(self, bound: Expr, then: Expr, otherwise: Expr) -> Expr {
+        Expr::Select {
+            lhs: Box::new(self),
+            rhs: Box::new(bound),
+            then: Box::new(then),
+            otherwise: Box::new(otherwise),
+        }
+    }
+
+    /// The expression with `Index` replaced by `index`.
+    pub fn with_index(&self, index: &Expr) -> Expr {
         match self {
-            Expr::Index | Expr::Var(_) | Expr::Const(_) => 0,
-            Expr::Binary(_, l, r) => 1 + l.ops() + r.ops(),
-            Expr::Table { index, .. } => 1 + index.ops(),
+            Expr::Index => index.clone(),
+            Expr::Var(_) | Expr::Const(_) => self.clone(),
+            Expr::Binary(op, l, r) => Expr::binary(*op, l.with_index(index), r.with_index(index)),
+            Expr::Table {
+                name,
+                values,
+                index: i,
+            } => Expr::Table {
+                name: name.clone(),
+                values: values.clone(),
+                index: Box::new(i.with_index(index)),
+            },
+            Expr::Select {
+                lhs,
+                rhs,
+                then,
+                otherwise,
+            } => lhs.with_index(index).select_below(
+                rhs.with_index(index),
+                then.with_index(index),
+                otherwise.with_index(index),
+            ),
+        }
+    }
+
+    /// ALU instructions: one per operator and per table load, two per select (a compare and
+    /// the select itself); a subexpression written twice is computed once, as the compiler
+    /// does.
+    pub fn ops(&self) -> u32 {
+        let mut seen: Vec<&Expr> = Vec::new();
+        self.count_ops(&mut seen)
+    }
+
+    fn count_ops<'e>(&'e self, seen: &mut Vec<&'e Expr>) -> u32 {
+        let own = match self {
+            Expr::Index | Expr::Var(_) | Expr::Const(_) => return 0,
+            Expr::Binary(..) | Expr::Table { .. } => 1,
+            Expr::Select { .. } => 2,
+        };
+        if seen.contains(&self) {
+            return 0;
+        }
+        seen.push(self);
+        own + match self {
+            Expr::Binary(_, l, r) => l.count_ops(seen) + r.count_ops(seen),
+            Expr::Table { index, .. } => index.count_ops(seen),
+            Expr::Select {
+                lhs,
+                rhs,
+                then,
+                otherwise,
+            } => [lhs, rhs, then, otherwise]
+                .iter()
+                .map(|e| e.count_ops(seen))
+                .sum(),
+            _ => 0,
         }
     }
 
@@ -162,6 +232,18 @@ impl Expr {
             } => {
                 let i = i.eval_with(index, var)?;
                 values.get(usize::try_from(i).ok()?).copied()
+            }
+            Expr::Select {
+                lhs,
+                rhs,
+                then,
+                otherwise,
+            } => {
+                if lhs.eval_with(index, var)? < rhs.eval_with(index, var)? {
+                    then.eval_with(index, var)
+                } else {
+                    otherwise.eval_with(index, var)
+                }
             }
         }
     }
@@ -203,6 +285,26 @@ impl Expr {
                 index.write(var, false, out);
                 out.push(']');
             }
+            Expr::Select {
+                lhs,
+                rhs,
+                then,
+                otherwise,
+            } => {
+                if nested {
+                    out.push('(');
+                }
+                lhs.write(var, true, out);
+                out.push_str(" < ");
+                rhs.write(var, true, out);
+                out.push_str(" ? ");
+                then.write(var, true, out);
+                out.push_str(" : ");
+                otherwise.write(var, true, out);
+                if nested {
+                    out.push(')');
+                }
+            }
         }
     }
 }
@@ -234,5 +336,18 @@ mod tests {
         let rows = Expr::Var("r".into()).times(33).plus(Expr::Index);
         assert_eq!(rows.to_cuda("c"), "(r * 33) + c");
         assert_eq!(rows.eval_with(2, &|_| Some(3)), Some(101));
+        let split =
+            Expr::Index
+                .modulo(5)
+                .select_below(Expr::Const(4), Expr::Index, Expr::Const(99));
+        assert_eq!(split.to_cuda("i"), "(i % 5) < 4 ? i : 99");
+        assert_eq!(split.ops(), 3);
+        assert_eq!((split.eval(8), split.eval(9)), (Some(8), Some(99)));
+        let rotated = Expr::Index
+            .xor(Expr::Const(1))
+            .with_index(&Expr::Index.plus(Expr::Const(1)));
+        assert_eq!(rotated.to_cuda("i"), "(i + 1) ^ 1");
+        let twice = Expr::Index.modulo(17).plus(Expr::Index.modulo(17).times(3));
+        assert_eq!(twice.ops(), 3);
     }
 }

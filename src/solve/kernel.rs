@@ -116,10 +116,11 @@ mod tests {
         problem
     }
 
-    /// 65 floats stored at `2x`: odd, so only padding (8 bytes) removes the 2-way conflict.
+    /// 65 floats stored at `2x` and read at `x`: odd, so only padding (8 bytes) removes the
+    /// 2-way conflict of the store.
     fn odd() -> ArrayProblem {
-        let mut problem =
-            raw_problem(&[(0..32).map(|x| 2 * x).collect()], 32, Some(7)).expect("valid");
+        let sets = [(0..32).map(|x| 2 * x).collect(), (0..32).collect()];
+        let mut problem = raw_problem(&sets, 32, Some(7)).expect("valid");
         problem.dims = vec![65];
         problem.max_extra_bytes = u64::MAX;
         problem

@@ -507,16 +507,16 @@ impl Swizzle {
         })
     }
 
+    fn row_xor(&self) -> RowXor {
+        RowXor {
+            bits: self.bits,
+            base: self.base,
+            row_shift: self.row_shift,
+        }
+    }
+
     fn row_term(&self, row: Expr) -> Expr {
-        let rows = self.extent / self.columns;
-        let shifted = row.shift_right(self.row_shift);
-        // The mask is needed only when the row index has bits above the field.
-        let masked = if (rows.saturating_sub(1) >> self.row_shift) <= low_mask(self.bits) {
-            shifted
-        } else {
-            shifted.and(low_mask(self.bits))
-        };
-        masked.shift_left(self.base)
+        self.row_xor().expr(row, self.extent / self.columns)
     }
 
     /// The in-place form: the new column for row `row` and column `col`.
@@ -541,8 +541,7 @@ impl AddressMap for Swizzle {
         self.extent
     }
     fn apply(&self, index: u64) -> u64 {
-        let row = index / self.columns;
-        index ^ ((row >> self.row_shift) & low_mask(self.bits)) << self.base
+        index ^ self.row_xor().value(index / self.columns)
     }
     fn expr(&self) -> Expr {
         match &self.linear {
@@ -723,6 +722,248 @@ impl AddressMap for Skew {
     }
 }
 
+/// What a row's columns are XORed with in the swizzled layouts: `((r >> row_shift) &
+/// (2^bits − 1)) << base`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RowXor {
+    bits: u32,
+    base: u32,
+    row_shift: u32,
+}
+
+impl RowXor {
+    fn value(self, row: u64) -> u64 {
+        (row >> self.row_shift & low_mask(self.bits)) << self.base
+    }
+
+    /// The term for `row` of `rows` rows.
+    fn expr(self, row: Expr, rows: u64) -> Expr {
+        let shifted = row.shift_right(self.row_shift);
+        // The mask is needed only when the row index has bits above the field.
+        let masked = if (rows.saturating_sub(1) >> self.row_shift) <= low_mask(self.bits) {
+            shifted
+        } else {
+            shifted.and(low_mask(self.bits))
+        };
+        masked.shift_left(self.base)
+    }
+
+    /// Whether it writes only bits below `columns`, a power of two, and keeps `vector`s whole.
+    fn fits(self, columns: u64, vector: u64) -> bool {
+        columns.is_power_of_two()
+            && self.bits > 0
+            && self.base + self.bits <= columns.trailing_zeros()
+            && vector_bits(vector).is_some_and(|v| self.base >= v)
+    }
+}
+
+/// A padded row re-pitched: the rows of a `[R][P + p]` array (P a power of two) keep their
+/// first P columns at pitch P, XOR-swizzled as `[r][c ^ f(r)]`, and the p padding columns
+/// of every row move after them, to `R·P + r·p + (c − P)`. Where the padding does not clear a
+/// pattern (16-wide tiles read two rows per warp), the swizzle does, in the same bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repitch {
+    pub columns: u64,
+    pub pitch: u64,
+    xor: RowXor,
+    extent: u64,
+}
+
+impl Repitch {
+    pub fn new(
+        columns: u64,
+        bits: u32,
+        base: u32,
+        row_shift: u32,
+        extent: u64,
+    ) -> Result<Self, String> {
+        if columns < 3 || columns.is_power_of_two() || !extent.is_multiple_of(columns) {
+            return Err(format!(
+                "rows of {columns} are a power of two or do not tile {extent} elements"
+            ));
+        }
+        let pitch = 1 << (63 - columns.leading_zeros());
+        let xor = RowXor {
+            bits,
+            base,
+            row_shift,
+        };
+        if !xor.fits(pitch, 1) || row_shift + bits > 63 {
+            return Err(format!(
+                "bits [{base}, {}) are not below the pitch {pitch}",
+                base + bits
+            ));
+        }
+        Ok(Repitch {
+            columns,
+            pitch,
+            xor,
+            extent,
+        })
+    }
+
+    fn rows(&self) -> u64 {
+        self.extent / self.columns
+    }
+
+    /// The stored index of row `row`, column `column` (both variables of the expression).
+    fn stored(&self, row: Expr, column: Expr) -> Expr {
+        let pad = self.columns - self.pitch;
+        let data = row
+            .clone()
+            .times(self.pitch)
+            .plus(column.clone().xor(self.xor.expr(row.clone(), self.rows())));
+        let parked = Expr::Const(self.rows() * self.pitch - self.pitch)
+            .plus(row.times(pad))
+            .plus(column.clone());
+        column.select_below(Expr::Const(self.pitch), data, parked)
+    }
+}
+
+impl AddressMap for Repitch {
+    fn family(&self) -> &'static str {
+        "repitch"
+    }
+    fn params(&self) -> Value {
+        json!({
+            "columns": self.columns,
+            "pitch": self.pitch,
+            "bits": self.xor.bits,
+            "base": self.xor.base,
+            "row_shift": self.xor.row_shift,
+        })
+    }
+    fn extent(&self) -> u64 {
+        self.extent
+    }
+    fn apply(&self, index: u64) -> u64 {
+        let (row, column) = (index / self.columns, index % self.columns);
+        if column < self.pitch {
+            row * self.pitch + (column ^ self.xor.value(row))
+        } else {
+            self.rows() * self.pitch + row * (self.columns - self.pitch) + column - self.pitch
+        }
+    }
+    fn expr(&self) -> Expr {
+        self.stored(
+            Expr::Index.over(self.columns),
+            Expr::Index.modulo(self.columns),
+        )
+    }
+    fn prove_bijective(&self) -> Result<String, String> {
+        Ok(format!(
+            "columns below {p} of row r fill [{p}r, {p}r + {p}) (XOR with a value below {p} \
+             permutes them) and the {q} others fill [{p}R + {q}r, {p}R + {q}r + {q}), R = {r}",
+            p = self.pitch,
+            q = self.columns - self.pitch,
+            r = self.rows()
+        ))
+    }
+    fn keeps_vectors(&self, vector: u64) -> bool {
+        self.xor.fits(self.pitch, vector) && self.columns.is_multiple_of(vector)
+    }
+}
+
+/// A rotated swizzle for extents that rows of a power of two do not tile: index `a` is first
+/// rotated to `(a + shift) mod N`, then swizzled as `[r][c ^ f(r)]` in rows of `columns`; the
+/// last, partial row must have `f(r) = 0` and stays in place. The rotation decides which
+/// elements fall in that row: `m[2x]` and `m[x + 1]` of a `float m[65]` clash in every XOR map
+/// of the first 64 elements, and are both cleared once the array is rotated by one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RotatedSwizzle {
+    pub shift: u64,
+    pub columns: u64,
+    xor: RowXor,
+    extent: u64,
+}
+
+impl RotatedSwizzle {
+    pub fn new(
+        shift: u64,
+        columns: u64,
+        bits: u32,
+        base: u32,
+        row_shift: u32,
+        extent: u64,
+    ) -> Result<Self, String> {
+        let xor = RowXor {
+            bits,
+            base,
+            row_shift,
+        };
+        if shift >= extent || !xor.fits(columns, 1) || row_shift + bits > 63 {
+            return Err(format!(
+                "rows of {columns} with bits [{base}, {}) and a shift of {shift} do not fit \
+                 {extent} elements",
+                base + bits
+            ));
+        }
+        let whole_rows = extent / columns;
+        if !extent.is_multiple_of(columns) && xor.value(whole_rows) != 0 {
+            return Err(format!(
+                "the partial row {whole_rows} of {extent} elements would be swizzled"
+            ));
+        }
+        Ok(RotatedSwizzle {
+            shift,
+            columns,
+            xor,
+            extent,
+        })
+    }
+
+    fn swizzled(&self, rotated: Expr) -> Expr {
+        let rows = self.extent.div_ceil(self.columns);
+        rotated
+            .clone()
+            .xor(self.xor.expr(rotated.over(self.columns), rows))
+    }
+
+    fn rotated(&self) -> Expr {
+        Expr::Index
+            .plus(Expr::Const(self.shift))
+            .modulo(self.extent)
+    }
+}
+
+impl AddressMap for RotatedSwizzle {
+    fn family(&self) -> &'static str {
+        "rotate"
+    }
+    fn params(&self) -> Value {
+        json!({
+            "shift": self.shift,
+            "columns": self.columns,
+            "bits": self.xor.bits,
+            "base": self.xor.base,
+            "row_shift": self.xor.row_shift,
+        })
+    }
+    fn extent(&self) -> u64 {
+        self.extent
+    }
+    fn apply(&self, index: u64) -> u64 {
+        let rotated = (index + self.shift) % self.extent;
+        rotated ^ self.xor.value(rotated / self.columns)
+    }
+    fn expr(&self) -> Expr {
+        self.swizzled(self.rotated())
+    }
+    fn prove_bijective(&self) -> Result<String, String> {
+        Ok(format!(
+            "a rotation permutes [0, {n}); each whole row of {c} is XORed with a value below \
+             {c}, and the partial row with 0",
+            n = self.extent,
+            c = self.columns
+        ))
+    }
+    fn keeps_vectors(&self, vector: u64) -> bool {
+        self.xor.fits(self.columns, vector)
+            && self.shift.is_multiple_of(vector)
+            && self.extent.is_multiple_of(vector)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::algebra::{check_bijection, NotBijective, Proof};
@@ -758,6 +999,10 @@ mod tests {
             Box::new(Swizzle::new(32, 5, 0, 0, 1024).expect("valid")),
             Box::new(Swizzle::new(48, 3, 1, 1, 48 * 20).expect("valid")),
             Box::new(Rap::new(32, 1024, RAP_SEED).expect("valid")),
+            Box::new(Repitch::new(17, 3, 1, 1, 16 * 17).expect("valid")),
+            Box::new(Repitch::new(40, 5, 0, 0, 8 * 40).expect("valid")),
+            Box::new(RotatedSwizzle::new(1, 32, 1, 0, 0, 65).expect("valid")),
+            Box::new(RotatedSwizzle::new(5, 16, 3, 1, 0, 136).expect("valid")),
             Box::new(Rap::new(12, 12 * 30, RAP_SEED).expect("valid")),
             Box::new(Skew::new(17, 1, 17 * 17).expect("valid")),
             Box::new(Skew::new(32, 5, 1024).expect("valid")),

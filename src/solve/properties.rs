@@ -10,7 +10,7 @@ use super::givargis::givargis;
 use super::mih::mih;
 use super::padding::padding;
 use super::space::{Found, Space};
-use super::swizzle::{rap, skew, swizzle};
+use super::swizzle::{rap, repitch, rotated_swizzle, skew, swizzle};
 use super::ArrayProblem;
 use crate::bank::BankConfig;
 use crate::cost::{SitePattern, Units};
@@ -30,6 +30,9 @@ fn problems() -> impl Strategy<Value = ArrayProblem> {
         (32, 33),
         (12, 48),
         (64, 16),
+        (16, 17),
+        (5, 13),
+        (7, 20),
     ]);
     let elem = prop::sample::select(vec![4u32, 4, 8, 2]);
     let vector = prop::sample::select(vec![1u64, 1, 1, 2, 4]);
@@ -117,6 +120,8 @@ proptest! {
             swizzle(&problem, &scorer),
             rap(&problem, &scorer),
             skew(&problem, &scorer),
+            repitch(&problem, &scorer),
+            rotated_swizzle(&problem, &scorer),
         ]
             .into_iter()
             .flatten()

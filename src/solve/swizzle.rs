@@ -3,7 +3,7 @@
 //! base)]` that writes only column bits below the row's power-of-two part, and every RAP
 //! rotation (one per pitch, fixed seed).
 use super::algebra::{index_bits, writable_bits};
-use super::maps::{AddressMap, Rap, Skew, Swizzle, RAP_SEED};
+use super::maps::{AddressMap, Rap, Repitch, RotatedSwizzle, Skew, Swizzle, RAP_SEED};
 use super::padding::declared_pitches;
 use super::score::Scorer;
 use super::space::{Best, Found};
@@ -75,6 +75,66 @@ pub fn skew(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
     best.found(false)
 }
 
+/// The best re-pitched swizzle over the declared row pitches that are not powers of two.
+pub fn repitch(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
+    let extent = problem.extent();
+    let mut best = Best::default();
+    for columns in declared_pitches(&problem.dims)
+        .into_iter()
+        .filter(|&c| c <= MAX_SKEW_PITCH && !c.is_power_of_two())
+    {
+        let column_bits = 63 - columns.leading_zeros();
+        let row_bits = index_bits(extent / columns);
+        for_each_row_xor(column_bits, row_bits, |bits, base, row_shift| {
+            if let Ok(map) = Repitch::new(columns, bits, base, row_shift, extent) {
+                if map.keeps_vectors(problem.vector) {
+                    best.try_map(scorer, Box::new(map));
+                }
+            }
+        });
+    }
+    best.found(false)
+}
+
+/// The best rotated swizzle, for extents that are not a whole number of bank rows: rows of
+/// every power of two up to the bank row, each rotated so that the partial row holds the
+/// first or the last elements.
+pub fn rotated_swizzle(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
+    let extent = problem.extent();
+    let bank_row = 1u64 << problem.bank_bits()?;
+    if extent.is_multiple_of(bank_row) {
+        return None;
+    }
+    let mut best = Best::default();
+    for column_bits in (1..=bank_row.trailing_zeros()).filter(|&b| 1 << b < extent) {
+        let columns = 1u64 << column_bits;
+        let tail = extent % columns;
+        let row_bits = index_bits(extent.div_ceil(columns));
+        for shift in [tail, extent - tail] {
+            for_each_row_xor(column_bits, row_bits, |bits, base, row_shift| {
+                if let Ok(map) = RotatedSwizzle::new(shift, columns, bits, base, row_shift, extent)
+                {
+                    if map.keeps_vectors(problem.vector) {
+                        best.try_map(scorer, Box::new(map));
+                    }
+                }
+            });
+        }
+    }
+    best.found(false)
+}
+
+/// Every field `bits` wide at `base` within `column_bits`, read at every row shift.
+fn for_each_row_xor(column_bits: u32, row_bits: u32, mut visit: impl FnMut(u32, u32, u32)) {
+    for bits in 1..=column_bits {
+        for base in 0..=column_bits - bits {
+            for row_shift in 0..row_bits.max(1) {
+                visit(bits, base, row_shift);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +172,56 @@ mod tests {
         assert_eq!(found.best.score.total, 0);
         assert_eq!(found.best.map.params()["shift"], 1);
         assert_eq!(found.candidates, 16);
+    }
+
+    /// testdata/template_sizes.cu, tileSum<16>: `s_tile[16][17]` with a 16×16 block, two rows
+    /// per warp. The padding column leaves the row store 2-way (words 0 and 32 of a warp's two
+    /// rows) and the column load 2-way; no skew of the 17-wide rows clears both. Re-pitching
+    /// the data to 16 columns and XORing the column with the row (`[r][c ^ r]`) does.
+    #[test]
+    fn a_repitch_clears_a_sixteen_wide_padded_tile() {
+        let mut sets: Vec<Vec<i64>> = Vec::new();
+        for warp in 0..8i64 {
+            let lanes: Vec<(i64, i64)> = [2 * warp, 2 * warp + 1]
+                .iter()
+                .flat_map(|&y| (0..16).map(move |x| (x, y)))
+                .collect();
+            sets.push(lanes.iter().map(|&(x, y)| 17 * y + x).collect());
+            sets.push(lanes.iter().map(|&(x, y)| 17 * x + y).collect());
+        }
+        let mut problem = raw_problem(&sets, 32, Some(9)).expect("valid");
+        problem.dims = vec![16, 17];
+        let scorer = Scorer::new(problem.config, &problem.sites);
+        assert_eq!(scorer.total_before(), 16);
+        let skewed = skew(&problem, &scorer).expect("a skew");
+        assert_eq!(skewed.best.score.total, 15);
+        let found = repitch(&problem, &scorer).expect("a re-pitch");
+        assert_eq!(found.best.score.total, 0);
+        assert_eq!(
+            found.best.map.params(),
+            serde_json::json!({"columns": 17, "pitch": 16, "bits": 4, "base": 0, "row_shift": 0})
+        );
+        assert_eq!(found.candidates, 10 * 4);
+    }
+
+    /// testdata/macro_sizes.cu: `m_arith[65]` is stored at `2x` and read at `x + 1`. In every
+    /// XOR map of the first 64 elements (65 is odd, so the last one stays) the two clash once;
+    /// rotating by one first clears both.
+    #[test]
+    fn a_rotation_clears_an_odd_extent() {
+        let mut sets: Vec<Vec<i64>> = vec![(0..32).map(|x| 2 * x).collect()];
+        sets.extend((0..8).map(|_| (0..32).map(|x| x + 1).collect::<Vec<i64>>()));
+        let mut problem = raw_problem(&sets, 32, Some(7)).expect("valid");
+        problem.dims = vec![65];
+        let scorer = Scorer::new(problem.config, &problem.sites);
+        assert_eq!(scorer.total_before(), 1);
+        let found = rotated_swizzle(&problem, &scorer).expect("a rotation");
+        assert_eq!(found.best.score.total, 0);
+        assert_eq!(found.best.map.params()["shift"], 1);
+        assert_eq!(
+            found.best.map.cuda("i"),
+            "((i + 1) % 65) ^ ((((i + 1) % 65) >> 5) & 1)"
+        );
+        assert_eq!(found.best.map.alu_ops(), 5);
     }
 }
