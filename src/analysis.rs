@@ -221,6 +221,11 @@ fn adopt_pointer_analysis(
             .and_then(|m| constants.types.member_range(elem_type, m));
         let access = Access {
             member_bytes,
+            member_subscripts: Vec::new(),
+            member_layout: alias
+                .member
+                .as_deref()
+                .and_then(|m| constants.types.member_layout(elem_type, m)),
             kind: alias.kind,
             at: lines.location(alias.span.start),
             span: alias.span,

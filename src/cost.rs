@@ -5,7 +5,7 @@ use crate::affine::{
     lane_thread, Atom, AtomValues, FunctionAffine, LoopId, LoopPoint, LoopValues, Op, Site, Sym,
 };
 use crate::bank::{lanes_per_phase, simulate, BankConfig, Collision, Request};
-use crate::parse::{Access, SharedArray};
+use crate::parse::{Access, MemberLayout, SharedArray};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -159,12 +159,91 @@ impl Units {
     }
 }
 
+/// What the lanes of one access carry into the bank model.
+struct LaneUnits {
+    /// Bytes one lane touches.
+    unit_bytes: u64,
+    /// Units per element and the unit touched, when the lanes carry element indices.
+    scale: i64,
+    component: i64,
+    index: Sym,
+    varying_member: Option<String>,
+}
+
+impl LaneUnits {
+    /// Element indices, each touching unit `component` of `scale` units of `unit_bytes`.
+    fn elements(unit_bytes: u64, scale: u64, component: u64, site: &Site) -> Self {
+        LaneUnits {
+            unit_bytes,
+            scale: scale as i64,
+            component: component as i64,
+            index: site.index.clone(),
+            varying_member: None,
+        }
+    }
+
+    /// A member path with subscripts (`.v[t % 4]`, `.m[j][k]`): the unit it touches is
+    /// `element · scale + (offset + Σ subscript · stride) / size`. Constant subscripts fold
+    /// into the component; otherwise the lanes carry that unit index.
+    fn of_member(
+        member: &str,
+        layout: &MemberLayout,
+        elem_bytes: u64,
+        site: &Site,
+    ) -> Result<Self, String> {
+        let size = layout.size;
+        let tiles = size > 0
+            && elem_bytes.is_multiple_of(size)
+            && layout.offset.is_multiple_of(size)
+            && layout
+                .subscripts
+                .iter()
+                .all(|(stride, _)| stride.is_multiple_of(size));
+        if !tiles {
+            return Err(format!("member access `{member}` is not simulated"));
+        }
+        let component = layout.subscripts.iter().zip(&site.member).fold(
+            Sym::Const((layout.offset / size) as i64),
+            |sum, ((stride, _), value)| {
+                let term = Sym::binary(Op::Mul, value.clone(), Sym::Const((stride / size) as i64));
+                Sym::binary(Op::Add, sum, term)
+            },
+        );
+        if let Some(why) = component.unknown() {
+            return Err(format!("member subscript is {why}"));
+        }
+        let scale = elem_bytes / size;
+        if let Some(constant) = component.constant() {
+            return Ok(LaneUnits {
+                component: constant,
+                ..LaneUnits::elements(size, scale, 0, site)
+            });
+        }
+        let element_units = Sym::binary(Op::Mul, site.index.clone(), Sym::Const(scale as i64));
+        Ok(LaneUnits {
+            unit_bytes: size,
+            scale: 1,
+            component: 0,
+            index: Sym::binary(Op::Add, element_units, component),
+            varying_member: Some(member.to_string()),
+        })
+    }
+}
+
 /// Every warp request of one access: each loop point (outermost loop slowest) times each warp
 /// of the block, with per lane the element index, `None` for an inactive lane or one past the
 /// end of the block. The one enumeration behind [`measure`] and the solvers' [`SitePattern`].
+///
+/// An access whose member subscripts are not constant (`q[i].v[t % 4]`) touches a unit of
+/// the element that varies with them: its lanes carry the unit's index instead, with
+/// [`Units::whole`] units (see [`SiteRequests::varying_member`]).
 pub struct SiteRequests<'a> {
     affine: &'a FunctionAffine,
     site: &'a Site,
+    /// Each lane's value: the element index, or the unit index under a varying member.
+    index: Sym,
+    /// The member path, when its subscripts vary and the lanes carry unit indices.
+    varying_member: Option<String>,
     units: Units,
     points: Vec<LoopPoint>,
     warps: u32,
@@ -190,16 +269,28 @@ impl<'a> SiteRequests<'a> {
         let elem_bytes = array
             .elem_bytes
             .ok_or_else(|| format!("element type `{}` has no known size", array.elem_type))?;
-        let (unit_bytes, scale, component) = match (&access.member, access.member_bytes) {
-            (None, _) => (elem_bytes, 1, 0),
+        let lanes = match (&access.member, access.member_bytes, &access.member_layout) {
+            (None, _, _) => LaneUnits::elements(elem_bytes, 1, 0, site),
             // A member that tiles the element: the lanes touch units of the member's size.
-            (Some(_), Some((offset, size)))
+            (Some(_), Some((offset, size)), _)
                 if size > 0 && elem_bytes % size == 0 && offset % size == 0 =>
             {
-                (size, (elem_bytes / size) as i64, (offset / size) as i64)
+                LaneUnits::elements(size, elem_bytes / size, offset / size, site)
             }
-            (Some(member), _) => return Err(format!("member access `{member}` is not simulated")),
+            (Some(member), None, Some(layout)) if layout.subscripts.len() == site.member.len() => {
+                LaneUnits::of_member(member, layout, elem_bytes, site)?
+            }
+            (Some(member), _, _) => {
+                return Err(format!("member access `{member}` is not simulated"))
+            }
         };
+        let LaneUnits {
+            unit_bytes,
+            scale,
+            component,
+            index,
+            varying_member,
+        } = lanes;
         let unit_bytes = u32::try_from(unit_bytes).map_err(|_| "element too large".to_string())?;
         // A loop with unknown bounds is not enumerated: its counter is an unknown value and
         // the figures are per iteration of it.
@@ -215,11 +306,18 @@ impl<'a> SiteRequests<'a> {
         let block = affine.block();
         let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
         let warps = threads.div_ceil(u64::from(config.warp)) as u32;
-        let (unknowns, combinations) =
-            unknown_values(site, unit_bytes, config, points.len() * warps as usize);
+        let (unknowns, combinations) = unknown_values(
+            site,
+            &index,
+            unit_bytes,
+            config,
+            points.len() * warps as usize,
+        );
         Ok(SiteRequests {
             affine,
             site,
+            index,
+            varying_member,
             units: Units {
                 unit_bytes,
                 scale,
@@ -238,13 +336,20 @@ impl<'a> SiteRequests<'a> {
         self.units
     }
 
+    /// The member path when its subscripts are not constant: the lanes then carry the index
+    /// of the unit they touch, not their element's, and no map on elements can be scored
+    /// on them.
+    pub fn varying_member(&self) -> Option<&str> {
+        self.varying_member.as_deref()
+    }
+
     /// The unknown uniform values and how they are evaluated.
     pub fn unknown_values(&self) -> &[UnknownValue] {
         &self.unknowns
     }
 
     /// Calls `f(warp, loop point, element index per lane)` for every request, under every
-    /// combination of the unknown values.
+    /// combination of the unknown values (unit indices under a varying member).
     pub fn for_each(&self, mut f: impl FnMut(u32, &LoopPoint, &[Option<i64>])) {
         for combination in 0..self.combinations.len() {
             self.for_each_in(combination, &mut f);
@@ -269,7 +374,7 @@ impl<'a> SiteRequests<'a> {
         // lane looked up once per iteration.
         let block = self.affine.block();
         let active = Program::new(&self.site.active);
-        let index = Program::new(&self.site.index);
+        let index = Program::new(&self.index);
         let groups: Vec<Vec<LaneGroup>> = (0..self.warps)
             .map(|warp| LaneGroup::of_warp(block, self.warp_size, warp))
             .collect();
@@ -385,18 +490,13 @@ pub fn measure(
 /// values to run (`requests` per combination).
 fn unknown_values(
     site: &Site,
+    index: &Sym,
     unit_bytes: u32,
     config: &BankConfig,
     requests: usize,
 ) -> (Vec<UnknownValue>, Vec<Vec<(Atom, i64)>>) {
     let uniform = |a: &&Atom| matches!(a, Atom::Uniform(_));
-    let in_index: Vec<Atom> = site
-        .index
-        .atoms()
-        .into_iter()
-        .filter(uniform)
-        .cloned()
-        .collect();
+    let in_index: Vec<Atom> = index.atoms().into_iter().filter(uniform).cloned().collect();
     let mut unknowns: Vec<UnknownValue> = site
         .active
         .atoms()
@@ -414,11 +514,14 @@ fn unknown_values(
     let row = (i64::from(config.banks) * bank_width / unit).max(1);
     let mut varying: Vec<(Atom, i64)> = Vec::new();
     for atom in &in_index {
+        // The form is the element index's: a value in a member subscript may multiply a
+        // thread index there.
         let coefficient_free = site
             .form
             .as_ref()
-            .is_ok_and(|form| form.terms.iter().all(|(_, c)| !c.atoms().contains(&atom)));
-        let polynomial = polynomial_in(&site.index, atom);
+            .is_ok_and(|form| form.terms.iter().all(|(_, c)| !c.atoms().contains(&atom)))
+            && site.member.iter().all(|m| !m.atoms().contains(&atom));
+        let polynomial = polynomial_in(index, atom);
         let evaluated = if coefficient_free && unit >= bank_width {
             Evaluated::AnyValue
         } else {
@@ -493,6 +596,12 @@ pub struct SitePattern {
 impl SitePattern {
     /// The pattern of an access's requests (see [`SiteRequests`]).
     pub fn collect(requests: &SiteRequests, config: &BankConfig) -> Result<Self, String> {
+        if let Some(member) = requests.varying_member() {
+            return Err(format!(
+                "member subscripts `{member}` vary: a map moves whole elements and is not \
+                 scored on the word of the element each lane touches"
+            ));
+        }
         let mut builder = PatternBuilder::new(requests.units(), config);
         let mut result = Ok(());
         requests.for_each(|_, _, lanes| {
@@ -1142,5 +1251,206 @@ __global__ void k(float *out, int stride, int offset, int n) {
                 (0, residues("offset", 4, 0)),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod member_tests {
+    use super::*;
+    use crate::analysis::{analyse_text, AnalysedFile, Options};
+    use crate::block::ConfigBlocks;
+    use std::path::Path;
+
+    fn analyse(source: &str) -> AnalysedFile {
+        analyse_text(
+            Path::new("k.cu"),
+            source,
+            &Options::default(),
+            &ConfigBlocks::default(),
+        )
+    }
+
+    /// What one access of the first kernel's first array does in warp 0's first request.
+    #[derive(Debug, PartialEq)]
+    struct Lanes {
+        /// The first 4-byte word each lane touches.
+        words: Vec<i64>,
+        /// Whether the lanes carry unit indices (a varying member subscript).
+        varying: bool,
+        /// Conflict degree, wavefronts and excess over the block.
+        figures: (u32, u64, u64),
+    }
+
+    fn lanes(source: &str) -> Vec<Result<Lanes, String>> {
+        let file = analyse(source);
+        let array = &file.parsed.functions[0].arrays[0];
+        let affine = file.affine[0].as_ref().expect("block shape known");
+        let config = BankConfig::default();
+        array
+            .accesses
+            .iter()
+            .enumerate()
+            .map(|(i, access)| {
+                let site = affine.sites[0][i].as_ref().expect("reached");
+                let requests = SiteRequests::new(affine, site, array, access, &config)?;
+                let units = requests.units();
+                let mut words = None;
+                requests.for_each(|_, _, lanes| {
+                    words.get_or_insert_with(|| {
+                        lanes
+                            .iter()
+                            .map(|l| {
+                                let unit = units.of(l.expect("every lane active"));
+                                unit * i64::from(units.unit_bytes) / 4
+                            })
+                            .collect()
+                    });
+                });
+                let cost = measure(affine, site, array, access, &config)?;
+                Ok(Lanes {
+                    words: words.expect("one request"),
+                    varying: requests.varying_member().is_some(),
+                    figures: (cost.conflict_degree, cost.wavefronts, cost.excess()),
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_member_array_subscript_picks_the_word_of_the_element() {
+        let source = r#"
+#define K 1
+struct __align__(16) Quad { float v[4]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Quad q[32];
+    int t = threadIdx.x;
+    q[t / 4].v[t % 4] = 1.0f;
+    out[t] = q[t / 4].v[3 - t % 4];
+    out[t] = q[t].v[t % 2];
+    out[t] = q[t].v[K];
+}
+"#;
+        let all = lanes(source);
+        // Lane t writes word t: the quads tile the banks.
+        let store = all[0].as_ref().expect("simulated");
+        assert_eq!(store.words, (0..32).collect::<Vec<i64>>());
+        assert_eq!(store.figures, (1, 1, 0));
+        assert!(store.varying);
+        // Each quad read backwards: lane t reads word 4·(t/4) + 3 − t%4.
+        let reversed = all[1].as_ref().expect("simulated");
+        assert_eq!(reversed.words[..8], [3, 2, 1, 0, 7, 6, 5, 4]);
+        assert_eq!(reversed.figures, (1, 1, 0));
+        // Word 4t + t%2: lanes 0, 8, 16, 24 all hit bank 0 (words 0, 32, 64, 96).
+        let alternating = all[2].as_ref().expect("simulated");
+        assert_eq!(alternating.words[..4], [0, 5, 8, 13]);
+        assert_eq!(alternating.figures, (4, 4, 3));
+        // A constant subscript (a macro) folds into the unit: the lanes stay elements.
+        let constant = all[3].as_ref().expect("simulated");
+        assert_eq!(constant.words[..3], [1, 5, 9]);
+        assert_eq!(constant.figures, (4, 4, 3));
+        assert!(!constant.varying);
+    }
+
+    #[test]
+    fn a_two_dimensional_member_array_is_linearised_row_major() {
+        let source = r#"
+struct Tile { float m[4][8]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Tile g[2];
+    int t = threadIdx.x;
+    out[t] = g[0].m[t % 4][t / 4];
+    out[t] = g[t % 2].m[t / 8][t / 2 % 4];
+}
+"#;
+        let all = lanes(source);
+        // Word 8·(t%4) + t/4: a transpose of the 4×8 tile, conflict-free.
+        let transposed = all[0].as_ref().expect("simulated");
+        assert_eq!(transposed.words[..6], [0, 8, 16, 24, 1, 9]);
+        assert_eq!(transposed.figures, (1, 1, 0));
+        // Word 32·(t%2) + 8·(t/8) + (t/2)%4: lanes 0 and 1 meet in bank 0 (words 0 and 32).
+        let split = all[1].as_ref().expect("simulated");
+        assert_eq!(split.words[..4], [0, 32, 1, 33]);
+        assert_eq!(split.figures, (2, 2, 1));
+    }
+
+    #[test]
+    fn a_member_array_of_doubles_is_read_in_two_phases() {
+        let source = r#"
+struct Acc { float w; double d[3]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Acc a[16];
+    int t = threadIdx.x;
+    out[t] = a[t / 2].d[t % 2];
+}
+"#;
+        let all = lanes(source);
+        // `d` lies at byte 8 of each 32-byte element: lane t reads the 8 bytes at
+        // 32·(t/2) + 8 + 8·(t%2), words 8·(t/2) + 2 + 2·(t%2).
+        let read = all[0].as_ref().expect("simulated");
+        assert_eq!(read.words[..5], [2, 4, 10, 12, 18]);
+        // Each half-warp phase covers 16 elements of 8 words: every bank twice.
+        assert_eq!(read.figures, (2, 4, 2));
+    }
+
+    #[test]
+    fn varying_member_subscripts_are_not_scored_by_maps_on_elements() {
+        let source = r#"
+struct Quad { float v[4]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Quad q[32];
+    int t = threadIdx.x;
+    out[t] = q[t].v[t % 2];
+    out[t] = q[t].v[1];
+}
+"#;
+        let file = analyse(source);
+        let array = &file.parsed.functions[0].arrays[0];
+        let affine = file.affine[0].as_ref().expect("block shape known");
+        let config = BankConfig::default();
+        let pattern = |i: usize| {
+            let site = affine.sites[0][i].as_ref().expect("reached");
+            let requests = SiteRequests::new(affine, site, array, &array.accesses[i], &config)?;
+            SitePattern::collect(&requests, &config)
+        };
+        assert_eq!(
+            pattern(0),
+            Err(
+                "member subscripts `.v[t % 2]` vary: a map moves whole elements and is not \
+                 scored on the word of the element each lane touches"
+                    .to_string()
+            )
+        );
+        assert!(pattern(1).is_ok());
+    }
+
+    #[test]
+    fn member_subscripts_through_pointers_and_with_side_effects() {
+        let source = r#"
+struct Quad { float v[4]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Quad q[8];
+    int t = threadIdx.x;
+    int j = 0;
+    out[t] = q[t / 4].v[j++ % 4];
+    Quad *p = &q[t / 4];
+    out[t] = p->v[3 - t % 4];
+}
+"#;
+        let all = lanes(source);
+        assert_eq!(
+            all[0].as_ref().err().map(String::as_str),
+            Some(
+                "member subscript is data-dependent (`(j++ % 4)`, a member subscript with side \
+                 effects)"
+            )
+        );
+        let through_pointer = all[1].as_ref().expect("simulated");
+        assert_eq!(through_pointer.words[..8], [3, 2, 1, 0, 7, 6, 5, 4]);
+        assert_eq!(through_pointer.figures, (1, 1, 0));
     }
 }

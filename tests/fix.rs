@@ -108,7 +108,7 @@ fn the_testdata_directory_in_one_report() {
         json["totals"],
         serde_json::json!({
             "arrays_rewritten": 36,
-            "arrays_not_simulated": 7,
+            "arrays_not_simulated": 6,
             "excess_before": 25823,
             "excess_after": 6348,
         })

@@ -529,11 +529,6 @@ struct Exclusion {
 /// elsewhere also removes the entry here.
 const EXCLUDED: &[Exclusion] = &[
     Exclusion {
-        kernel: "edgeKernel",
-        model: None,
-        reason: "parse/: struct member offsets are not kept, so the member accesses                  `quads[t / 4].v[t % 4]` (line 47) and `quads[lane / 4].v[3 - lane % 4]` (line                  51) stay not simulated; the oracle: 12 wavefronts, 0 excess for the kernel",
-    },
-    Exclusion {
         kernel: "histBlock",
         model: None,
         reason: "data-dependent: `atomicAdd(&hist[bin], 1)` with bins read from memory (issue 4 \

@@ -78,6 +78,9 @@ pub struct Site {
     /// When the form exists only per iteration (a mask by a loop counter, as in FWT): the
     /// form of each iteration, with the loop values that give it.
     pub iterations: Vec<Iteration>,
+    /// The values of the member path's subscripts, in order (`t % 4` in `q[i].v[t % 4]`);
+    /// empty when the path has none.
+    pub member: Vec<Sym>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -377,6 +380,8 @@ fn origin(pointer: &Pointer) -> Span {
 struct Place {
     pointer: Pointer,
     member: Option<String>,
+    /// The values of the subscripts in `member`, in order.
+    member_subscripts: Vec<Sym>,
     /// The constant offset of the pointer it was reached from (see `AliasAccess`).
     base_offset: Option<i64>,
 }
@@ -1511,6 +1516,7 @@ impl<'a> Executor<'a> {
                         if let Some(member) = place.member.as_mut() {
                             member.push_str(&format!("[{index}]"));
                         }
+                        place.member_subscripts.push(i);
                         Lvalue::Place(place)
                     }
                     Lvalue::Place(place) => {
@@ -1577,6 +1583,7 @@ impl<'a> Executor<'a> {
                 base_offset: pointer.offset.constant(),
                 pointer,
                 member: None,
+                member_subscripts: Vec::new(),
             })
         } else {
             let inner = pointer.inner[1..].to_vec();
@@ -1672,6 +1679,7 @@ impl<'a> Executor<'a> {
         let access = &array.accesses[access_index];
         let dims = array.dims.clone();
         let indices = access.indices.clone();
+        let member_subscripts = access.member_subscripts.clone();
         let mut index = Sym::Const(0);
         let mut known_dims = true;
         for (i, subscript) in indices.iter().enumerate() {
@@ -1702,10 +1710,34 @@ impl<'a> Executor<'a> {
                 array.name
             )));
         }
-        let site = self.site(index);
+        let site = Site {
+            member: self.member_values(&member_subscripts),
+            ..self.site(index)
+        };
         for &(a, i) in entries {
             self.sites[a][i] = Some(site.clone());
         }
+    }
+
+    /// The values of a direct access's member subscripts. The expression around the element
+    /// evaluates them again, so only those without side effects are evaluated here, and the
+    /// accesses they contain are recorded there, not here.
+    fn member_values(&mut self, subscripts: &[Expr]) -> Vec<Sym> {
+        let recording = std::mem::replace(&mut self.recording, false);
+        let values = subscripts
+            .iter()
+            .map(|subscript| {
+                if has_side_effects(subscript) {
+                    Sym::Unknown(Unknown::DataDependent(format!(
+                        "`{subscript}`, a member subscript with side effects"
+                    )))
+                } else {
+                    self.eval_int(subscript)
+                }
+            })
+            .collect();
+        self.recording = recording;
+        values
     }
 
     fn site(&self, index: Sym) -> Site {
@@ -1716,6 +1748,7 @@ impl<'a> Executor<'a> {
             form: Err(NotAffine::Other(String::new())),
             class: Class::Random(String::new()),
             iterations: Vec::new(),
+            member: Vec::new(),
         }
     }
 
@@ -1735,7 +1768,10 @@ impl<'a> Executor<'a> {
         if !self.recording {
             return;
         }
-        let site = self.site(place.pointer.offset.clone());
+        let site = Site {
+            member: place.member_subscripts.clone(),
+            ..self.site(place.pointer.offset.clone())
+        };
         self.aliases.push(AliasAccess {
             array: place.pointer.array,
             kind,
@@ -2456,6 +2492,21 @@ fn assigned_names(stmts: &[Stmt], out: &mut Vec<String>) {
             Stmt::Return(None) | Stmt::Break | Stmt::Continue | Stmt::Lambda(_) => {}
         }
     }
+}
+
+/// Whether evaluating `expr` may change a variable or call a function.
+fn has_side_effects(expr: &Expr) -> bool {
+    let mut pending = vec![expr];
+    while let Some(e) = pending.pop() {
+        if matches!(
+            e.kind,
+            ExprKind::Assign { .. } | ExprKind::Step { .. } | ExprKind::Call { .. }
+        ) {
+            return true;
+        }
+        e.for_each_child(|child| pending.push(child));
+    }
+    false
 }
 
 fn assigned_in_expr(expr: &Expr, out: &mut Vec<String>) {

@@ -801,14 +801,14 @@ impl<'s> Extractor<'s> {
                 _ => self.one_line(ty),
             };
             for declarator in children_in(field, FIELDS.declarator) {
-                let (layout, count) = self.member_layout(declarator, base)?;
+                let (layout, extents) = self.member_layout(declarator, base)?;
                 let name = leftmost_identifier(declarator, self.src).to_string();
                 let type_name = if declarator.kind() == "pointer_declarator" {
                     format!("{type_name}*")
                 } else {
                     type_name.clone()
                 };
-                members.push((name, layout, type_name, count));
+                members.push((name, layout, type_name, extents));
             }
             if named_children(field)
                 .iter()
@@ -823,24 +823,25 @@ impl<'s> Extractor<'s> {
         let members = members
             .into_iter()
             .zip(offsets)
-            .map(|((name, layout, type_name, count), offset)| Member {
+            .map(|((name, layout, type_name, extents), offset)| Member {
                 name,
                 offset,
                 layout,
                 type_name,
-                count,
+                extents,
             })
             .collect();
         Some((layout, members))
     }
 
-    /// A member's layout, and its element count when it is an array.
-    fn member_layout(&self, declarator: Node, base: Layout) -> Option<(Layout, Option<u64>)> {
+    /// A member's layout, and its extents (outermost first) when it is an array.
+    fn member_layout(&self, declarator: Node, base: Layout) -> Option<(Layout, Vec<u64>)> {
         match declarator.kind() {
-            "field_identifier" => Some((base, None)),
-            "pointer_declarator" => Some((Layout { size: 8, align: 8 }, None)),
+            "field_identifier" => Some((base, Vec::new())),
+            "pointer_declarator" => Some((Layout { size: 8, align: 8 }, Vec::new())),
             "array_declarator" => {
-                let (inner, _) = self.member_layout(child(declarator, FIELDS.declarator)?, base)?;
+                let (inner, mut extents) =
+                    self.member_layout(child(declarator, FIELDS.declarator)?, base)?;
                 let count = self
                     .env
                     .eval(
@@ -853,7 +854,8 @@ impl<'s> Extractor<'s> {
                     size: inner.size.checked_mul(count)?,
                     align: inner.align,
                 };
-                Some((layout, Some(count)))
+                extents.push(count);
+                Some((layout, extents))
             }
             _ => None,
         }
@@ -1141,6 +1143,10 @@ impl<'s> Extractor<'s> {
                             .member
                             .as_deref()
                             .and_then(|m| self.env.types.member_range(&array.elem_type, m));
+                        access.member_layout = access
+                            .member
+                            .as_deref()
+                            .and_then(|m| self.env.types.member_layout(&array.elem_type, m));
                     }
                     array.dims = array
                         .dim_exprs
@@ -1846,6 +1852,7 @@ impl<'s> Extractor<'s> {
         // the element.
         let mut user = level;
         let mut member: Option<String> = None;
+        let mut member_subscripts = Vec::new();
         while let Some(parent) = lineage.parent(user) {
             match parent.kind() {
                 "parenthesized_expression" => user += 1,
@@ -1870,12 +1877,12 @@ impl<'s> Extractor<'s> {
                 {
                     let index = parent
                         .child_by_field_id(FIELDS.indices)
-                        .and_then(|list| list.named_child(0))
-                        .map(|i| self.one_line(i))
-                        .unwrap_or_default();
+                        .and_then(|list| list.named_child(0));
                     if let Some(path) = member.as_mut() {
-                        path.push_str(&format!("[{index}]"));
+                        let text = index.map(|i| self.one_line(i)).unwrap_or_default();
+                        path.push_str(&format!("[{text}]"));
                     }
+                    member_subscripts.extend(index.map(|i| ast::lower(i, self.src)));
                     user += 1
                 }
                 _ => break,
@@ -1894,6 +1901,10 @@ impl<'s> Extractor<'s> {
             member_bytes: member
                 .as_deref()
                 .and_then(|m| self.env.types.member_range(&array.elem_type, m)),
+            member_subscripts: member_subscripts.clone(),
+            member_layout: member
+                .as_deref()
+                .and_then(|m| self.env.types.member_layout(&array.elem_type, m)),
         };
         let Some(parent) = lineage.parent(user) else {
             array.accesses.push(access(AccessKind::Load, None));

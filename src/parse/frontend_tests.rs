@@ -330,6 +330,41 @@ __global__ void k(float *o) {
 }
 
 #[test]
+fn member_arrays_are_laid_out_by_cpp_rules_with_their_subscripts() {
+    let file = parse(
+        "struct Cell { float2 p; double w[2]; };
+struct __align__(32) Grid { char tag; float m[4][8]; Cell c[3]; };
+__global__ void k(float *o) {
+  __shared__ Grid g[4];
+  o[0] = g[threadIdx.x / 4].m[threadIdx.x % 4][1];
+  o[1] = g[0].c[threadIdx.x % 3].w[threadIdx.x / 3];
+}",
+    );
+    let g = array(&file, "k", "g");
+    // 1 + 3 padding + 128 + 4 padding (Cell is 8-aligned) + 72, rounded up to 32.
+    assert_eq!(g.elem_bytes, Some(224));
+    let layout = |offset, size, subscripts: &[(u64, u64)]| {
+        Some(MemberLayout {
+            offset,
+            size,
+            subscripts: subscripts.to_vec(),
+        })
+    };
+    let rows = &g.accesses[0];
+    assert_eq!(rows.member_layout, layout(4, 4, &[(32, 4), (4, 8)]));
+    assert_eq!(rows.member_bytes, None);
+    let subscripts: Vec<String> = rows
+        .member_subscripts
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(subscripts, ["(threadIdx.x % 4)", "1"]);
+    let cells = &g.accesses[1];
+    assert_eq!(cells.member_layout, layout(144, 8, &[(24, 3), (8, 2)]));
+    assert_eq!(cells.member_subscripts.len(), 2);
+}
+
+#[test]
 fn names_bind_to_the_nearest_declaration() {
     let file = parse(
         "__shared__ float g[64];

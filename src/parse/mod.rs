@@ -17,6 +17,7 @@ pub use consts::{Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
 pub use model::*;
 pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
+pub use types::MemberLayout;
 
 use std::cell::RefCell;
 use tree_sitter::{Parser, Tree};

@@ -2,6 +2,7 @@
 use super::ast::{Expr, Span};
 use super::body::{Param, Stmt};
 use super::consts::Bindings;
+use super::types::MemberLayout;
 use std::fmt;
 use std::sync::Arc;
 
@@ -189,6 +190,12 @@ pub struct Access {
     /// For a member access, the byte range (offset, size) of `member` in an element, when
     /// the element type's layout gives it.
     pub member_bytes: Option<(u64, u64)>,
+    /// The subscripts of `member`, in order (`t % 4` in `.v[t % 4]`); empty for an access
+    /// through a pointer, whose subscripts the affine stage evaluates where it meets them.
+    pub member_subscripts: Vec<Expr>,
+    /// For a member access, where `member` lies in an element with its subscripts left
+    /// symbolic, when the element type's layout gives it.
+    pub member_layout: Option<MemberLayout>,
     /// For an access through a pointer (`row[tx]` after `float *row = tile[ty];`): the calls
     /// it is reached through, outermost first (empty when it is in the function itself).
     /// `None` for a subscript of the array's own name.

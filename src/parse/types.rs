@@ -85,8 +85,57 @@ pub struct Member {
     pub layout: Layout,
     /// The member's type as written, for looking into a nested struct or vector.
     pub type_name: String,
-    /// Elements, for an array member (`float v[4]`).
-    pub count: Option<u64>,
+    /// Extents, outermost first, for an array member (`float m[4][8]`: `[4, 8]`); empty
+    /// otherwise.
+    pub extents: Vec<u64>,
+}
+
+/// Where a member path (`.v[j]`, `.m[j][k]`, `.a[j].x`) puts the bytes it designates in an
+/// element: at `offset + Σ subscript_k · stride_k`, one term per subscript of the path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemberLayout {
+    /// Byte offset from the element's start with every subscript 0.
+    pub offset: u64,
+    /// Bytes the path designates.
+    pub size: u64,
+    /// Per subscript of the path, in order: (byte stride, extent).
+    pub subscripts: Vec<(u64, u64)>,
+}
+
+/// One step of a member path: `.field` or a subscript `[text]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PathStep<'p> {
+    Field(&'p str),
+    Subscript(&'p str),
+}
+
+/// The steps of a member path, or `None` when it is malformed. A subscript ends at its
+/// matching bracket, so subscripts may themselves subscript (`.v[idx[t]]`).
+fn path_steps(path: &str) -> Option<Vec<PathStep<'_>>> {
+    let mut steps = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('[') {
+            let mut depth = 1usize;
+            let end = after.char_indices().find_map(|(i, c)| {
+                match c {
+                    '[' => depth += 1,
+                    ']' => depth -= 1,
+                    _ => {}
+                }
+                (depth == 0).then_some(i)
+            })?;
+            steps.push(PathStep::Subscript(&after[..end]));
+            rest = &after[end + 1..];
+        } else {
+            let after = rest.strip_prefix('.')?;
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            let (field, tail) = after.split_at(end);
+            steps.push(PathStep::Field(field));
+            rest = tail;
+        }
+    }
+    Some(steps)
 }
 
 /// User-defined types of one file: structs, unions and aliases.
@@ -119,47 +168,72 @@ impl TypeTable {
     }
 
     /// The byte range (offset, size) that the member path `path` (`.x`, `.p.z`, `.v[2]`)
-    /// designates in an element of type `ty`, when every step is known.
+    /// designates in an element of type `ty`, when every step is known and every subscript
+    /// is a literal within its extent.
     pub fn member_range(&self, ty: &str, path: &str) -> Option<(u64, u64)> {
-        let mut ty = self.resolve_alias(ty).to_string();
-        let mut offset = 0u64;
-        let mut size = self.layout(&ty)?.size;
-        let mut rest = path;
-        let mut element: Option<(u64, u64)> = None;
-        while !rest.is_empty() {
-            if let Some(after) = rest.strip_prefix('[') {
-                let (index, tail) = after.split_once(']')?;
-                let index: u64 = index.trim().parse().ok()?;
-                let (count, elem_size) = element.take()?;
-                if index >= count {
-                    return None;
-                }
-                offset += index * elem_size;
-                size = elem_size;
-                rest = tail;
-                continue;
+        let layout = self.member_layout(ty, path)?;
+        let subscripts = path_steps(path)?.into_iter().filter_map(|step| match step {
+            PathStep::Subscript(text) => Some(text),
+            PathStep::Field(_) => None,
+        });
+        let mut offset = layout.offset;
+        for (text, (stride, extent)) in subscripts.zip(&layout.subscripts) {
+            let index: u64 = text.trim().parse().ok()?;
+            if index >= *extent {
+                return None;
             }
-            let after = rest.strip_prefix('.')?;
-            let end = after.find(['.', '[']).unwrap_or(after.len());
-            let (field, tail) = after.split_at(end);
-            let (member_offset, member_size, member_type, count) = self.member(&ty, field)?;
-            offset += member_offset;
-            size = member_size;
-            element = count.map(|n| (n, member_size / n.max(1)));
-            ty = member_type;
-            rest = tail;
+            offset += index * stride;
         }
-        element.is_none().then_some((offset, size))
+        Some((offset, layout.size))
     }
 
-    /// (offset, size, type, array length) of `field` in `ty`: a struct member, or a vector
+    /// Where the member path `path` puts the bytes it designates in an element of type
+    /// `ty`, its subscripts left symbolic; `None` when a step is unknown or the path ends
+    /// on an array (`.v` of `float v[4]`, `.m[j]` of `float m[4][8]`).
+    pub fn member_layout(&self, ty: &str, path: &str) -> Option<MemberLayout> {
+        let mut ty = self.resolve_alias(ty).to_string();
+        let mut layout = MemberLayout {
+            offset: 0,
+            size: self.layout(&ty)?.size,
+            subscripts: Vec::new(),
+        };
+        // The extents of the member array being subscripted that still await a subscript.
+        let mut pending: Vec<u64> = Vec::new();
+        for step in path_steps(path)? {
+            match step {
+                PathStep::Subscript(_) => {
+                    let extent = *pending.first()?;
+                    let stride = layout.size.checked_div(extent)?;
+                    layout.subscripts.push((stride, extent));
+                    layout.size = stride;
+                    pending.remove(0);
+                }
+                PathStep::Field(field) if pending.is_empty() => {
+                    let (offset, size, member_type, extents) = self.member(&ty, field)?;
+                    layout.offset += offset;
+                    layout.size = size;
+                    pending = extents;
+                    ty = member_type;
+                }
+                PathStep::Field(_) => return None,
+            }
+        }
+        pending.is_empty().then_some(layout)
+    }
+
+    /// (offset, size, type, array extents) of `field` in `ty`: a struct member, or a vector
     /// component (`.x` of `float4`).
-    fn member(&self, ty: &str, field: &str) -> Option<(u64, u64, String, Option<u64>)> {
+    fn member(&self, ty: &str, field: &str) -> Option<(u64, u64, String, Vec<u64>)> {
         let ty = self.resolve_alias(ty);
         if let Some(members) = self.members.get(ty) {
             let member = members.iter().find(|m| m.name == field)?;
             let ty = self.resolve_alias(&member.type_name).to_string();
-            return Some((member.offset, member.layout.size, ty, member.count));
+            return Some((
+                member.offset,
+                member.layout.size,
+                ty,
+                member.extents.clone(),
+            ));
         }
         let layout = vector(ty)?;
         let lanes: u64 = ty[ty.find(|c: char| c.is_ascii_digit())?..].parse().ok()?;
@@ -169,7 +243,7 @@ impl TypeTable {
             layout.size / lanes
         };
         let which = ["x", "y", "z", "w"].iter().position(|c| *c == field)? as u64;
-        (which < lanes).then(|| (which * scalar, scalar, String::new(), None))
+        (which < lanes).then(|| (which * scalar, scalar, String::new(), Vec::new()))
     }
 
     fn resolve_alias<'a>(&'a self, mut ty: &'a str) -> &'a str {
@@ -280,12 +354,12 @@ mod tests {
     #[test]
     fn member_paths_resolve_to_byte_ranges() {
         let float = builtin("float").unwrap();
-        let member = |name: &str, offset, layout, type_name: &str, count| Member {
+        let member = |name: &str, offset, layout, type_name: &str, extents: &[u64]| Member {
             name: name.into(),
             offset,
             layout,
             type_name: type_name.into(),
-            count,
+            extents: extents.to_vec(),
         };
         let mut table = TypeTable::default();
         // struct Body { float3 p; float m; double2 f; float v[4]; };
@@ -293,10 +367,10 @@ mod tests {
             "Body",
             Layout::new(48, 16),
             vec![
-                member("p", 0, builtin("float3").unwrap(), "float3", None),
-                member("m", 12, float, "float", None),
-                member("f", 16, builtin("double2").unwrap(), "double2", None),
-                member("v", 32, Layout::new(16, 4), "float", Some(4)),
+                member("p", 0, builtin("float3").unwrap(), "float3", &[]),
+                member("m", 12, float, "float", &[]),
+                member("f", 16, builtin("double2").unwrap(), "double2", &[]),
+                member("v", 32, Layout::new(16, 4), "float", &[4]),
             ],
         );
         table.define_alias("cplx", "float2");
@@ -319,6 +393,68 @@ mod tests {
             .1,
             vec![0, 8]
         );
+    }
+
+    #[test]
+    fn member_layouts_keep_subscripts_symbolic() {
+        let member = |name: &str, offset, layout, type_name: &str, extents: &[u64]| Member {
+            name: name.into(),
+            offset,
+            layout,
+            type_name: type_name.into(),
+            extents: extents.to_vec(),
+        };
+        let mut table = TypeTable::default();
+        // struct Cell { float2 p; double w[2]; };
+        table.define_aggregate(
+            "Cell",
+            Layout::new(24, 8),
+            vec![
+                member("p", 0, builtin("float2").unwrap(), "float2", &[]),
+                member("w", 8, Layout::new(16, 8), "double", &[2]),
+            ],
+        );
+        // struct Grid { int n; float m[4][8]; Cell c[3]; };
+        table.define_aggregate(
+            "Grid",
+            Layout::new(208, 8),
+            vec![
+                member("n", 0, builtin("int").unwrap(), "int", &[]),
+                member("m", 4, Layout::new(128, 4), "float", &[4, 8]),
+                member("c", 136, Layout::new(72, 8), "Cell", &[3]),
+            ],
+        );
+        let layout = |offset, size, subscripts: &[(u64, u64)]| {
+            Some(MemberLayout {
+                offset,
+                size,
+                subscripts: subscripts.to_vec(),
+            })
+        };
+        assert_eq!(
+            table.member_layout("Grid", ".m[j][k]"),
+            layout(4, 4, &[(32, 4), (4, 8)])
+        );
+        assert_eq!(
+            table.member_layout("Grid", ".c[i].w[j]"),
+            layout(144, 8, &[(24, 3), (8, 2)])
+        );
+        assert_eq!(
+            table.member_layout("Grid", ".c[i].p.y"),
+            layout(140, 4, &[(24, 3)])
+        );
+        assert_eq!(
+            table.member_layout("Grid", ".m[idx[t]][t % 8]"),
+            layout(4, 4, &[(32, 4), (4, 8)])
+        );
+        assert_eq!(table.member_layout("Grid", ".n"), layout(0, 4, &[]));
+        assert_eq!(table.member_layout("Grid", ".m[j]"), None);
+        assert_eq!(table.member_layout("Grid", ".n[j]"), None);
+        assert_eq!(table.member_layout("Grid", ".c.p"), None);
+        assert_eq!(table.member_layout("Grid", ".m[j"), None);
+        assert_eq!(table.member_range("Grid", ".m[1][2]"), Some((44, 4)));
+        assert_eq!(table.member_range("Grid", ".c[2].w[1]"), Some((200, 8)));
+        assert_eq!(table.member_range("Grid", ".m[4][0]"), None);
     }
 
     #[test]

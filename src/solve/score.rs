@@ -190,6 +190,11 @@ mod tests {
                             &options.bank,
                         )
                         .expect("measured, so enumerable");
+                        // Under a varying member subscript the lanes carry units, not the
+                        // elements a pattern holds: such arrays are never solved.
+                        if requests.varying_member().is_some() {
+                            continue;
+                        }
                         let pattern =
                             SitePattern::collect(&requests, &options.bank).expect("bounded");
                         let excess = site_excess(&options.bank, &pattern, &|e| e);
