@@ -110,13 +110,14 @@ fn site_excess_within(
     let fast = FastPhases::new(config, units.unit_bytes);
     let mut lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
     let mut words: Vec<i64> = Vec::with_capacity(config.warp as usize);
+    let mut rows = [0u64; 64];
     let mut excess = 0u64;
     for (phase, weight) in site.phases() {
         let phase_excess = match &fast {
             Some(fast) => {
                 words.clear();
                 words.extend(phase.iter().map(|&e| fast.word(units.of(map(e)))));
-                fast.excess(&words)
+                fast.excess(&words, &mut rows)
             }
             None => None,
         };
@@ -169,15 +170,15 @@ impl FastPhases {
     }
 
     /// The excess wavefronts of a phase whose lanes start at `words`, `None` when they span
-    /// too many rows of banks (or none: then the phase is empty).
-    fn excess(&self, words: &[i64]) -> Option<u32> {
+    /// too many rows of banks (or none: then the phase is empty). `rows` holds each bank's
+    /// rows of words: all zero before and after.
+    fn excess(&self, words: &[i64], rows: &mut [u64; 64]) -> Option<u32> {
         let low = *words.iter().min()?;
         let high = words.iter().max()? + self.words_per_lane - 1;
         if high.checked_sub(low)? >> self.banks_log2 >= 64 {
             return None;
         }
         let bank_mask = (1i64 << self.banks_log2) - 1;
-        let mut rows = [0u64; 64];
         let mut touched = 0u64;
         for &first in words {
             for word in first..first + self.words_per_lane {
@@ -188,7 +189,9 @@ impl FastPhases {
         }
         let mut degree = 0;
         while touched != 0 {
-            degree = degree.max(rows[touched.trailing_zeros() as usize].count_ones());
+            let bank = &mut rows[touched.trailing_zeros() as usize];
+            degree = degree.max(bank.count_ones());
+            *bank = 0;
             touched &= touched - 1;
         }
         Some(degree - 1)
