@@ -310,7 +310,11 @@ impl<'a> KernelPlanner<'a> {
         } else {
             *self.allowance.as_ref().unwrap_or(&0)
         };
-        choose_with(&problem, &ChooseOptions::default())
+        let options = ChooseOptions {
+            choice_only: self.strategy.forced.is_none(),
+            ..ChooseOptions::default()
+        };
+        choose_with(&problem, &options)
             .map_err(|why| Decision::LeftAlone(format!("no map applies: {why}")))
     }
 

@@ -39,12 +39,16 @@ pub const STRATEGIES: [&str; 16] = [
 pub struct Options {
     /// Time bound of the exact search.
     pub exact_bound: u64,
+    /// Skip the families that cannot be chosen under the array's byte allowance (padding
+    /// with no bytes to spend), for callers that need only the choice.
+    pub choice_only: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Options {
             exact_bound: SEARCH_BOUND,
+            choice_only: false,
         }
     }
 }
@@ -214,6 +218,10 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
                 let map = FixedAdd::new(m, extent)?;
                 Ok(candidate(Box::new(map)).filter(|_| problem.vector == 1))
             }),
+            // Padding always adds bytes.
+            "padding" if options.choice_only && problem.max_extra_bytes == 0 => {
+                Err("no bytes to spend".into())
+            }
             "padding" => Ok(padding(problem, &scorer)),
             "rap" => Ok(rap(problem, &scorer)),
             "skew" => Ok(skew(problem, &scorer)),

@@ -130,7 +130,10 @@ proptest! {
             prop_assert!(check_bijection(map).is_ok(), "{:?}", map);
             prop_assert!(map.keeps_vectors(problem.vector));
         }
-        let options = super::choose::Options { exact_bound: BOUND };
+        let options = super::choose::Options {
+            exact_bound: BOUND,
+            ..Default::default()
+        };
         let choice = choose_with(&problem, &options).expect("valid problem");
         let chosen = choice.chosen();
         let best = chosen.best.as_ref().expect("the chosen family has a map");
