@@ -27,6 +27,11 @@ pub trait AddressMap: fmt::Debug + Send + Sync {
     }
     /// Where element `index` (below the extent) is stored.
     fn apply(&self, index: u64) -> u64;
+    /// [`apply`](Self::apply) to every index of `indices`, appended to `out`: the scorer's
+    /// one call per phase.
+    fn apply_each(&self, indices: &[i64], out: &mut Vec<i64>) {
+        out.extend(indices.iter().map(|&e| self.apply(e as u64) as i64));
+    }
     /// The map on a linear element index: `Expr::Index` is the index variable.
     fn expr(&self) -> Expr;
     /// ALU instructions the rewrite adds per access: those of [`expr`](Self::expr), unless the

@@ -32,7 +32,7 @@ impl<'a> Scorer<'a> {
     pub fn new(config: BankConfig, sites: &'a [SitePattern]) -> Self {
         let before = sites
             .iter()
-            .map(|site| site_excess(&config, site, &|e| e))
+            .map(|site| site_excess(&config, site, &|phase, out| out.extend_from_slice(phase)))
             .collect();
         Scorer {
             config,
@@ -52,11 +52,15 @@ impl<'a> Scorer<'a> {
 
     /// The score of `map` (the sites' element indices must lie in its extent).
     pub fn score(&self, map: &dyn AddressMap) -> Score {
-        self.score_fn(&|e| map.apply(e as u64) as i64)
+        self.score_phases(&|phase, out| map.apply_each(phase, out))
     }
 
     /// The score of any function on element indices.
     pub fn score_fn(&self, map: &dyn Fn(i64) -> i64) -> Score {
+        self.score_phases(&|phase, out| out.extend(phase.iter().map(|&e| map(e))))
+    }
+
+    fn score_phases(&self, map: &MapPhase) -> Score {
         let per_site: Vec<u64> = self
             .sites
             .iter()
@@ -77,7 +81,7 @@ impl<'a> Scorer<'a> {
         let Some(bound) = bound else {
             return Some(self.score(map));
         };
-        let mapped = |e: i64| map.apply(e as u64) as i64;
+        let mapped = |phase: &[i64], out: &mut Vec<i64>| map.apply_each(phase, out);
         let mut per_site = Vec::with_capacity(self.sites.len());
         let mut total = 0u64;
         for (site, &before) in self.sites.iter().zip(&self.before) {
@@ -94,8 +98,12 @@ impl<'a> Scorer<'a> {
     }
 }
 
+/// Appends the stored index of every element index of a phase: one call per phase, so that
+/// the map's own loop is compiled for its family.
+type MapPhase<'m> = dyn Fn(&[i64], &mut Vec<i64>) + 'm;
+
 /// Excess wavefronts of one site with every element index mapped by `map`.
-pub fn site_excess(config: &BankConfig, site: &SitePattern, map: &dyn Fn(i64) -> i64) -> u64 {
+fn site_excess(config: &BankConfig, site: &SitePattern, map: &MapPhase) -> u64 {
     site_excess_within(config, site, map, u64::MAX).unwrap_or(u64::MAX)
 }
 
@@ -103,27 +111,30 @@ pub fn site_excess(config: &BankConfig, site: &SitePattern, map: &dyn Fn(i64) ->
 fn site_excess_within(
     config: &BankConfig,
     site: &SitePattern,
-    map: &dyn Fn(i64) -> i64,
+    map: &MapPhase,
     limit: u64,
 ) -> Option<u64> {
     let units = site.units;
     let fast = FastPhases::new(config, units.unit_bytes);
+    let mut mapped: Vec<i64> = Vec::with_capacity(config.warp as usize);
     let mut lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
     let mut words: Vec<i64> = Vec::with_capacity(config.warp as usize);
     let mut rows = [0u64; 64];
     let mut excess = 0u64;
     for (phase, weight) in site.phases() {
+        mapped.clear();
+        map(phase, &mut mapped);
         let phase_excess = match &fast {
             Some(fast) => {
                 words.clear();
-                words.extend(phase.iter().map(|&e| fast.word(units.of(map(e)))));
+                words.extend(mapped.iter().map(|&e| fast.word(units.of(e))));
                 fast.excess(&words, &mut rows)
             }
             None => None,
         };
         let phase_excess = phase_excess.unwrap_or_else(|| {
             lanes.clear();
-            lanes.extend(phase.iter().map(|&e| Some(units.of(map(e)))));
+            lanes.extend(mapped.iter().map(|&e| Some(units.of(e))));
             let request = Request {
                 elem_bytes: units.unit_bytes,
                 lanes: &lanes,
@@ -271,7 +282,9 @@ mod tests {
                         }
                         let pattern =
                             SitePattern::collect(&requests, &options.bank).expect("bounded");
-                        let excess = site_excess(&options.bank, &pattern, &|e| e);
+                        let excess = site_excess(&options.bank, &pattern, &|phase, out| {
+                            out.extend_from_slice(phase)
+                        });
                         assert_eq!(excess, cost.excess(), "{}: {}", path.display(), access.text);
                         compared += 1;
                     }
