@@ -108,6 +108,8 @@ pub struct Found {
 #[derive(Debug, Default)]
 pub struct Best {
     best: Option<Candidate>,
+    /// The best's key, computed once: an ALU count builds the map's expression.
+    best_key: (bool, u64, u32, u64),
     pub candidates: u64,
     /// The excess of some never-worse map of the same search, known before it is reached:
     /// no map above it can win.
@@ -123,10 +125,7 @@ impl Best {
             None => self.ceiling,
             Some(best) => {
                 let cheaper = (map.alu_ops(), map.extent_out() - map.extent())
-                    < (
-                        best.map.alu_ops(),
-                        best.map.extent_out() - best.map.extent(),
-                    );
+                    < (self.best_key.2, self.best_key.3);
                 match (cheaper, best.score.total.checked_sub(1)) {
                     (true, _) => Some(best.score.total),
                     (false, Some(below)) => Some(below),
@@ -155,12 +154,10 @@ impl Best {
 
     pub fn offer(&mut self, candidate: Candidate) {
         self.candidates += 1;
-        if self
-            .best
-            .as_ref()
-            .is_none_or(|best| candidate.key() < best.key())
-        {
+        let key = candidate.key();
+        if self.best.is_none() || key < self.best_key {
             self.best = Some(candidate);
+            self.best_key = key;
         }
     }
 
