@@ -61,10 +61,14 @@ impl<'a> Scorer<'a> {
     }
 
     fn score_phases(&self, map: &MapPhase) -> Score {
+        let mut buffers = Buffers::default();
         let per_site: Vec<u64> = self
             .sites
             .iter()
-            .map(|site| site_excess(&self.config, site, map))
+            .map(|site| {
+                site_excess_within(&self.config, site, map, u64::MAX, &mut buffers)
+                    .unwrap_or(u64::MAX)
+            })
             .collect();
         let worsens = per_site.iter().zip(&self.before).any(|(a, b)| a > b);
         Score {
@@ -82,11 +86,12 @@ impl<'a> Scorer<'a> {
             return Some(self.score(map));
         };
         let mapped = |phase: &[i64], out: &mut Vec<i64>| map.apply_each(phase, out);
+        let mut buffers = Buffers::default();
         let mut per_site = Vec::with_capacity(self.sites.len());
         let mut total = 0u64;
         for (site, &before) in self.sites.iter().zip(&self.before) {
             let limit = before.min(bound - total);
-            let excess = site_excess_within(&self.config, site, &mapped, limit)?;
+            let excess = site_excess_within(&self.config, site, &mapped, limit, &mut buffers)?;
             total += excess;
             per_site.push(excess);
         }
@@ -104,7 +109,15 @@ type MapPhase<'m> = dyn Fn(&[i64], &mut Vec<i64>) + 'm;
 
 /// Excess wavefronts of one site with every element index mapped by `map`.
 fn site_excess(config: &BankConfig, site: &SitePattern, map: &MapPhase) -> u64 {
-    site_excess_within(config, site, map, u64::MAX).unwrap_or(u64::MAX)
+    site_excess_within(config, site, map, u64::MAX, &mut Buffers::default()).unwrap_or(u64::MAX)
+}
+
+/// The per-phase vectors of one scoring, allocated once for all its sites.
+#[derive(Default)]
+struct Buffers {
+    mapped: Vec<i64>,
+    lanes: Vec<Option<i64>>,
+    words: Vec<i64>,
 }
 
 /// [`site_excess`], or `None` once it exceeds `limit`.
@@ -113,22 +126,25 @@ fn site_excess_within(
     site: &SitePattern,
     map: &MapPhase,
     limit: u64,
+    buffers: &mut Buffers,
 ) -> Option<u64> {
     let units = site.units;
     let fast = FastPhases::new(config, units.unit_bytes);
-    let mut mapped: Vec<i64> = Vec::with_capacity(config.warp as usize);
-    let mut lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
-    let mut words: Vec<i64> = Vec::with_capacity(config.warp as usize);
+    let Buffers {
+        mapped,
+        lanes,
+        words,
+    } = buffers;
     let mut rows = [0u64; 64];
     let mut excess = 0u64;
     for (phase, weight) in site.phases() {
         mapped.clear();
-        map(phase, &mut mapped);
+        map(phase, mapped);
         let phase_excess = match &fast {
             Some(fast) => {
                 words.clear();
                 words.extend(mapped.iter().map(|&e| fast.word(units.of(e))));
-                fast.excess(&words, &mut rows)
+                fast.excess(words, &mut rows)
             }
             None => None,
         };
@@ -137,7 +153,7 @@ fn site_excess_within(
             lanes.extend(mapped.iter().map(|&e| Some(units.of(e))));
             let request = Request {
                 elem_bytes: units.unit_bytes,
-                lanes: &lanes,
+                lanes,
             };
             simulate(config, &request).excess()
         });
