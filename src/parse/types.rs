@@ -351,16 +351,19 @@ mod tests {
         );
     }
 
-    #[test]
-    fn member_paths_resolve_to_byte_ranges() {
-        let float = builtin("float").unwrap();
-        let member = |name: &str, offset, layout, type_name: &str, extents: &[u64]| Member {
+    fn member(name: &str, offset: u64, layout: Layout, type_name: &str, extents: &[u64]) -> Member {
+        Member {
             name: name.into(),
             offset,
             layout,
             type_name: type_name.into(),
             extents: extents.to_vec(),
-        };
+        }
+    }
+
+    #[test]
+    fn member_paths_resolve_to_byte_ranges() {
+        let float = builtin("float").unwrap();
         let mut table = TypeTable::default();
         // struct Body { float3 p; float m; double2 f; float v[4]; };
         table.define_aggregate(
@@ -397,13 +400,6 @@ mod tests {
 
     #[test]
     fn member_layouts_keep_subscripts_symbolic() {
-        let member = |name: &str, offset, layout, type_name: &str, extents: &[u64]| Member {
-            name: name.into(),
-            offset,
-            layout,
-            type_name: type_name.into(),
-            extents: extents.to_vec(),
-        };
         let mut table = TypeTable::default();
         // struct Cell { float2 p; double w[2]; };
         table.define_aggregate(

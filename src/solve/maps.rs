@@ -753,6 +753,16 @@ impl RowXor {
         masked.shift_left(self.base)
     }
 
+    /// `fields` with the field's parameters after them, for a family's report.
+    fn with_params(self, mut fields: Value) -> Value {
+        if let Value::Object(map) = &mut fields {
+            map.insert("bits".into(), self.bits.into());
+            map.insert("base".into(), self.base.into());
+            map.insert("row_shift".into(), self.row_shift.into());
+        }
+        fields
+    }
+
     /// Whether it writes only bits below `columns`, a power of two, and keeps `vector`s whole.
     fn fits(self, columns: u64, vector: u64) -> bool {
         columns.is_power_of_two()
@@ -830,13 +840,8 @@ impl AddressMap for Repitch {
         "repitch"
     }
     fn params(&self) -> Value {
-        json!({
-            "columns": self.columns,
-            "pitch": self.pitch,
-            "bits": self.xor.bits,
-            "base": self.xor.base,
-            "row_shift": self.xor.row_shift,
-        })
+        self.xor
+            .with_params(json!({"columns": self.columns, "pitch": self.pitch}))
     }
     fn extent(&self) -> u64 {
         self.extent
@@ -936,13 +941,8 @@ impl AddressMap for RotatedSwizzle {
         "rotate"
     }
     fn params(&self) -> Value {
-        json!({
-            "shift": self.shift,
-            "columns": self.columns,
-            "bits": self.xor.bits,
-            "base": self.xor.base,
-            "row_shift": self.xor.row_shift,
-        })
+        self.xor
+            .with_params(json!({"shift": self.shift, "columns": self.columns}))
     }
     fn extent(&self) -> u64 {
         self.extent
