@@ -71,46 +71,79 @@ impl Phases {
             .map(|(w, &weight)| (w[0]..w[1], weight))
     }
 
-    /// Σ weight × (largest bin − 1) with `bin(value)` for every value, the bins of one phase
-    /// sorted in `scratch`; phases get at least their `floors`.
-    fn cost(&self, values: &[u64], floors: &[u32], scratch: &mut Vec<u64>) -> u64 {
+    /// Σ weight × (largest bin − 1) with `bin(value)` for every value; phases get at least
+    /// their `floors`.
+    fn cost(&self, values: &[u64], floors: &[u32], runs: &mut RunCounter) -> u64 {
         self.ranges()
             .zip(floors)
             .map(|((range, weight), &floor)| {
-                scratch.clear();
-                scratch.extend_from_slice(&values[range]);
-                weight * u64::from(largest_run(scratch).max(floor) - 1)
+                weight * u64::from(runs.largest_run(&values[range]).max(floor) - 1)
             })
             .sum()
     }
 }
 
-/// How often the most frequent value occurs (0 for none). Up to a warp's worth of values are
-/// counted in a small open-addressing table (the search calls this per node and phase, and a
-/// sort cost more than the rest of the search); longer phases are sorted.
-fn largest_run(values: &mut [u64]) -> u32 {
-    const SLOTS: usize = 128;
-    if values.len() > SLOTS / 2 {
-        values.sort_unstable();
-        return values
-            .chunk_by(|a, b| a == b)
-            .map(|run| run.len() as u32)
-            .max()
-            .unwrap_or(0);
-    }
-    let mut keys = [0u64; SLOTS];
-    let mut counts = [0u32; SLOTS];
-    let mut largest = 0;
-    for &value in values.iter() {
-        let mut slot = (value.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize;
-        while counts[slot] != 0 && keys[slot] != value {
-            slot = (slot + 1) % SLOTS;
+/// Counts how often the most frequent value of a phase occurs. Up to a warp's worth of values
+/// are counted in a small open-addressing table whose slots belong to the current count only
+/// when stamped with its generation, so that no count clears it (the search counts per node
+/// and phase, and a sort, or zeroing the table, cost more than the rest of the search);
+/// longer phases are sorted.
+struct RunCounter {
+    keys: [u64; RUN_SLOTS],
+    counts: [u32; RUN_SLOTS],
+    stamps: [u32; RUN_SLOTS],
+    generation: u32,
+    sorted: Vec<u64>,
+}
+
+const RUN_SLOTS: usize = 128;
+
+impl RunCounter {
+    fn new() -> Self {
+        RunCounter {
+            keys: [0; RUN_SLOTS],
+            counts: [0; RUN_SLOTS],
+            stamps: [0; RUN_SLOTS],
+            generation: 0,
+            sorted: Vec::new(),
         }
-        keys[slot] = value;
-        counts[slot] += 1;
-        largest = largest.max(counts[slot]);
     }
-    largest
+
+    /// How often the most frequent value of `values` occurs (0 for none).
+    fn largest_run(&mut self, values: &[u64]) -> u32 {
+        if values.len() > RUN_SLOTS / 2 {
+            self.sorted.clear();
+            self.sorted.extend_from_slice(values);
+            self.sorted.sort_unstable();
+            return self
+                .sorted
+                .chunk_by(|a, b| a == b)
+                .map(|run| run.len() as u32)
+                .max()
+                .unwrap_or(0);
+        }
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            // The stamps have wrapped: old ones could pass for current ones.
+            self.stamps = [0; RUN_SLOTS];
+            self.generation = 1;
+        }
+        let mut largest = 0;
+        for &value in values {
+            let mut slot = (value.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize;
+            while self.stamps[slot] == self.generation && self.keys[slot] != value {
+                slot = (slot + 1) % RUN_SLOTS;
+            }
+            if self.stamps[slot] != self.generation {
+                self.stamps[slot] = self.generation;
+                self.keys[slot] = value;
+                self.counts[slot] = 0;
+            }
+            self.counts[slot] += 1;
+            largest = largest.max(self.counts[slot]);
+        }
+        largest
+    }
 }
 
 /// The bank bits of `a` under `rows`.
@@ -124,7 +157,7 @@ fn bank(a: u64, rows: &[u64]) -> u64 {
 fn rows_cost(phases: &Phases, rows: &[u64]) -> u64 {
     let binned: Vec<u64> = phases.values.iter().map(|&a| bank(a, rows)).collect();
     let floors = vec![1; phases.weights.len()];
-    phases.cost(&binned, &floors, &mut Vec::new())
+    phases.cost(&binned, &floors, &mut RunCounter::new())
 }
 
 fn element_phases(space: &Space) -> Phases {
@@ -179,7 +212,7 @@ struct Search<'a> {
     nodes: u64,
     budget: u64,
     truncated: bool,
-    scratch: Vec<u64>,
+    runs: RunCounter,
 }
 
 impl Search<'_> {
@@ -208,10 +241,7 @@ impl Search<'_> {
                     .filter(|(i, _)| pattern >> i & 1 != 0)
                     .fold(1u64 << pivot, |v, (_, &b)| v | 1 << b);
                 reduce(state, vector, &mut next);
-                let bound = self
-                    .coords
-                    .phases
-                    .cost(&next, &self.floors, &mut self.scratch);
+                let bound = self.coords.phases.cost(&next, &self.floors, &mut self.runs);
                 if bound < self.best_cost {
                     children.push((bound, vector));
                 }
@@ -379,7 +409,7 @@ pub fn exact_xor(space: &Space, bound: u64) -> Result<Found, String> {
         nodes: 0,
         budget: bound,
         truncated: false,
-        scratch: Vec::new(),
+        runs: RunCounter::new(),
     };
     if k == 0 {
         // Every phase fits the banks: the kernel is {0}.
@@ -496,13 +526,13 @@ mod tests {
             (0..64).map(|l| l / 3).collect(),
             (0..200).map(|l| (l * 37) % 11).collect(),
         ];
-        for values in cases {
-            assert_eq!(
-                largest_run(&mut values.clone()),
-                sorted(&values),
-                "{values:?}"
-            );
+        let mut runs = RunCounter::new();
+        for values in cases.iter().chain(&cases) {
+            assert_eq!(runs.largest_run(values), sorted(values), "{values:?}");
         }
+        runs.generation = u32::MAX;
+        assert_eq!(runs.largest_run(&cases[2]), 8);
+        assert_eq!(runs.largest_run(&cases[3]), sorted(&cases[3]));
     }
 
     #[test]
