@@ -80,20 +80,34 @@ impl<'a> Scorer<'a> {
 
     /// The score of `map`, or `None` as soon as it is certain to rank below a never-worse
     /// candidate with `bound` excess wavefronts: it worsens a site or exceeds `bound`. Solvers
-    /// that try thousands of maps stop scoring most of them after a few phases.
-    pub fn score_within(&self, map: &dyn AddressMap, bound: Option<u64>) -> Option<Score> {
-        let Some(bound) = bound else {
+    /// that try thousands of maps stop scoring most of them after a few phases. `first` is
+    /// the site scored first, and becomes the site that rejected the map: the next map of a
+    /// search is likely to fail there too. The outcome does not depend on the order.
+    pub fn score_within(
+        &self,
+        map: &dyn AddressMap,
+        bound: Option<u64>,
+        first: &mut usize,
+    ) -> Option<Score> {
+        let sites = self.sites.len();
+        let Some(bound) = bound.filter(|_| sites > 0) else {
             return Some(self.score(map));
         };
         let mapped = |phase: &[i64], out: &mut Vec<i64>| map.apply_each(phase, out);
         let mut buffers = Buffers::default();
-        let mut per_site = Vec::with_capacity(self.sites.len());
+        let start = (*first).min(sites.saturating_sub(1));
+        let mut per_site = vec![0; sites];
         let mut total = 0u64;
-        for (site, &before) in self.sites.iter().zip(&self.before) {
-            let limit = before.min(bound - total);
-            let excess = site_excess_within(&self.config, site, &mapped, limit, &mut buffers)?;
+        for i in std::iter::once(start).chain((0..sites).filter(|&i| i != start)) {
+            let limit = self.before[i].min(bound - total);
+            let Some(excess) =
+                site_excess_within(&self.config, &self.sites[i], &mapped, limit, &mut buffers)
+            else {
+                *first = i;
+                return None;
+            };
             total += excess;
-            per_site.push(excess);
+            per_site[i] = excess;
         }
         Some(Score {
             per_site,

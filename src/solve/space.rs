@@ -110,6 +110,8 @@ pub struct Best {
     best: Option<Candidate>,
     /// The best's key, computed once: an ALU count builds the map's expression.
     best_key: (bool, u64, u32, u64),
+    /// The site that rejected the last map scored within a bound, scored first next time.
+    rejecting_site: usize,
     pub candidates: u64,
     /// The excess of some never-worse map of the same search, known before it is reached:
     /// no map above it can win.
@@ -140,7 +142,7 @@ impl Best {
             (Some(b), Some(c)) => Some(b.min(c)),
             (b, c) => b.or(c),
         };
-        match scorer.score_within(map.as_ref(), bound) {
+        match scorer.score_within(map.as_ref(), bound, &mut self.rejecting_site) {
             Some(score) => self.offer(Candidate { map, score }),
             None => self.candidates += 1,
         }
