@@ -3,9 +3,9 @@
 //! Lowering is bounded in depth: a subtree nested deeper than [`MAX_DEPTH`] becomes
 //! [`ExprKind::Opaque`], so adversarial input (10,000 nested parentheses) cannot overflow the stack.
 use super::symbols::{child, kind, FIELDS};
+use super::syntax::Node;
 use std::fmt;
 use std::sync::LazyLock;
-use tree_sitter::Node;
 
 /// Nesting depth beyond which an expression is kept as opaque text.
 pub const MAX_DEPTH: usize = 200;

@@ -8,10 +8,10 @@ use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
 use super::source::LineIndex;
 use super::symbols::{self, child, children_in, FIELDS};
+use super::syntax::{Node, SyntaxTree};
 use super::types::{aggregate_offsets, Layout, Member};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tree_sitter::{Node, Tree};
 
 /// Struct nesting depth beyond which a layout is given up as unknown.
 const MAX_TYPE_DEPTH: usize = 32;
@@ -51,15 +51,16 @@ fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// Source bytes parsed as one tree: larger files are split at top-level boundaries. A tree
-/// takes ~36 bytes per source byte, and up to `PARSE_THREADS + 1` are alive at a time.
+/// Source bytes parsed as one tree: larger files are split at top-level boundaries. A
+/// tree-sitter tree takes ~36 bytes per source byte, its flat copy ([`SyntaxTree`]) ~11; a
+/// parser thread holds one of each at a time, and up to `PARSE_THREADS + 1` copies are alive.
 const CHUNK_BYTES: usize = 64 * 1024;
 
 /// Threads that parse pieces ahead of the analysis (the CI machine has 2 cores). Each keeps
 /// at most one parsed tree waiting.
 const PARSE_THREADS: usize = 2;
 
-/// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
+/// Accumulates a file's model chunk by chunk. It holds no syntax nodes between chunks,
 /// so only one chunk's tree is alive at a time.
 struct Extractor<'s> {
     src: &'s str,
@@ -144,19 +145,20 @@ impl<'s> Extractor<'s> {
     fn run(src: &'s str, defines: &[String], ranges: &[std::ops::Range<usize>]) -> (bool, Self) {
         let mut ex = Extractor::new(src, ConstEnv::with_command_line(defines));
         let mut clean = true;
-        let mut consume =
-            |ex: &mut Extractor, range: &std::ops::Range<usize>, tree: Option<Tree>| match tree {
-                Some(tree) => {
-                    clean &= !tree.root_node().has_error();
-                    ex.scan_tree(&tree);
-                }
-                None => {
-                    clean = false;
-                    let at = ex.lines.location(range.start);
-                    ex.syntax_errors.push(at);
-                    ex.diagnose(Severity::Error, at, "the parser gave up here".into());
-                }
-            };
+        let mut consume = |ex: &mut Extractor,
+                           range: &std::ops::Range<usize>,
+                           tree: Option<SyntaxTree>| match tree {
+            Some(tree) => {
+                clean &= !tree.root_node().has_error();
+                ex.scan_tree(&tree);
+            }
+            None => {
+                clean = false;
+                let at = ex.lines.location(range.start);
+                ex.syntax_errors.push(at);
+                ex.diagnose(Severity::Error, at, "the parser gave up here".into());
+            }
+        };
         if let [range] = ranges {
             let tree = ex.parse_range(range.clone());
             consume(&mut ex, range, tree);
@@ -294,7 +296,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// Parses only `range` of the file; node offsets stay offsets into the whole file.
-    fn parse_range(&self, range: std::ops::Range<usize>) -> Option<Tree> {
+    fn parse_range(&self, range: std::ops::Range<usize>) -> Option<SyntaxTree> {
         super::parse_ranges(self.src, &[self.included_range(range)])
     }
 
@@ -311,7 +313,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn scan_tree(&mut self, tree: &Tree) {
+    fn scan_tree(&mut self, tree: &SyntaxTree) {
         let root = tree.root_node();
         let errors = self.collect_syntax_errors(root);
         self.syntax_errors.extend(errors);
@@ -1187,7 +1189,7 @@ impl<'s> Extractor<'s> {
     /// A `// bankwise: block=XxY` comment in the run of comments directly above `node`.
     fn block_annotation(&mut self, node: Node) -> Option<[u32; 3]> {
         let mut below = node;
-        while let Some(comment) = comment_above(below) {
+        while let Some(comment) = comment_above(below, &self.lines) {
             let text = self.text(comment);
             let body = text
                 .trim_start_matches('/')
@@ -2314,10 +2316,10 @@ fn function_parameters(body: Node, src: &str) -> HashSet<String> {
 }
 
 /// The comment directly above `node` (on the line before it, or the same line).
-fn comment_above(node: Node) -> Option<Node> {
+fn comment_above<'t>(node: Node<'t>, lines: &LineIndex) -> Option<Node<'t>> {
     node.prev_sibling()
         .filter(|s| symbols::kind(*s) == "comment")
-        .filter(|c| c.end_position().row + 1 >= node.start_position().row)
+        .filter(|c| lines.location(c.end_byte()).line + 1 >= lines.location(node.start_byte()).line)
 }
 
 /// Whether `callee` names one of CUDA's atomic functions (`atomicAdd`, `::atomicCAS`, ...).
