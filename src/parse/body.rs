@@ -672,7 +672,7 @@ impl Lowering<'_> {
         Ok(Expr {
             kind: ExprKind::Call {
                 callee: Box::new(callee),
-                template_args: Vec::new(),
+                template_args: Default::default(),
                 args,
             },
             span: Span::of(value),

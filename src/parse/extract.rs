@@ -929,7 +929,7 @@ impl<'s> Extractor<'s> {
         let expr = ast::lower(block, self.src);
         let components: Vec<Expr> = match &expr.kind {
             ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "dim3") => {
-                args.clone()
+                args.to_vec()
             }
             ExprKind::Name(name) if dim3s.contains_key(name) => dim3s[name].clone(),
             _ => vec![expr.clone()],
@@ -1017,7 +1017,7 @@ impl<'s> Extractor<'s> {
                         .map(|a| ast::lower(a, self.src))
                         .collect(),
                     _ => match ast::lower(value, self.src).kind {
-                        ExprKind::Call { args, .. } => args,
+                        ExprKind::Call { args, .. } => args.into_vec(),
                         other => vec![Expr {
                             kind: other,
                             span: Span::of(value),

@@ -12,7 +12,7 @@ mod symbols;
 mod syntax;
 mod types;
 
-pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};
+pub use ast::{BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp};
 pub use body::*;
 pub use consts::{Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
