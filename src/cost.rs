@@ -806,18 +806,27 @@ impl Program {
                     }
                     continue;
                 }
+                // The operands are used where they lie on the stack: a `Lanes` is 264 bytes,
+                // and popping copied it out.
                 Instr::Binary(op) => {
-                    let (Some(r), Some(l)) = (stack.pop(), stack.last_mut()) else {
+                    let n = stack.len();
+                    if n < 2 {
+                        stack.clear();
                         break;
-                    };
-                    binary(op, l, &r);
+                    }
+                    let (rest, top) = stack.split_at_mut(n - 1);
+                    binary(op, &mut rest[n - 2], &top[0]);
+                    stack.truncate(n - 1);
                     continue;
                 }
                 Instr::Select => {
-                    let (Some(e), Some(t), Some(c)) = (stack.pop(), stack.pop(), stack.last_mut())
-                    else {
+                    let n = stack.len();
+                    if n < 3 {
+                        stack.clear();
                         break;
-                    };
+                    }
+                    let (rest, arms) = stack.split_at_mut(n - 2);
+                    let (c, t, e) = (&mut rest[n - 3], &arms[0], &arms[1]);
                     let taken = c.nonzero();
                     for (i, v) in c.values.iter_mut().enumerate() {
                         *v = if taken & (1 << i) != 0 {
@@ -835,6 +844,7 @@ impl Program {
                     }
                     c.valid = (c.valid & ((taken & t.valid) | (!taken & e.valid)))
                         | (!c.valid & t.valid & e.valid & agree);
+                    stack.truncate(n - 2);
                     continue;
                 }
             };
