@@ -226,6 +226,9 @@ impl Geometry {
 
     /// The cost of one phase: the most distinct words in one bank, 0 when no lane is active.
     fn phase_degree(&self, lanes: &[Option<i64>], masks: &mut [u64; MASK_BANKS]) -> u32 {
+        if let Some(degree) = self.conflict_free_degree(lanes) {
+            return degree;
+        }
         // Words grow with the index, so the extreme indices bound the words, unless a byte
         // address overflows (then the sort below handles it).
         let (mut first, mut last) = (i64::MAX, i64::MIN);
@@ -247,6 +250,39 @@ impl Geometry {
         } else {
             self.sorted_degree(lanes)
         }
+    }
+
+    /// The usual request, in one pass: with one word per lane, a phase in which no bank
+    /// holds two different words costs 1 (0 without an active lane). `None` when a bank does,
+    /// or for other geometries: then the passes below count.
+    fn conflict_free_degree(&self, lanes: &[Option<i64>]) -> Option<u32> {
+        let (Some(_), Some(width_log2), 1, false) = (
+            self.banks_log2,
+            self.width_log2,
+            self.max_words_per_lane,
+            self.may_straddle,
+        ) else {
+            return None;
+        };
+        if self.banks as usize > MASK_BANKS {
+            return None;
+        }
+        let elem_bytes = i64::from(self.elem_bytes);
+        let bank_mask = i64::from(self.banks - 1);
+        let mut seen = 0u64;
+        let mut words = [0i64; MASK_BANKS];
+        for index in lanes.iter().flatten() {
+            // The word as `mask_degree` computes it.
+            let word = index.wrapping_mul(elem_bytes) >> width_log2;
+            let bank = (word & bank_mask) as usize;
+            if seen & (1 << bank) == 0 {
+                seen |= 1 << bank;
+                words[bank] = word;
+            } else if words[bank] != word {
+                return None;
+            }
+        }
+        Some(u32::from(seen != 0))
     }
 
     /// The common case: the phase's words lie within 64 rows of banks above `low`, so the
