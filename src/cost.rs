@@ -6,9 +6,11 @@ use crate::affine::{
 };
 use crate::bank::{lanes_per_phase, simulate, BankConfig, Collision, Request};
 use crate::parse::{Access, SharedArray};
+use std::cell::RefCell;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 /// Loop iterations beyond which an access is not simulated (per access, all loops together).
 pub const MAX_ITERATIONS: usize = 1 << 14;
@@ -270,9 +272,7 @@ impl<'a> SiteRequests<'a> {
         let block = self.affine.block();
         let active = Program::new(&self.site.active);
         let index = Program::new(&self.site.index);
-        let groups: Vec<Vec<LaneGroup>> = (0..self.warps)
-            .map(|warp| LaneGroup::of_warp(block, self.warp_size, warp))
-            .collect();
+        let groups = LaneGroup::of_block(block, self.warp_size, self.warps);
         let mut stack = Vec::new();
         let mut lanes: Vec<Option<i64>> = Vec::with_capacity(self.warp_size as usize);
         for point in &self.points {
@@ -284,7 +284,7 @@ impl<'a> SiteRequests<'a> {
                 loops: point,
                 uniforms: Some(uniforms),
             });
-            for (warp, warp_groups) in (0..self.warps).zip(&groups) {
+            for (warp, warp_groups) in (0..self.warps).zip(groups.iter()) {
                 lanes.clear();
                 for group in warp_groups {
                     let is_active = active.eval(&active_uniforms, group, &mut stack);
@@ -625,7 +625,51 @@ struct LaneGroup {
     threads: [[i64; GROUP]; 3],
 }
 
+thread_local! {
+    /// The lane groups of the last block shape asked for on this thread, with its shape and
+    /// warp size: every access of a function, and usually of a file, asks for the same ones.
+    static BLOCK_GROUPS: RefCell<Option<BlockGroups>> = const { RefCell::new(None) };
+}
+
+/// Per warp of a block, its lane groups.
+struct BlockGroups {
+    block: [u32; 3],
+    warp_size: u32,
+    warps: u32,
+    groups: Rc<Vec<Vec<LaneGroup>>>,
+}
+
 impl LaneGroup {
+    /// [`LaneGroup::of_warp`] for warps `0..warps`, made once per block shape and thread.
+    fn of_block(block: [u32; 3], warp_size: u32, warps: u32) -> Rc<Vec<Vec<LaneGroup>>> {
+        BLOCK_GROUPS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            match &*cache {
+                Some(known)
+                    if known.block == block
+                        && known.warp_size == warp_size
+                        && known.warps == warps =>
+                {
+                    Rc::clone(&known.groups)
+                }
+                _ => {
+                    let groups: Rc<Vec<Vec<LaneGroup>>> = Rc::new(
+                        (0..warps)
+                            .map(|warp| LaneGroup::of_warp(block, warp_size, warp))
+                            .collect(),
+                    );
+                    *cache = Some(BlockGroups {
+                        block,
+                        warp_size,
+                        warps,
+                        groups: Rc::clone(&groups),
+                    });
+                    groups
+                }
+            }
+        })
+    }
+
     fn of_warp(block: [u32; 3], warp_size: u32, warp: u32) -> Vec<LaneGroup> {
         // Lane by lane from the warp's first thread, as `lane_thread` numbers them.
         let mut thread = lane_thread(block, warp_size, warp, 0);
