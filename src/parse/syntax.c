@@ -25,7 +25,8 @@ enum { NAMED = 1, EXTRA = 2, MISSING = 4, HAS_ERROR = 8 };
 
 // A subtree whose children are being visited.
 typedef struct {
-  Subtree subtree;
+  const Subtree *children;
+  uint32_t child_count;
   uint32_t child_index;
   uint32_t structural_index;
   // Start byte of the next child.
@@ -39,14 +40,20 @@ typedef struct {
   uint16_t inherited_field;
 } Frame;
 
-static uint8_t flags_of(const TSLanguage *language, Subtree subtree, TSSymbol alias) {
-  bool named = alias ? ts_language_symbol_metadata(language, alias).named : ts_subtree_named(subtree);
+// What ts_node_symbol, ts_node_is_named, ... answer, without their calls. An alias is never
+// an error symbol, which ts_language_symbol_metadata treats apart.
+static inline TSSymbol public_symbol(const TSLanguage *language, TSSymbol symbol) {
+  return symbol == ts_builtin_sym_error ? symbol : language->public_symbol_map[symbol];
+}
+
+static inline uint8_t flags_of(const TSLanguage *language, Subtree subtree, TSSymbol alias) {
+  bool named = alias ? language->symbol_metadata[alias].named : ts_subtree_named(subtree);
   return (named ? NAMED : 0) | (ts_subtree_extra(subtree) ? EXTRA : 0) |
          (ts_subtree_missing(subtree) ? MISSING : 0) |
          (ts_subtree_error_cost(subtree) > 0 ? HAS_ERROR : 0);
 }
 
-static bool push(Frame **stack, uint32_t *size, uint32_t *capacity, Frame frame) {
+static inline bool push(Frame **stack, uint32_t *size, uint32_t *capacity, Frame frame) {
   if (*size == *capacity) {
     uint32_t grown = *capacity ? *capacity * 2 : 64;
     Frame *moved = realloc(*stack, grown * sizeof(Frame));
@@ -58,10 +65,11 @@ static bool push(Frame **stack, uint32_t *size, uint32_t *capacity, Frame frame)
   return true;
 }
 
-static Frame frame_of(const TSLanguage *language, Subtree subtree, uint32_t position,
+static inline Frame frame_of(const TSLanguage *language, Subtree subtree, uint32_t position,
                       uint32_t visible_parent, uint16_t inherited_field) {
   Frame frame = {
-    .subtree = subtree,
+    .children = ts_subtree_children(subtree),
+    .child_count = ts_subtree_child_count(subtree),
     .position = position,
     .aliases = ts_language_alias_sequence(language, ts_subtree_production_id(subtree)),
     .visible_parent = visible_parent,
@@ -83,7 +91,7 @@ uint32_t bankwise_flatten(TSNode root, BankwiseEntry *out, uint32_t capacity) {
     .start = ts_node_start_byte(root),
     .end = ts_node_start_byte(root) + ts_subtree_size(top).bytes,
     .parent = UINT32_MAX,
-    .kind = ts_language_public_symbol(language, ts_subtree_symbol(top)),
+    .kind = public_symbol(language, ts_subtree_symbol(top)),
     .flags = flags_of(language, top, 0),
   };
   uint32_t count = 1;
@@ -95,12 +103,12 @@ uint32_t bankwise_flatten(TSNode root, BankwiseEntry *out, uint32_t capacity) {
   }
   while (size > 0) {
     Frame *frame = &stack[size - 1];
-    uint32_t child_count = ts_subtree_child_count(frame->subtree);
+    uint32_t child_count = frame->child_count;
     if (frame->child_index == child_count) {
       size--;
       continue;
     }
-    const Subtree *children = ts_subtree_children(frame->subtree);
+    const Subtree *children = frame->children;
     Subtree child = children[frame->child_index];
     bool extra = ts_subtree_extra(child);
     TSSymbol alias = 0;
@@ -134,7 +142,7 @@ uint32_t bankwise_flatten(TSNode root, BankwiseEntry *out, uint32_t capacity) {
         .start = start,
         .end = end,
         .parent = visible_parent,
-        .kind = ts_language_public_symbol(language, alias ? alias : ts_subtree_symbol(child)),
+        .kind = public_symbol(language, alias ? alias : ts_subtree_symbol(child)),
         .field = field,
         .flags = flags_of(language, child, alias),
       };
