@@ -296,12 +296,18 @@ impl<'a> SiteRequests<'a> {
                         _ => index.eval(&index_uniforms, group, &mut stack),
                     };
                     let known = running & index.valid;
-                    lanes.extend(
-                        index.values[..group.len]
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (known & (1 << i) != 0).then_some(*v)),
-                    );
+                    let values = &index.values[..group.len];
+                    if known == u32::MAX >> (GROUP - group.len) {
+                        // Every lane has its index, the usual case: no per-lane test.
+                        lanes.extend(values.iter().map(|&v| Some(v)));
+                    } else {
+                        lanes.extend(
+                            values
+                                .iter()
+                                .enumerate()
+                                .map(|(i, v)| (known & (1 << i) != 0).then_some(*v)),
+                        );
+                    }
                 }
                 f(warp, point, &lanes);
             }

@@ -106,11 +106,10 @@ pub fn lanes_per_phase(config: &BankConfig, elem_bytes: u32) -> usize {
 /// needs only the degree).
 fn evaluate(config: &BankConfig, request: &Request, witness: bool) -> Cost {
     let geometry = Geometry::new(config, request.elem_bytes);
-    let mut masks = [0u64; MASK_BANKS];
     let mut cost = Cost::default();
     for (phase, lanes) in request.lanes.chunks(geometry.lanes_per_phase).enumerate() {
         let first_lane = (phase * geometry.lanes_per_phase) as u32;
-        let degree = geometry.phase_degree(lanes, &mut masks);
+        let degree = geometry.phase_degree(lanes);
         if degree == 0 {
             continue;
         }
@@ -225,7 +224,7 @@ impl Geometry {
     }
 
     /// The cost of one phase: the most distinct words in one bank, 0 when no lane is active.
-    fn phase_degree(&self, lanes: &[Option<i64>], masks: &mut [u64; MASK_BANKS]) -> u32 {
+    fn phase_degree(&self, lanes: &[Option<i64>]) -> u32 {
         if let Some(degree) = self.conflict_free_degree(lanes) {
             return degree;
         }
@@ -246,6 +245,7 @@ impl Geometry {
         let (high, count) = self.words(last);
         let span = i128::from(high) + i128::from(count) - 1 - i128::from(low);
         if in_range && self.banks as usize <= MASK_BANKS && span < 64 * i128::from(self.banks) {
+            let mut masks = [0u64; MASK_BANKS];
             self.mask_degree(lanes, low, &mut masks[..self.banks as usize])
         } else {
             self.sorted_degree(lanes)
@@ -287,9 +287,8 @@ impl Geometry {
 
     /// The common case: the phase's words lie within 64 rows of banks above `low`, so the
     /// distinct words of bank b are the set bits of `masks[b]`, bit `(word − low) / banks`.
-    /// Broadcast is free: a repeated word sets the same bit.
+    /// Broadcast is free: a repeated word sets the same bit. `masks` come zeroed.
     fn mask_degree(&self, lanes: &[Option<i64>], low: i64, masks: &mut [u64]) -> u32 {
-        masks.fill(0);
         // Banks holding two or more words; usually none, and then nothing is counted.
         let mut shared = 0u64;
         let mut mark = |bank: u32, row: u64| {
