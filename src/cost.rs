@@ -273,6 +273,18 @@ impl<'a> SiteRequests<'a> {
         let active = Program::new(&self.site.active);
         let index = Program::new(&self.site.index);
         let groups = LaneGroup::of_block(block, self.warp_size, self.warps);
+        // A warp whose lanes have the thread indices of the warp before on every axis the
+        // two programs read gets the same lanes (`t[0][tx]` in a block of 32 × 8): not
+        // evaluated again.
+        let mut axes = [false; 3];
+        for atom in active.atoms.iter().chain(&index.atoms) {
+            if let Atom::Thread(axis) = atom {
+                axes[axis.index()] = true;
+            }
+        }
+        let repeats: Vec<bool> = (0..groups.len())
+            .map(|w| w > 0 && LaneGroup::same_lanes(&groups[w - 1], &groups[w], axes))
+            .collect();
         let mut stack = Vec::new();
         let mut lanes: Vec<Option<i64>> = Vec::with_capacity(self.warp_size as usize);
         for point in &self.points {
@@ -285,6 +297,10 @@ impl<'a> SiteRequests<'a> {
                 uniforms: Some(uniforms),
             });
             for (warp, warp_groups) in (0..self.warps).zip(groups.iter()) {
+                if repeats[warp as usize] {
+                    f(warp, point, &lanes);
+                    continue;
+                }
                 lanes.clear();
                 for group in warp_groups {
                     let is_active = active.eval(&active_uniforms, group, &mut stack);
@@ -327,6 +343,9 @@ pub fn measure(
     let units = requests.units();
     let mut worst: Option<(usize, SiteCost)> = None;
     let mut scaled: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
+    // The last request simulated and its cost.
+    let mut previous_lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
+    let mut previous: Option<crate::bank::Cost> = None;
     // Whole elements are the units already: the lanes go to the bank model as they are.
     let whole_elements = units == Units::whole(units.unit_bytes);
     for combination in 0..requests.combinations.len() {
@@ -346,11 +365,22 @@ pub fn measure(
                 scaled.extend(elements.iter().map(|e| e.map(|e| units.of(e))));
                 &scaled
             };
-            let request = Request {
-                elem_bytes: units.unit_bytes,
-                lanes,
+            // Accesses whose index does not vary between warps (`t[0][tx]` in a block of
+            // 32 × 8) send the same request warp after warp: the same lanes cost the same.
+            let result = match previous {
+                Some(result) if previous_lanes == lanes => result,
+                _ => {
+                    let request = Request {
+                        elem_bytes: units.unit_bytes,
+                        lanes,
+                    };
+                    let result = simulate(config, &request);
+                    previous_lanes.clear();
+                    previous_lanes.extend_from_slice(lanes);
+                    previous = Some(result);
+                    result
+                }
             };
-            let result = simulate(config, &request);
             cost.wavefronts += u64::from(result.wavefronts);
             cost.ideal_wavefronts += u64::from(result.ideal_wavefronts);
             if result.conflict_degree > cost.conflict_degree {
@@ -646,6 +676,17 @@ struct BlockGroups {
 }
 
 impl LaneGroup {
+    /// Whether two warps' groups have the same lanes, and the same thread indices on the
+    /// axes marked in `axes`.
+    fn same_lanes(a: &[LaneGroup], b: &[LaneGroup], axes: [bool; 3]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(a, b)| {
+                a.len == b.len
+                    && a.present == b.present
+                    && (0..3).all(|axis| !axes[axis] || a.threads[axis] == b.threads[axis])
+            })
+    }
+
     /// [`LaneGroup::of_warp`] for warps `0..warps`, made once per block shape and thread.
     fn of_block(block: [u32; 3], warp_size: u32, warps: u32) -> Rc<Vec<Vec<LaneGroup>>> {
         BLOCK_GROUPS.with(|cache| {
