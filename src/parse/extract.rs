@@ -2181,76 +2181,40 @@ fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Nod
     }
 }
 
-/// The nodes of a subtree in source order (pre-order), each with the position just past its
-/// own subtree: walking them again costs no tree-sitter cursor moves, which are the expensive
-/// part of a walk.
+/// The nodes of a subtree in source order (pre-order), for the walks a function body gets
+/// several times: the flat tree stores them in that order, so a walk is a pass over an
+/// array range.
 struct Preorder<'t> {
-    nodes: Vec<Node<'t>>,
-    /// `ends[i]`: the index of the first node after node `i`'s subtree.
-    ends: Vec<usize>,
+    root: Node<'t>,
 }
 
 impl<'t> Preorder<'t> {
     fn of(root: Node<'t>) -> Self {
-        // The cursor visits exactly the root and its visible descendants.
-        let count = root.descendant_count();
-        let mut nodes = Vec::with_capacity(count);
-        let mut ends = Vec::with_capacity(count);
-        // Indices of the nodes whose subtree is still open, root first.
-        let mut open = Vec::new();
-        let mut cursor = root.walk();
-        loop {
-            open.push(nodes.len());
-            nodes.push(cursor.node());
-            ends.push(0);
-            if cursor.goto_first_child() {
-                continue;
-            }
-            loop {
-                if let Some(closed) = open.pop() {
-                    ends[closed] = nodes.len();
-                }
-                if open.is_empty() {
-                    return Preorder { nodes, ends };
-                }
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    for closed in open.drain(..) {
-                        ends[closed] = nodes.len();
-                    }
-                    return Preorder { nodes, ends };
-                }
-            }
-        }
+        Preorder { root }
     }
 
-    /// [`walk`] over the list.
+    /// [`walk`] over the subtree.
     fn walk(&self, mut visit: impl FnMut(Node<'t>) -> bool) {
-        let mut i = 0;
-        while let Some(&node) = self.nodes.get(i) {
-            i = if visit(node) { i + 1 } else { self.ends[i] };
+        let mut next = Some(self.root);
+        while let Some(node) = next {
+            let descend = visit(node);
+            next = node.next_in_preorder(descend, self.root);
         }
     }
 
-    /// [`walk_with_ancestors`] over the list.
+    /// [`walk_with_ancestors`] over the subtree.
     fn walk_with_ancestors(&self, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
         let mut ancestors: Vec<Node<'t>> = Vec::new();
-        let mut ancestor_ends: Vec<usize> = Vec::new();
-        let mut i = 0;
-        while let Some(&node) = self.nodes.get(i) {
-            while ancestor_ends.last().is_some_and(|&end| end <= i) {
-                ancestor_ends.pop();
+        let mut next = Some(self.root);
+        while let Some(node) = next {
+            while ancestors.last().is_some_and(|a| !a.subtree_contains(node)) {
                 ancestors.pop();
             }
-            if visit(node, &ancestors) {
+            let descend = visit(node, &ancestors);
+            if descend {
                 ancestors.push(node);
-                ancestor_ends.push(self.ends[i]);
-                i += 1;
-            } else {
-                i = self.ends[i];
             }
+            next = node.next_in_preorder(descend, self.root);
         }
     }
 }

@@ -198,6 +198,22 @@ impl<'t> Node<'t> {
         (self.entry().subtree_end - self.index) as usize
     }
 
+    /// The node after this one in pre-order: its first child when `descend`, else the node
+    /// after its subtree; `None` past the subtree of `within`.
+    pub fn next_in_preorder(&self, descend: bool, within: Node<'t>) -> Option<Node<'t>> {
+        let next = if descend {
+            self.index + 1
+        } else {
+            self.entry().subtree_end
+        };
+        (next < within.entry().subtree_end).then(|| self.at(next))
+    }
+
+    /// Whether `other` is this node or one of its descendants.
+    pub fn subtree_contains(&self, other: Node<'t>) -> bool {
+        (self.index..self.entry().subtree_end).contains(&other.index)
+    }
+
     fn first_child(&self) -> Option<Node<'t>> {
         (self.entry().subtree_end > self.index + 1).then(|| self.at(self.index + 1))
     }
