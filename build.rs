@@ -14,4 +14,21 @@ fn main() {
         println!("cargo:rerun-if-changed=grammar/src/{file}");
     }
     build.compile("tree-sitter-bankwise-cuda");
+
+    // The flat copy of syntax trees reads tree-sitter's internal headers, which sit beside
+    // the public ones the tree-sitter crate announces (`links = "tree-sitter"`).
+    let include = std::env::var("DEP_TREE_SITTER_INCLUDE")
+        .expect("the tree-sitter crate announces its include directory");
+    let internals = Path::new(&include)
+        .parent()
+        .expect("tree-sitter's include directory has a parent")
+        .join("src");
+    cc::Build::new()
+        .std("c11")
+        .include(&include)
+        .include(&internals)
+        .warnings(false)
+        .file("src/parse/syntax.c")
+        .compile("bankwise-syntax");
+    println!("cargo:rerun-if-changed=src/parse/syntax.c");
 }

@@ -7,6 +7,8 @@ use bankwise::analysis::{analyse_file, Options};
 use std::time::Instant;
 
 mod common;
+#[path = "common/cpu.rs"]
+mod cpu;
 
 fn main() {
     let (source, kernels) = common::generated_source(common::target_bytes());
@@ -17,10 +19,12 @@ fn main() {
     drop(source);
     let options = Options::default();
     let baseline = common::peak_resident_mb();
+    let cpu_before = cpu::cpu_seconds();
     let start = Instant::now();
     let analysed = analyse_file(&path, &options).expect("the generated file is analysed");
     let report = bankwise::report::text(std::slice::from_ref(&analysed));
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu::cpu_line(mb, cpu_before);
     let notes = report.lines().count();
     let simulated = analysed
         .costs
@@ -35,6 +39,9 @@ fn main() {
         "check: {mb:.1} MB, {kernels} kernels, {simulated} accesses simulated, {notes} report lines in {seconds:.2} s = {:.1} MB/s",
         mb / seconds
     );
+    if let Some(cpu) = cpu {
+        println!("check: {cpu}");
+    }
     if let (Some(before), Some(peak)) = (baseline, common::peak_resident_mb()) {
         println!("check: peak resident memory {peak:.0} MB (report included; {before:.0} MB before reading the file)");
     }

@@ -5,14 +5,18 @@
 use std::time::Instant;
 
 mod common;
+#[path = "common/cpu.rs"]
+mod cpu;
 
 fn main() {
     let (source, kernels) = common::generated_source(common::target_bytes());
     let mb = source.len() as f64 / (1024.0 * 1024.0);
     let baseline = common::peak_resident_mb();
+    let cpu_before = cpu::cpu_seconds();
     let start = Instant::now();
     let parsed = bankwise::parse::analyse_source(&source, &[]);
     let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu::cpu_line(mb, cpu_before);
     let accesses: usize = parsed
         .functions
         .iter()
@@ -25,6 +29,9 @@ fn main() {
         "frontend: {mb:.1} MB, {kernels} kernels, {accesses} accesses in {seconds:.2} s = {:.1} MB/s",
         mb / seconds
     );
+    if let Some(cpu) = cpu {
+        println!("frontend: {cpu}");
+    }
     if let (Some(before), Some(peak)) = (baseline, common::peak_resident_mb()) {
         println!("frontend: peak resident memory {peak:.0} MB (source text and model included; {before:.0} MB before parsing)");
     }

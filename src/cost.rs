@@ -6,9 +6,11 @@ use crate::affine::{
 };
 use crate::bank::{lanes_per_phase, simulate, BankConfig, Collision, Request};
 use crate::parse::{Access, MemberLayout, SharedArray};
+use std::cell::RefCell;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 /// Loop iterations beyond which an access is not simulated (per access, all loops together).
 pub const MAX_ITERATIONS: usize = 1 << 14;
@@ -375,8 +377,18 @@ impl<'a> SiteRequests<'a> {
         let block = self.affine.block();
         let active = Program::new(&self.site.active);
         let index = Program::new(&self.index);
-        let groups: Vec<Vec<LaneGroup>> = (0..self.warps)
-            .map(|warp| LaneGroup::of_warp(block, self.warp_size, warp))
+        let groups = LaneGroup::of_block(block, self.warp_size, self.warps);
+        // A warp whose lanes have the thread indices of the warp before on every axis the
+        // two programs read gets the same lanes (`t[0][tx]` in a block of 32 × 8): not
+        // evaluated again.
+        let mut axes = [false; 3];
+        for atom in active.atoms.iter().chain(&index.atoms) {
+            if let Atom::Thread(axis) = atom {
+                axes[axis.index()] = true;
+            }
+        }
+        let repeats: Vec<bool> = (0..groups.len())
+            .map(|w| w > 0 && LaneGroup::same_lanes(&groups[w - 1], &groups[w], axes))
             .collect();
         let mut stack = Vec::new();
         let mut lanes: Vec<Option<i64>> = Vec::with_capacity(self.warp_size as usize);
@@ -389,7 +401,11 @@ impl<'a> SiteRequests<'a> {
                 loops: point,
                 uniforms: Some(uniforms),
             });
-            for (warp, warp_groups) in (0..self.warps).zip(&groups) {
+            for (warp, warp_groups) in (0..self.warps).zip(groups.iter()) {
+                if repeats[warp as usize] {
+                    f(warp, point, &lanes);
+                    continue;
+                }
                 lanes.clear();
                 for group in warp_groups {
                     let is_active = active.eval(&active_uniforms, group, &mut stack);
@@ -401,12 +417,18 @@ impl<'a> SiteRequests<'a> {
                         _ => index.eval(&index_uniforms, group, &mut stack),
                     };
                     let known = running & index.valid;
-                    lanes.extend(
-                        index.values[..group.len]
-                            .iter()
-                            .enumerate()
-                            .map(|(i, v)| (known & (1 << i) != 0).then_some(*v)),
-                    );
+                    let values = &index.values[..group.len];
+                    if known == u32::MAX >> (GROUP - group.len) {
+                        // Every lane has its index, the usual case: no per-lane test.
+                        lanes.extend(values.iter().map(|&v| Some(v)));
+                    } else {
+                        lanes.extend(
+                            values
+                                .iter()
+                                .enumerate()
+                                .map(|(i, v)| (known & (1 << i) != 0).then_some(*v)),
+                        );
+                    }
                 }
                 f(warp, point, &lanes);
             }
@@ -426,6 +448,9 @@ pub fn measure(
     let units = requests.units();
     let mut worst: Option<(usize, SiteCost)> = None;
     let mut scaled: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
+    // The last request simulated and its cost.
+    let mut previous_lanes: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);
+    let mut previous: Option<crate::bank::Cost> = None;
     // Whole elements are the units already: the lanes go to the bank model as they are.
     let whole_elements = units == Units::whole(units.unit_bytes);
     for combination in 0..requests.combinations.len() {
@@ -445,11 +470,22 @@ pub fn measure(
                 scaled.extend(elements.iter().map(|e| e.map(|e| units.of(e))));
                 &scaled
             };
-            let request = Request {
-                elem_bytes: units.unit_bytes,
-                lanes,
+            // Accesses whose index does not vary between warps (`t[0][tx]` in a block of
+            // 32 × 8) send the same request warp after warp: the same lanes cost the same.
+            let result = match previous {
+                Some(result) if previous_lanes == lanes => result,
+                _ => {
+                    let request = Request {
+                        elem_bytes: units.unit_bytes,
+                        lanes,
+                    };
+                    let result = simulate(config, &request);
+                    previous_lanes.clear();
+                    previous_lanes.extend_from_slice(lanes);
+                    previous = Some(result);
+                    result
+                }
             };
-            let result = simulate(config, &request);
             cost.wavefronts += u64::from(result.wavefronts);
             cost.ideal_wavefronts += u64::from(result.ideal_wavefronts);
             if result.conflict_degree > cost.conflict_degree {
@@ -734,7 +770,62 @@ struct LaneGroup {
     threads: [[i64; GROUP]; 3],
 }
 
+thread_local! {
+    /// The lane groups of the last block shape asked for on this thread, with its shape and
+    /// warp size: every access of a function, and usually of a file, asks for the same ones.
+    static BLOCK_GROUPS: RefCell<Option<BlockGroups>> = const { RefCell::new(None) };
+}
+
+/// Per warp of a block, its lane groups.
+struct BlockGroups {
+    block: [u32; 3],
+    warp_size: u32,
+    warps: u32,
+    groups: Rc<Vec<Vec<LaneGroup>>>,
+}
+
 impl LaneGroup {
+    /// Whether two warps' groups have the same lanes, and the same thread indices on the
+    /// axes marked in `axes`.
+    fn same_lanes(a: &[LaneGroup], b: &[LaneGroup], axes: [bool; 3]) -> bool {
+        a.len() == b.len()
+            && a.iter().zip(b).all(|(a, b)| {
+                a.len == b.len
+                    && a.present == b.present
+                    && (0..3).all(|axis| !axes[axis] || a.threads[axis] == b.threads[axis])
+            })
+    }
+
+    /// [`LaneGroup::of_warp`] for warps `0..warps`, made once per block shape and thread.
+    fn of_block(block: [u32; 3], warp_size: u32, warps: u32) -> Rc<Vec<Vec<LaneGroup>>> {
+        BLOCK_GROUPS.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            match &*cache {
+                Some(known)
+                    if known.block == block
+                        && known.warp_size == warp_size
+                        && known.warps == warps =>
+                {
+                    Rc::clone(&known.groups)
+                }
+                _ => {
+                    let groups: Rc<Vec<Vec<LaneGroup>>> = Rc::new(
+                        (0..warps)
+                            .map(|warp| LaneGroup::of_warp(block, warp_size, warp))
+                            .collect(),
+                    );
+                    *cache = Some(BlockGroups {
+                        block,
+                        warp_size,
+                        warps,
+                        groups: Rc::clone(&groups),
+                    });
+                    groups
+                }
+            }
+        })
+    }
+
     fn of_warp(block: [u32; 3], warp_size: u32, warp: u32) -> Vec<LaneGroup> {
         // Lane by lane from the warp's first thread, as `lane_thread` numbers them.
         let mut thread = lane_thread(block, warp_size, warp, 0);
@@ -915,18 +1006,27 @@ impl Program {
                     }
                     continue;
                 }
+                // The operands are used where they lie on the stack: a `Lanes` is 264 bytes,
+                // and popping copied it out.
                 Instr::Binary(op) => {
-                    let (Some(r), Some(l)) = (stack.pop(), stack.last_mut()) else {
+                    let n = stack.len();
+                    if n < 2 {
+                        stack.clear();
                         break;
-                    };
-                    binary(op, l, &r);
+                    }
+                    let (rest, top) = stack.split_at_mut(n - 1);
+                    binary(op, &mut rest[n - 2], &top[0]);
+                    stack.truncate(n - 1);
                     continue;
                 }
                 Instr::Select => {
-                    let (Some(e), Some(t), Some(c)) = (stack.pop(), stack.pop(), stack.last_mut())
-                    else {
+                    let n = stack.len();
+                    if n < 3 {
+                        stack.clear();
                         break;
-                    };
+                    }
+                    let (rest, arms) = stack.split_at_mut(n - 2);
+                    let (c, t, e) = (&mut rest[n - 3], &arms[0], &arms[1]);
                     let taken = c.nonzero();
                     for (i, v) in c.values.iter_mut().enumerate() {
                         *v = if taken & (1 << i) != 0 {
@@ -944,6 +1044,7 @@ impl Program {
                     }
                     c.valid = (c.valid & ((taken & t.valid) | (!taken & e.valid)))
                         | (!c.valid & t.valid & e.valid & agree);
+                    stack.truncate(n - 2);
                     continue;
                 }
             };

@@ -16,3 +16,9 @@ pub mod prebuild;
 pub mod report;
 pub mod rewrite;
 pub mod solve;
+
+/// The allocator of every binary built on this crate (the CLI, the benches and the tests):
+/// the model is hundreds of thousands of small boxes, which glibc's malloc serves with a
+/// 16-byte header each and slower paths (see the commit that chose it for the figures).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -106,11 +106,10 @@ pub fn lanes_per_phase(config: &BankConfig, elem_bytes: u32) -> usize {
 /// needs only the degree).
 fn evaluate(config: &BankConfig, request: &Request, witness: bool) -> Cost {
     let geometry = Geometry::new(config, request.elem_bytes);
-    let mut masks = [0u64; MASK_BANKS];
     let mut cost = Cost::default();
     for (phase, lanes) in request.lanes.chunks(geometry.lanes_per_phase).enumerate() {
         let first_lane = (phase * geometry.lanes_per_phase) as u32;
-        let degree = geometry.phase_degree(lanes, &mut masks);
+        let degree = geometry.phase_degree(lanes);
         if degree == 0 {
             continue;
         }
@@ -225,7 +224,10 @@ impl Geometry {
     }
 
     /// The cost of one phase: the most distinct words in one bank, 0 when no lane is active.
-    fn phase_degree(&self, lanes: &[Option<i64>], masks: &mut [u64; MASK_BANKS]) -> u32 {
+    fn phase_degree(&self, lanes: &[Option<i64>]) -> u32 {
+        if let Some(degree) = self.conflict_free_degree(lanes) {
+            return degree;
+        }
         // Words grow with the index, so the extreme indices bound the words, unless a byte
         // address overflows (then the sort below handles it).
         let (mut first, mut last) = (i64::MAX, i64::MIN);
@@ -243,17 +245,50 @@ impl Geometry {
         let (high, count) = self.words(last);
         let span = i128::from(high) + i128::from(count) - 1 - i128::from(low);
         if in_range && self.banks as usize <= MASK_BANKS && span < 64 * i128::from(self.banks) {
+            let mut masks = [0u64; MASK_BANKS];
             self.mask_degree(lanes, low, &mut masks[..self.banks as usize])
         } else {
             self.sorted_degree(lanes)
         }
     }
 
+    /// The usual request, in one pass: with one word per lane, a phase in which no bank
+    /// holds two different words costs 1 (0 without an active lane). `None` when a bank does,
+    /// or for other geometries: then the passes below count.
+    fn conflict_free_degree(&self, lanes: &[Option<i64>]) -> Option<u32> {
+        let (Some(_), Some(width_log2), 1, false) = (
+            self.banks_log2,
+            self.width_log2,
+            self.max_words_per_lane,
+            self.may_straddle,
+        ) else {
+            return None;
+        };
+        if self.banks as usize > MASK_BANKS {
+            return None;
+        }
+        let elem_bytes = i64::from(self.elem_bytes);
+        let bank_mask = i64::from(self.banks - 1);
+        let mut seen = 0u64;
+        let mut words = [0i64; MASK_BANKS];
+        for index in lanes.iter().flatten() {
+            // The word as `mask_degree` computes it.
+            let word = index.wrapping_mul(elem_bytes) >> width_log2;
+            let bank = (word & bank_mask) as usize;
+            if seen & (1 << bank) == 0 {
+                seen |= 1 << bank;
+                words[bank] = word;
+            } else if words[bank] != word {
+                return None;
+            }
+        }
+        Some(u32::from(seen != 0))
+    }
+
     /// The common case: the phase's words lie within 64 rows of banks above `low`, so the
     /// distinct words of bank b are the set bits of `masks[b]`, bit `(word − low) / banks`.
-    /// Broadcast is free: a repeated word sets the same bit.
+    /// Broadcast is free: a repeated word sets the same bit. `masks` come zeroed.
     fn mask_degree(&self, lanes: &[Option<i64>], low: i64, masks: &mut [u64]) -> u32 {
-        masks.fill(0);
         // Banks holding two or more words; usually none, and then nothing is counted.
         let mut shared = 0u64;
         let mut mark = |bank: u32, row: u64| {

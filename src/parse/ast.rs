@@ -3,9 +3,9 @@
 //! Lowering is bounded in depth: a subtree nested deeper than [`MAX_DEPTH`] becomes
 //! [`ExprKind::Opaque`], so adversarial input (10,000 nested parentheses) cannot overflow the stack.
 use super::symbols::{child, kind, FIELDS};
+use super::syntax::Node;
 use std::fmt;
 use std::sync::LazyLock;
-use tree_sitter::Node;
 
 /// Nesting depth beyond which an expression is kept as opaque text.
 pub const MAX_DEPTH: usize = 200;
@@ -105,10 +105,12 @@ pub enum ExprKind {
         prefix: bool,
         operand: Box<Expr>,
     },
+    /// Kept within 32 bytes (a boxed slice and [`TemplateArgs`], not vectors): this was the
+    /// largest variant, and every expression node is as large as the largest.
     Call {
         callee: Box<Expr>,
-        template_args: Vec<String>,
-        args: Vec<Expr>,
+        template_args: TemplateArgs,
+        args: Box<[Expr]>,
     },
     Cast {
         ty: String,
@@ -122,6 +124,28 @@ pub enum ExprKind {
     },
     /// Anything the analysis does not model, with the reason (usually the node kind).
     Opaque(String),
+}
+
+/// The explicit template arguments of a call as written (`16` in `f<16>(x)`); reads as a
+/// slice. One pointer, and nothing allocated for the usual call without them.
+// A boxed vector is a thin pointer (a boxed slice is two words), and it is boxed only when
+// there are arguments, which is rare.
+#[allow(clippy::box_collection)]
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TemplateArgs(Option<Box<Vec<String>>>);
+
+impl std::ops::Deref for TemplateArgs {
+    type Target = [String];
+
+    fn deref(&self) -> &[String] {
+        self.0.as_deref().map_or(&[], Vec::as_slice)
+    }
+}
+
+impl From<Vec<String>> for TemplateArgs {
+    fn from(args: Vec<String>) -> Self {
+        TemplateArgs((!args.is_empty()).then(|| Box::new(args)))
+    }
 }
 
 impl BinaryOp {
@@ -341,7 +365,7 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
                 kind: ExprKind::Name("defined".into()),
                 span: Span::of(node),
             }),
-            template_args: Vec::new(),
+            template_args: TemplateArgs::default(),
             args: node
                 .named_child(0)
                 .map(|name| lower_at(name, src, depth + 1))
@@ -422,20 +446,16 @@ fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
     };
     let args = child(node, FIELDS.arguments)
         .map(|list| {
-            // Sized up front: lowered trees are kept, and most calls have few arguments.
-            let mut args = Vec::with_capacity(list.named_child_count());
             let mut cursor = list.walk();
-            args.extend(
-                list.named_children(&mut cursor)
-                    .filter(|arg| kind(*arg) != "comment")
-                    .map(|arg| lower_at(arg, src, depth + 1)),
-            );
-            args
+            list.named_children(&mut cursor)
+                .filter(|arg| kind(*arg) != "comment")
+                .map(|arg| lower_at(arg, src, depth + 1))
+                .collect()
         })
         .unwrap_or_default();
     ExprKind::Call {
         callee,
-        template_args,
+        template_args: template_args.into(),
         args,
     }
 }
@@ -638,6 +658,15 @@ impl fmt::Display for Expr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The model holds hundreds of thousands of expression nodes, each boxed: their size
+    /// is most of its memory.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn expression_nodes_stay_small() {
+        assert_eq!(std::mem::size_of::<Expr>(), 56);
+        assert_eq!(std::mem::size_of::<TemplateArgs>(), 8);
+    }
 
     #[test]
     fn integer_literals_in_every_base() {

@@ -8,9 +8,9 @@
 use super::ast::{self, compact_text, Expr, ExprKind, Span};
 use super::extract::{leftmost_identifier, walk};
 use super::symbols::{child, children_in, field_of, kind, FIELDS};
+use super::syntax::Node;
 use std::collections::HashSet;
 use std::ops::Range;
-use tree_sitter::Node;
 
 /// Statement nesting depth beyond which a statement is kept as [`Stmt::Opaque`].
 const MAX_STMT_DEPTH: usize = 200;
@@ -672,7 +672,7 @@ impl Lowering<'_> {
         Ok(Expr {
             kind: ExprKind::Call {
                 callee: Box::new(callee),
-                template_args: Vec::new(),
+                template_args: Default::default(),
                 args,
             },
             span: Span::of(value),

@@ -8,10 +8,10 @@ use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
 use super::source::LineIndex;
 use super::symbols::{self, child, children_in, FIELDS};
+use super::syntax::{Node, SyntaxTree};
 use super::types::{aggregate_offsets, Layout, Member};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
-use tree_sitter::{Node, Tree};
 
 /// Struct nesting depth beyond which a layout is given up as unknown.
 const MAX_TYPE_DEPTH: usize = 32;
@@ -51,15 +51,16 @@ fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// Source bytes parsed as one tree: larger files are split at top-level boundaries. A tree
-/// takes ~36 bytes per source byte, and up to `PARSE_THREADS + 1` are alive at a time.
+/// Source bytes parsed as one tree: larger files are split at top-level boundaries. A
+/// tree-sitter tree takes ~36 bytes per source byte, its flat copy ([`SyntaxTree`]) ~11; a
+/// parser thread holds one of each at a time, and up to `PARSE_THREADS + 1` copies are alive.
 const CHUNK_BYTES: usize = 64 * 1024;
 
 /// Threads that parse pieces ahead of the analysis (the CI machine has 2 cores). Each keeps
 /// at most one parsed tree waiting.
 const PARSE_THREADS: usize = 2;
 
-/// Accumulates a file's model chunk by chunk. It holds no tree-sitter nodes between chunks,
+/// Accumulates a file's model chunk by chunk. It holds no syntax nodes between chunks,
 /// so only one chunk's tree is alive at a time.
 struct Extractor<'s> {
     src: &'s str,
@@ -144,19 +145,20 @@ impl<'s> Extractor<'s> {
     fn run(src: &'s str, defines: &[String], ranges: &[std::ops::Range<usize>]) -> (bool, Self) {
         let mut ex = Extractor::new(src, ConstEnv::with_command_line(defines));
         let mut clean = true;
-        let mut consume =
-            |ex: &mut Extractor, range: &std::ops::Range<usize>, tree: Option<Tree>| match tree {
-                Some(tree) => {
-                    clean &= !tree.root_node().has_error();
-                    ex.scan_tree(&tree);
-                }
-                None => {
-                    clean = false;
-                    let at = ex.lines.location(range.start);
-                    ex.syntax_errors.push(at);
-                    ex.diagnose(Severity::Error, at, "the parser gave up here".into());
-                }
-            };
+        let mut consume = |ex: &mut Extractor,
+                           range: &std::ops::Range<usize>,
+                           tree: Option<SyntaxTree>| match tree {
+            Some(tree) => {
+                clean &= !tree.root_node().has_error();
+                ex.scan_tree(&tree);
+            }
+            None => {
+                clean = false;
+                let at = ex.lines.location(range.start);
+                ex.syntax_errors.push(at);
+                ex.diagnose(Severity::Error, at, "the parser gave up here".into());
+            }
+        };
         if let [range] = ranges {
             let tree = ex.parse_range(range.clone());
             consume(&mut ex, range, tree);
@@ -294,7 +296,7 @@ impl<'s> Extractor<'s> {
     }
 
     /// Parses only `range` of the file; node offsets stay offsets into the whole file.
-    fn parse_range(&self, range: std::ops::Range<usize>) -> Option<Tree> {
+    fn parse_range(&self, range: std::ops::Range<usize>) -> Option<SyntaxTree> {
         super::parse_ranges(self.src, &[self.included_range(range)])
     }
 
@@ -311,7 +313,7 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    fn scan_tree(&mut self, tree: &Tree) {
+    fn scan_tree(&mut self, tree: &SyntaxTree) {
         let root = tree.root_node();
         let errors = self.collect_syntax_errors(root);
         self.syntax_errors.extend(errors);
@@ -929,7 +931,7 @@ impl<'s> Extractor<'s> {
         let expr = ast::lower(block, self.src);
         let components: Vec<Expr> = match &expr.kind {
             ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "dim3") => {
-                args.clone()
+                args.to_vec()
             }
             ExprKind::Name(name) if dim3s.contains_key(name) => dim3s[name].clone(),
             _ => vec![expr.clone()],
@@ -1017,7 +1019,7 @@ impl<'s> Extractor<'s> {
                         .map(|a| ast::lower(a, self.src))
                         .collect(),
                     _ => match ast::lower(value, self.src).kind {
-                        ExprKind::Call { args, .. } => args,
+                        ExprKind::Call { args, .. } => args.into_vec(),
                         other => vec![Expr {
                             kind: other,
                             span: Span::of(value),
@@ -1193,7 +1195,7 @@ impl<'s> Extractor<'s> {
     /// A `// bankwise: block=XxY` comment in the run of comments directly above `node`.
     fn block_annotation(&mut self, node: Node) -> Option<[u32; 3]> {
         let mut below = node;
-        while let Some(comment) = comment_above(below) {
+        while let Some(comment) = comment_above(below, &self.lines) {
             let text = self.text(comment);
             let body = text
                 .trim_start_matches('/')
@@ -2190,76 +2192,40 @@ fn walk_with_ancestors<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>, &[Nod
     }
 }
 
-/// The nodes of a subtree in source order (pre-order), each with the position just past its
-/// own subtree: walking them again costs no tree-sitter cursor moves, which are the expensive
-/// part of a walk.
+/// The nodes of a subtree in source order (pre-order), for the walks a function body gets
+/// several times: the flat tree stores them in that order, so a walk is a pass over an
+/// array range.
 struct Preorder<'t> {
-    nodes: Vec<Node<'t>>,
-    /// `ends[i]`: the index of the first node after node `i`'s subtree.
-    ends: Vec<usize>,
+    root: Node<'t>,
 }
 
 impl<'t> Preorder<'t> {
     fn of(root: Node<'t>) -> Self {
-        // The cursor visits exactly the root and its visible descendants.
-        let count = root.descendant_count();
-        let mut nodes = Vec::with_capacity(count);
-        let mut ends = Vec::with_capacity(count);
-        // Indices of the nodes whose subtree is still open, root first.
-        let mut open = Vec::new();
-        let mut cursor = root.walk();
-        loop {
-            open.push(nodes.len());
-            nodes.push(cursor.node());
-            ends.push(0);
-            if cursor.goto_first_child() {
-                continue;
-            }
-            loop {
-                if let Some(closed) = open.pop() {
-                    ends[closed] = nodes.len();
-                }
-                if open.is_empty() {
-                    return Preorder { nodes, ends };
-                }
-                if cursor.goto_next_sibling() {
-                    break;
-                }
-                if !cursor.goto_parent() {
-                    for closed in open.drain(..) {
-                        ends[closed] = nodes.len();
-                    }
-                    return Preorder { nodes, ends };
-                }
-            }
-        }
+        Preorder { root }
     }
 
-    /// [`walk`] over the list.
+    /// [`walk`] over the subtree.
     fn walk(&self, mut visit: impl FnMut(Node<'t>) -> bool) {
-        let mut i = 0;
-        while let Some(&node) = self.nodes.get(i) {
-            i = if visit(node) { i + 1 } else { self.ends[i] };
+        let mut next = Some(self.root);
+        while let Some(node) = next {
+            let descend = visit(node);
+            next = node.next_in_preorder(descend, self.root);
         }
     }
 
-    /// [`walk_with_ancestors`] over the list.
+    /// [`walk_with_ancestors`] over the subtree.
     fn walk_with_ancestors(&self, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
         let mut ancestors: Vec<Node<'t>> = Vec::new();
-        let mut ancestor_ends: Vec<usize> = Vec::new();
-        let mut i = 0;
-        while let Some(&node) = self.nodes.get(i) {
-            while ancestor_ends.last().is_some_and(|&end| end <= i) {
-                ancestor_ends.pop();
+        let mut next = Some(self.root);
+        while let Some(node) = next {
+            while ancestors.last().is_some_and(|a| !a.subtree_contains(node)) {
                 ancestors.pop();
             }
-            if visit(node, &ancestors) {
+            let descend = visit(node, &ancestors);
+            if descend {
                 ancestors.push(node);
-                ancestor_ends.push(self.ends[i]);
-                i += 1;
-            } else {
-                i = self.ends[i];
             }
+            next = node.next_in_preorder(descend, self.root);
         }
     }
 }
@@ -2325,10 +2291,10 @@ fn function_parameters(body: Node, src: &str) -> HashSet<String> {
 }
 
 /// The comment directly above `node` (on the line before it, or the same line).
-fn comment_above(node: Node) -> Option<Node> {
+fn comment_above<'t>(node: Node<'t>, lines: &LineIndex) -> Option<Node<'t>> {
     node.prev_sibling()
         .filter(|s| symbols::kind(*s) == "comment")
-        .filter(|c| c.end_position().row + 1 >= node.start_position().row)
+        .filter(|c| lines.location(c.end_byte()).line + 1 >= lines.location(node.start_byte()).line)
 }
 
 /// Whether `callee` names one of CUDA's atomic functions (`atomicAdd`, `::atomicCAS`, ...).

@@ -9,9 +9,10 @@ pub mod language;
 mod model;
 mod source;
 mod symbols;
+mod syntax;
 mod types;
 
-pub use ast::{BinaryOp, Expr, ExprKind, Span, UnaryOp};
+pub use ast::{BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp};
 pub use body::*;
 pub use consts::{Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
@@ -20,7 +21,8 @@ pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
 pub use types::MemberLayout;
 
 use std::cell::RefCell;
-use tree_sitter::{Parser, Tree};
+use syntax::SyntaxTree;
+use tree_sitter::Parser;
 
 thread_local! {
     static PARSER: RefCell<Parser> = RefCell::new({
@@ -32,19 +34,22 @@ thread_local! {
     });
 }
 
-/// Parses CUDA text into a tree-sitter tree (for this module and the grammar tests).
-pub(crate) fn parse_text(text: &str) -> Option<Tree> {
-    PARSER.with(|parser| parser.borrow_mut().parse(text, None))
+/// Parses CUDA text into a [`SyntaxTree`].
+pub(crate) fn parse_text(text: &str) -> Option<SyntaxTree> {
+    PARSER
+        .with(|parser| parser.borrow_mut().parse(text, None))
+        .map(|tree| SyntaxTree::of(&tree))
 }
 
 /// Parses only the given ranges of `text`; node offsets are offsets into all of `text`.
-pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> Option<Tree> {
+pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> Option<SyntaxTree> {
     PARSER.with(|parser| {
         let mut parser = parser.borrow_mut();
         parser.set_included_ranges(ranges).ok()?;
         let tree = parser.parse(text, None);
         parser.set_included_ranges(&[]).ok()?;
-        tree
+        // The copy is made here, on the parsing thread, and tree-sitter's tree dropped.
+        tree.map(|tree| SyntaxTree::of(&tree))
     })
 }
 
@@ -79,7 +84,7 @@ pub fn parse_expression_text(text: &str) -> Option<Expr> {
     let mut value = None;
     extract::walk(tree.root_node(), |node| {
         if value.is_none() && node.kind() == "init_declarator" {
-            value = node.child_by_field_name("value");
+            value = node.child_by_field_id(symbols::FIELDS.value);
         }
         value.is_none()
     });

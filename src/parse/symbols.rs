@@ -1,10 +1,8 @@
-//! Field ids and node kind names of the grammar, looked up once, for the lowering of
-//! expressions and statements: `Node::child_by_field_name` compares the name with every field
-//! name of the grammar on each call, and `Node::kind` measures and validates a C string on
-//! each call; both showed in profiles.
+//! Field ids of the grammar, looked up once, for the lowering of expressions and statements
+//! (a lookup by name compares the name with every field name of the grammar).
+use super::syntax::{Cursor, Node};
 use std::num::NonZeroU16;
 use std::sync::LazyLock;
-use tree_sitter::{Node, TreeCursor};
 
 pub(super) struct Fields {
     pub alternative: u16,
@@ -88,56 +86,12 @@ pub(super) fn children_in(node: Node, field: u16) -> Vec<Node> {
 }
 
 /// The id of the field the cursor's node is in (never 0).
-pub(super) fn field_of(cursor: &TreeCursor) -> Option<u16> {
+pub(super) fn field_of(cursor: &Cursor) -> Option<u16> {
     cursor.field_id().map(NonZeroU16::get)
 }
 
-/// Node kind names by kind id.
-static KINDS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    let language = super::language::cuda();
-    (0..language.node_kind_count())
-        .map(|id| {
-            u16::try_from(id)
-                .ok()
-                .and_then(|id| language.node_kind_for_id(id))
-                .unwrap_or_default()
-                .to_string()
-        })
-        .collect()
-});
-
-/// `node.kind()`, read from a table.
-pub(super) fn kind<'t>(node: Node<'t>) -> &'t str {
-    match KINDS.get(usize::from(node.kind_id())) {
-        Some(kind) => kind,
-        // `ERROR`, which has no entry.
-        None => node.kind(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kinds_from_the_table_are_the_kinds() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata");
-        let mut texts = vec!["__global__ void k() { int x = ; }".to_string()];
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "cu") {
-                texts.push(std::fs::read_to_string(path).unwrap());
-            }
-        }
-        let mut nodes = 0;
-        for text in &texts {
-            let tree = super::super::parse_text(text).unwrap();
-            super::super::extract::walk(tree.root_node(), |node| {
-                assert_eq!(kind(node), node.kind());
-                nodes += 1;
-                true
-            });
-        }
-        assert!(nodes > 1000, "{nodes} nodes");
-    }
+/// `node.kind()` (kept as a function for the call sites written against tree-sitter, where
+/// it read a table).
+pub(super) fn kind<'t>(node: Node<'t>) -> &'static str {
+    node.kind()
 }

@@ -255,67 +255,18 @@ pub fn text(files: &[AnalysedFile]) -> String {
     let mut out = String::new();
     for file in files {
         let path = file.path.display();
-        let mut lines: Vec<(Location, Severity, String)> = file
+        let mut lines: Vec<Line> = file
             .diagnostics
             .iter()
             .map(|d| (d.at, d.severity, d.message.clone()))
             .collect();
-        for Reported {
-            function,
-            block,
-            affine,
-            costs,
-        } in file.reported()
-        {
-            for (a, array) in function.arrays.iter().enumerate() {
-                let shape = shape_text(array);
-                for escape in &array.escapes {
-                    lines.push((
-                        escape.at,
-                        Severity::Warning,
-                        escape_message(array, function, escape),
-                    ));
-                }
-                for (i, access) in array.accesses.iter().enumerate() {
-                    let site = affine.and_then(|f| f.sites[a][i].as_ref());
-                    if let (Ok(cost), Some(site)) = (&costs[a][i], site) {
-                        if cost.excess() > 0 {
-                            lines.push((
-                                access.at,
-                                Severity::Warning,
-                                conflict_message(array, access, site, cost),
-                            ));
-                            continue;
-                        }
-                    }
-                    let block = match block {
-                        Ok(b) => format!("block {}", crate::block::format_shape(b.shape)),
-                        Err(_) => "block unknown".into(),
-                    };
-                    let kind = match &access.atomic_op {
-                        Some(op) => format!("atomic ({op})"),
-                        None => access.kind.as_str().to_string(),
-                    };
-                    let outcome = match (&costs[a][i], site) {
-                        (Ok(_), Some(site)) => format!(": {}, no bank conflict", site.class),
-                        (Err(why), _) => format!(": not simulated ({why})"),
-                        _ => String::new(),
-                    };
-                    lines.push((
-                        access.at,
-                        Severity::Note,
-                        format!(
-                            "{kind} `{}{}`{} on `{}` {shape} in `{}` ({block}){outcome}",
-                            access.text,
-                            access.member.as_deref().unwrap_or(""),
-                            via_pointer_text(access),
-                            array.name,
-                            function.display_name()
-                        ),
-                    ));
-                }
-            }
-        }
+        // Functions are rendered on all cores; their lines join in function order, so the
+        // stable sort below orders them as before.
+        let reported: Vec<Reported> = file.reported().collect();
+        let rendered = crate::parallel::map(reported.len(), FUNCTIONS_PER_THREAD, |i| {
+            function_lines(&reported[i])
+        });
+        lines.extend(rendered.into_iter().flatten());
         lines.sort_by_key(|(at, _, _)| *at);
         // The path rendered once, and each line written straight into `out`.
         let path = path.to_string();
@@ -324,6 +275,71 @@ pub fn text(files: &[AnalysedFile]) -> String {
         }
     }
     out
+}
+
+/// One text diagnostic before it is sorted and written.
+type Line = (Location, Severity, String);
+
+/// Functions below which a thread is not worth starting for the text report.
+const FUNCTIONS_PER_THREAD: usize = 64;
+
+/// The text lines of one function: its escapes and its accesses.
+fn function_lines(reported: &Reported) -> Vec<Line> {
+    let Reported {
+        function,
+        block,
+        affine,
+        costs,
+    } = *reported;
+    let mut lines = Vec::new();
+    let name = function.display_name();
+    let block = match block {
+        Ok(b) => format!("block {}", crate::block::format_shape(b.shape)),
+        Err(_) => "block unknown".into(),
+    };
+    for (a, array) in function.arrays.iter().enumerate() {
+        let shape = shape_text(array);
+        for escape in &array.escapes {
+            lines.push((
+                escape.at,
+                Severity::Warning,
+                escape_message(array, function, escape),
+            ));
+        }
+        for (i, access) in array.accesses.iter().enumerate() {
+            let site = affine.and_then(|f| f.sites[a][i].as_ref());
+            if let (Ok(cost), Some(site)) = (&costs[a][i], site) {
+                if cost.excess() > 0 {
+                    lines.push((
+                        access.at,
+                        Severity::Warning,
+                        conflict_message(array, access, site, cost),
+                    ));
+                    continue;
+                }
+            }
+            let mut message = String::new();
+            let _ = match &access.atomic_op {
+                Some(op) => write!(message, "atomic ({op})"),
+                None => write!(message, "{}", access.kind.as_str()),
+            };
+            let _ = write!(
+                message,
+                " `{}{}`{} on `{}` {shape} in `{name}` ({block})",
+                access.text,
+                access.member.as_deref().unwrap_or(""),
+                via_pointer_text(access),
+                array.name,
+            );
+            let _ = match (&costs[a][i], site) {
+                (Ok(_), Some(site)) => write!(message, ": {}, no bank conflict", site.class),
+                (Err(why), _) => write!(message, ": not simulated ({why})"),
+                _ => Ok(()),
+            };
+            lines.push((access.at, Severity::Note, message));
+        }
+    }
+    lines
 }
 
 /// `` `tile` in `k` escapes analysis (address taken): it will not be rewritten ``.

@@ -152,7 +152,15 @@ struct TSLanguage {
 };
 
 static inline bool set_contains(const TSCharacterRange *ranges, uint32_t len, int32_t lookahead) {
-  uint32_t index = 0;
+  // bankwise (grammar/speed-up-lexer.py): the ranges are sorted, and source text is mostly
+  // ASCII, which the first few ranges cover; look there before the binary search.
+  uint32_t head = len < 8 ? len : 8;
+  for (uint32_t i = 0; i < head; i++) {
+    if (lookahead < ranges[i].start) return false;
+    if (lookahead <= ranges[i].end) return true;
+  }
+  if (head == len) return false;
+  uint32_t index = head;
   uint32_t size = len - index;
   while (size > 1) {
     uint32_t half_size = size / 2;
