@@ -820,19 +820,6 @@ impl Repitch {
     fn rows(&self) -> u64 {
         self.extent / self.columns
     }
-
-    /// The stored index of row `row`, column `column` (both variables of the expression).
-    fn stored(&self, row: Expr, column: Expr) -> Expr {
-        let pad = self.columns - self.pitch;
-        let data = row
-            .clone()
-            .times(self.pitch)
-            .plus(column.clone().xor(self.xor.expr(row.clone(), self.rows())));
-        let parked = Expr::Const(self.rows() * self.pitch - self.pitch)
-            .plus(row.times(pad))
-            .plus(column.clone());
-        column.select_below(Expr::Const(self.pitch), data, parked)
-    }
 }
 
 impl AddressMap for Repitch {
@@ -855,10 +842,18 @@ impl AddressMap for Repitch {
         }
     }
     fn expr(&self) -> Expr {
-        self.stored(
+        let (row, column) = (
             Expr::Index.over(self.columns),
             Expr::Index.modulo(self.columns),
-        )
+        );
+        let data = row
+            .clone()
+            .times(self.pitch)
+            .plus(column.clone().xor(self.xor.expr(row.clone(), self.rows())));
+        let parked = Expr::Const(self.rows() * self.pitch - self.pitch)
+            .plus(row.times(self.columns - self.pitch))
+            .plus(column.clone());
+        column.select_below(Expr::Const(self.pitch), data, parked)
     }
     fn prove_bijective(&self) -> Result<String, String> {
         Ok(format!(
@@ -921,19 +916,6 @@ impl RotatedSwizzle {
             extent,
         })
     }
-
-    fn swizzled(&self, rotated: Expr) -> Expr {
-        let rows = self.extent.div_ceil(self.columns);
-        rotated
-            .clone()
-            .xor(self.xor.expr(rotated.over(self.columns), rows))
-    }
-
-    fn rotated(&self) -> Expr {
-        Expr::Index
-            .plus(Expr::Const(self.shift))
-            .modulo(self.extent)
-    }
 }
 
 impl AddressMap for RotatedSwizzle {
@@ -952,7 +934,13 @@ impl AddressMap for RotatedSwizzle {
         rotated ^ self.xor.value(rotated / self.columns)
     }
     fn expr(&self) -> Expr {
-        self.swizzled(self.rotated())
+        let rotated = Expr::Index
+            .plus(Expr::Const(self.shift))
+            .modulo(self.extent);
+        let rows = self.extent.div_ceil(self.columns);
+        rotated
+            .clone()
+            .xor(self.xor.expr(rotated.over(self.columns), rows))
     }
     fn prove_bijective(&self) -> Result<String, String> {
         Ok(format!(

@@ -12,23 +12,17 @@ use super::ArrayProblem;
 /// The best index-digit swizzle; `None` for a 1-D array or rows without a power-of-two part.
 pub fn swizzle(problem: &ArrayProblem, scorer: &Scorer) -> Option<Found> {
     let extent = problem.extent();
-    let v = problem.vector.trailing_zeros();
     let mut best = Best::default();
     for columns in declared_pitches(&problem.dims) {
-        let column_bits = writable_bits(columns);
         let row_bits = index_bits(extent / columns);
-        for bits in 1..=column_bits {
-            for base in v..=column_bits - bits {
-                for row_shift in 0..row_bits.max(1) {
-                    let Ok(map) = Swizzle::new(columns, bits, base, row_shift, extent) else {
-                        continue;
-                    };
-                    if map.keeps_vectors(problem.vector) {
-                        best.try_map(scorer, Box::new(map));
-                    }
+        for_each_row_xor(writable_bits(columns), row_bits, |bits, base, row_shift| {
+            if let Ok(map) = Swizzle::new(columns, bits, base, row_shift, extent) {
+                // A field below the vector's bits would split vectors.
+                if map.keeps_vectors(problem.vector) {
+                    best.try_map(scorer, Box::new(map));
                 }
             }
-        }
+        });
     }
     best.found(false)
 }
