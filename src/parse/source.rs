@@ -69,24 +69,33 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
 /// Maps byte offsets to 1-based line and column.
 #[derive(Debug)]
 pub struct LineIndex {
-    line_starts: Vec<usize>,
+    /// 32 bits: a file is at most [`MAX_FILE_BYTES`].
+    line_starts: Vec<u32>,
 }
 
 impl LineIndex {
     pub fn new(text: &str) -> Self {
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
+        let mut line_starts = Vec::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
+        line_starts.push(0);
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| offset_u32(i + 1)));
         LineIndex { line_starts }
     }
 
     pub fn location(&self, offset: usize) -> Location {
-        let line = self.line_starts.partition_point(|&start| start <= offset);
+        let line = self
+            .line_starts
+            .partition_point(|&start| start as usize <= offset);
         Location {
             line,
-            col: offset - self.line_starts[line - 1] + 1,
+            col: offset - self.line_starts[line - 1] as usize + 1,
         }
     }
+}
+
+/// A byte offset of a text no longer than [`MAX_FILE_BYTES`] (the longest text bankwise reads;
+/// its own texts are shorter still).
+fn offset_u32(offset: usize) -> u32 {
+    u32::try_from(offset).expect("texts are at most MAX_FILE_BYTES long")
 }
 
 #[cfg(test)]
