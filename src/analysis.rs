@@ -6,8 +6,8 @@ use crate::config::{self, Settings};
 use crate::cost::{self, SiteCost};
 use crate::parallel;
 use crate::parse::{
-    self, Access, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex, ParsedFile,
-    Severity, SharedArray, SourceError, Span,
+    self, Access, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex, Packed,
+    ParsedFile, Severity, SharedArray, SourceError, Span,
 };
 use std::path::{Path, PathBuf};
 
@@ -230,7 +230,7 @@ fn adopt_pointer_analysis(
             at: lines.location(alias.span.start),
             span: alias.span,
             text: source(alias.span),
-            indices: Vec::new(),
+            indices: Packed::new(&Vec::new()),
             member: alias.member,
             atomic_op: alias.atomic_op,
             via_pointer: Some(

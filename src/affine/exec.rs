@@ -10,6 +10,7 @@ use crate::parse::{
     Function, Lambda, Span, Stmt, UnaryOp,
 };
 use std::collections::{HashMap, HashSet};
+use std::sync::OnceLock;
 
 /// Loops are simulated up to this many iterations; beyond, the counter is a uniform unknown.
 pub const MAX_TRIPS: usize = 1 << 16;
@@ -429,20 +430,45 @@ struct Executor<'a> {
 
 /// The functions of a file by name, for following calls.
 pub struct Callees<'a> {
-    by_name: HashMap<&'a str, Vec<&'a Function>>,
+    by_name: HashMap<&'a str, Vec<Callee<'a>>>,
+}
+
+struct Callee<'a> {
+    function: &'a Function,
+    /// The body, unpacked the first time a call is followed into it.
+    statements: OnceLock<Vec<Stmt>>,
 }
 
 impl<'a> Callees<'a> {
     pub fn new(functions: &'a [Function]) -> Self {
-        let mut by_name: HashMap<&str, Vec<&Function>> = HashMap::new();
+        let mut by_name: HashMap<&str, Vec<Callee>> = HashMap::new();
         for function in functions {
-            by_name.entry(&function.name).or_default().push(function);
+            by_name.entry(&function.name).or_default().push(Callee {
+                function,
+                statements: OnceLock::new(),
+            });
         }
         Callees { by_name }
     }
 
-    fn named(&self, name: &str) -> &[&'a Function] {
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    fn named(&self, name: &str) -> impl Iterator<Item = &'a Function> + '_ {
+        self.by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|callee| callee.function)
+    }
+
+    /// The statements of `function`, one of this file's.
+    fn statements(&self, function: &Function) -> &[Stmt] {
+        self.by_name
+            .get(function.name.as_str())
+            .into_iter()
+            .flatten()
+            .find(|callee| std::ptr::eq(callee.function, function))
+            .map_or(&[], |callee| {
+                callee.statements.get_or_init(|| function.body.statements())
+            })
     }
 }
 
@@ -469,6 +495,7 @@ pub fn analyse_function(
             }
         }
     }
+    let statements = function.body.statements();
     let mut executor = Executor {
         function,
         functions,
@@ -503,7 +530,7 @@ pub fn analyse_function(
         pointer_escapes: Vec::new(),
         lambdas: Vec::new(),
     };
-    executor.block_of(&function.body);
+    executor.block_of(&statements);
     let mut result = FunctionAffine {
         loops: executor.loops,
         sites: executor.sites,
@@ -1678,7 +1705,7 @@ impl<'a> Executor<'a> {
         let array = &self.function.arrays[array_index];
         let access = &array.accesses[access_index];
         let dims = array.dims.clone();
-        let indices = access.indices.clone();
+        let indices = access.indices.unpack();
         let member_subscripts = access.member_subscripts.clone();
         let mut index = Sym::Const(0);
         let mut known_dims = true;
@@ -2097,7 +2124,7 @@ impl<'a> Executor<'a> {
         let saved_bindings = std::mem::replace(&mut self.bindings, &target.bindings);
         let saved_active = self.active.clone();
         self.calls.push((expr.span, &target.name));
-        self.block_of(&target.body);
+        self.block_of(self.functions.statements(target));
         self.calls.pop();
         self.active = saved_active;
         self.bindings = saved_bindings;
@@ -2203,8 +2230,6 @@ impl<'a> Executor<'a> {
         let candidates: Vec<&'a Function> = self
             .functions
             .named(name)
-            .iter()
-            .copied()
             .filter(|f| f.params.len() == arity && f.syntax_error.is_none())
             .filter(|f| {
                 template_args.is_empty()

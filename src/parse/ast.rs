@@ -4,6 +4,7 @@
 //! [`ExprKind::Opaque`], so adversarial input (10,000 nested parentheses) cannot overflow the stack.
 use super::symbols::{child, kind, FIELDS};
 use super::syntax::Node;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::LazyLock;
 
@@ -11,7 +12,7 @@ use std::sync::LazyLock;
 pub const MAX_DEPTH: usize = 200;
 
 /// A byte range in the source file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Span {
     pub start: usize,
     pub end: usize,
@@ -26,13 +27,13 @@ impl Span {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Expr {
     pub kind: ExprKind,
     pub span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum UnaryOp {
     Neg,
     Plus,
@@ -42,7 +43,7 @@ pub enum UnaryOp {
     Deref,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum BinaryOp {
     Add,
     Sub,
@@ -64,7 +65,7 @@ pub enum BinaryOp {
     Ge,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ExprKind {
     Int(i64),
     Float(String),
@@ -131,7 +132,7 @@ pub enum ExprKind {
 // A boxed vector is a thin pointer (a boxed slice is two words), and it is boxed only when
 // there are arguments, which is rare.
 #[allow(clippy::box_collection)]
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct TemplateArgs(Option<Box<Vec<String>>>);
 
 impl std::ops::Deref for TemplateArgs {

@@ -9,6 +9,7 @@ use super::ast::{self, compact_text, Expr, ExprKind, Span};
 use super::extract::{leftmost_identifier, walk};
 use super::symbols::{child, children_in, field_of, kind, FIELDS};
 use super::syntax::Node;
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -16,7 +17,7 @@ use std::ops::Range;
 const MAX_STMT_DEPTH: usize = 200;
 
 /// One statement of a function body, as far as the affine analysis follows it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Stmt {
     /// One declarator of a declaration: `int i = e, *p = &x;` gives two.
     Decl(Decl),
@@ -71,7 +72,7 @@ pub enum Stmt {
     },
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Decl {
     pub name: String,
     /// The type as written without the declarator and without storage classes
@@ -96,7 +97,7 @@ pub struct Decl {
 /// A lambda bound to a local name, whose captures the analysis can model: every capture by
 /// reference (`[&]`, `[&x, &y]`), or every capture by copy and not `mutable` (`[=]`, `[x]`,
 /// `[]`). Others stay [`Stmt::Opaque`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lambda {
     pub name: String,
     pub params: Vec<Param>,
@@ -109,7 +110,7 @@ pub struct Lambda {
 }
 
 /// A named function parameter; unnamed ones are skipped.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Param {
     pub name: String,
     /// The type as written without the declarator (`const int`, `float`).

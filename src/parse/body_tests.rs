@@ -1,6 +1,5 @@
 //! Tests of the statement IR of function bodies (`Function::body`, `Function::params`).
 use super::*;
-use std::sync::Arc;
 
 fn parse(src: &str) -> ParsedFile {
     analyse_source(src, &[])
@@ -162,8 +161,9 @@ __global__ void transpose(float *out, const float *in, int width) {
 }";
     let file = parse(src);
     let k = function(&file, "transpose");
+    let body = k.body.statements();
     assert_eq!(
-        outline(&k.body),
+        outline(&k.body.statements()),
         "decl tile; \
          decl x = ((blockIdx.x * TILE) + threadIdx.x); \
          decl y = ((blockIdx.y * TILE) + threadIdx.y); \
@@ -173,16 +173,16 @@ __global__ void transpose(float *out, const float *in, int width) {
          for [decl j = 0]; (j < TILE); j += 8 \
          [out[(((x + j) * width) + y)] = tile[threadIdx.x][(threadIdx.y + j)]]"
     );
-    let Stmt::Decl(tile) = &k.body[0] else {
-        panic!("{:?}", k.body[0])
+    let Stmt::Decl(tile) = &body[0] else {
+        panic!("{:?}", body[0])
     };
     assert_eq!(
         (tile.ty.as_str(), tile.is_shared, tile.array, tile.pointer),
         ("float", true, true, false)
     );
     assert_eq!(text(src, tile.span), "tile[TILE][TILE + 1]");
-    let Stmt::For { update, span, .. } = &k.body[3] else {
-        panic!("{:?}", k.body[3])
+    let Stmt::For { update, span, .. } = &body[3] else {
+        panic!("{:?}", body[3])
     };
     assert!(matches!(
         update[0].kind,
@@ -193,9 +193,9 @@ __global__ void transpose(float *out, const float *in, int width) {
     ));
     assert!(text(src, *span).starts_with("for (int j = 0;"));
     assert!(
-        matches!(&k.body[4], Stmt::Expr(e) if e.callee_name() == Some("__syncthreads")),
+        matches!(&body[4], Stmt::Expr(e) if e.callee_name() == Some("__syncthreads")),
         "{:?}",
-        k.body[4]
+        body[4]
     );
 }
 
@@ -213,7 +213,7 @@ fn if_else_chains_and_early_returns() {
     );
     let f = function(&file, "clamp");
     assert_eq!(
-        outline(&f.body),
+        outline(&f.body.statements()),
         "if (v < lo) [return lo] else [if (v > hi) [return hi] else [v += 0]]; \
          [decl d = (v - lo); if d [v = d] else []]; \
          [lo; if hi [] else []]; \
@@ -234,7 +234,7 @@ fn nested_loops_while_and_do_while() {
     );
     let k = function(&file, "k");
     assert_eq!(
-        outline(&k.body),
+        outline(&k.body.statements()),
         "for [decl i = 0; decl j = n]; (i < j); ++i, --j \
          [for []; ;  [if i [break] else [continue]]]; \
          while (n > 1) [n >>= 1]; \
@@ -257,7 +257,7 @@ fn switch_bodies_drop_case_labels() {
     );
     let k = function(&file, "k");
     assert_eq!(
-        outline(&k.body),
+        outline(&k.body.statements()),
         "switch (m & 3) [o[0] = 1; break; [o[1] = 2]; o[2] = 3]; \
          [decl s = m; switch s [return]]"
     );
@@ -289,12 +289,12 @@ fn preprocessor_branches_in_bodies() {
     let undecided =
         "if <preprocessor condition `#if __has_builtin(__builtin_assume)`> [o[3] = 6] else []";
     assert_eq!(
-        outline(&function(&file, "k").body),
+        outline(&function(&file, "k").body.statements()),
         format!("o[0] = 2; for [decl i = 0]; (i < 2); i++ []; o[2] = 5; {undecided}")
     );
     let file = analyse_source(src, &["EXTRA".to_string(), "__CUDA_ARCH__=800".into()]);
     assert_eq!(
-        outline(&function(&file, "k").body),
+        outline(&function(&file, "k").body.statements()),
         format!("o[0] = 2; o[1] = 3; for [decl i = 0]; (i < 2); i++ []; o[2] = 4; {undecided}")
     );
 }
@@ -309,12 +309,13 @@ again:
 }";
     let file = parse(src);
     let k = function(&file, "k");
+    let body = k.body.statements();
     assert_eq!(
-        outline(&k.body),
+        outline(&k.body.statements()),
         "decl i = 0; o[i] = i; if (++i < 4) [opaque goto_statement ] else []"
     );
-    let Stmt::If { then, .. } = &k.body[2] else {
-        panic!("{:?}", k.body[2])
+    let Stmt::If { then, .. } = &body[2] else {
+        panic!("{:?}", body[2])
     };
     let Stmt::Opaque {
         span,
@@ -347,7 +348,7 @@ fn lambdas_are_lowered_when_their_captures_can_be_modelled() {
     let file = parse(src);
     let k = function(&file, "k");
     assert_eq!(
-        outline(&k.body),
+        outline(&k.body.statements()),
         "decl t; decl m = 1; \
          lambda put [&](i,v) [decl j = i; j += m; t[j] = v]; \
          lambda get [=](i) [return t[(i + m)]]; \
@@ -372,8 +373,9 @@ fn opaque_statements_list_what_they_assign_and_their_expressions() {
 }";
     let file = parse(src);
     let k = function(&file, "k");
+    let body = k.body.statements();
     assert_eq!(
-        outline(&k.body),
+        outline(&k.body.statements()),
         "decl t; decl a = 0; decl b = 1; decl c = 2; \
          opaque for_range_loop v,a,b,t; \
          opaque gnu_asm_expression c; \
@@ -381,14 +383,14 @@ fn opaque_statements_list_what_they_assign_and_their_expressions() {
          opaque struct_specifier p; \
          opaque try_statement o"
     );
-    let Stmt::Opaque { exprs, span, .. } = &k.body[5] else {
-        panic!("{:?}", k.body[5])
+    let Stmt::Opaque { exprs, span, .. } = &body[5] else {
+        panic!("{:?}", body[5])
     };
     assert!(text(src, *span).starts_with("asm volatile"));
     let shown: Vec<String> = exprs.iter().map(ToString::to_string).collect();
     assert_eq!(shown, ["t[n]"]);
-    let Stmt::Opaque { exprs, .. } = &k.body[6] else {
-        panic!("{:?}", k.body[6])
+    let Stmt::Opaque { exprs, .. } = &body[6] else {
+        panic!("{:?}", body[6])
     };
     let shown: Vec<String> = exprs.iter().map(ToString::to_string).collect();
     assert_eq!(shown, ["t[i] = --n"]);
@@ -406,7 +408,7 @@ __global__ void k(int *o) {
     );
     let k = function(&file, "k");
     assert_eq!(
-        outline(&k.body),
+        outline(&k.body.statements()),
         "decl x = 0; decl y = 1; decl z = 2; opaque compound_statement x,y,z"
     );
 }
@@ -422,9 +424,10 @@ fn deep_nesting_does_not_overflow() {
     let file = parse(&src);
     let k = function(&file, "k");
     assert!(k.syntax_error.is_none());
-    assert_eq!(k.body.len(), 2);
+    let body = k.body.statements();
+    assert_eq!(body.len(), 2);
     // Blocks down to the limit, then one opaque statement that still shows the access.
-    let mut level = &k.body[1];
+    let mut level = &body[1];
     let mut blocks = 0;
     while let Stmt::Block(inner) = level {
         assert_eq!(inner.len(), 1);
@@ -471,7 +474,7 @@ fn deep_nesting_of_every_kind_does_not_overflow() {
         let file = parse(&src);
         let k = function(&file, "k");
         assert!(k.syntax_error.is_none(), "{}", &src[..80]);
-        assert_eq!(k.body.len(), 2, "{}", &src[..80]);
+        assert_eq!(k.body.statements().len(), 2, "{}", &src[..80]);
     }
 }
 
@@ -526,8 +529,11 @@ template __global__ void k<32>(float *);",
     );
     let a = function(&file, "k<16>");
     let b = function(&file, "k<32>");
-    assert!(Arc::ptr_eq(&a.body, &b.body));
-    assert_eq!(outline(&a.body), "decl s; s[(threadIdx.x % N)] = o[0]");
+    assert!(a.body.shares(&b.body));
+    assert_eq!(
+        outline(&a.body.statements()),
+        "decl s; s[(threadIdx.x % N)] = o[0]"
+    );
     assert_eq!(a.params, b.params);
     assert_eq!(a.params[0].name, "o");
 }
@@ -549,11 +555,11 @@ fn index_spans_are_the_access_spans() {
     for array in &k.arrays {
         let mut expected: Vec<Span> = array.accesses.iter().map(|a| a.span).collect();
         expected.dedup();
-        let found = index_spans(&k.body, &array.name);
+        let found = index_spans(&k.body.statements(), &array.name);
         assert_eq!(found, expected, "{}", array.name);
     }
     let shown = |array: &str| -> Vec<&str> {
-        index_spans(&k.body, array)
+        index_spans(&k.body.statements(), array)
             .into_iter()
             .map(|s| text(src, s))
             .collect()
@@ -596,7 +602,7 @@ fn every_access_in_testdata_has_its_index_node_in_the_body() {
         let src = std::fs::read_to_string(&path).unwrap();
         for f in &parse(&src).functions {
             let mut found = Vec::new();
-            for expr in expressions(&f.body) {
+            for expr in expressions(&f.body.statements()) {
                 spans(expr, &mut found);
             }
             for access in f.arrays.iter().flat_map(|a| &a.accesses) {
@@ -625,8 +631,8 @@ fn declarations_keep_their_type_storage_and_initializer() {
 }";
     let file = parse(src);
     let k = function(&file, "k");
-    let decls: Vec<&Decl> = k
-        .body
+    let body = k.body.statements();
+    let decls: Vec<&Decl> = body
         .iter()
         .map(|s| match s {
             Stmt::Decl(d) => d,
@@ -685,5 +691,8 @@ __global__ void fine(int *o) { o[0] = 1; }",
     assert!(broken.syntax_error.is_some());
     assert!(broken.body.is_empty());
     assert_eq!(broken.params[0].name, "o");
-    assert_eq!(outline(&function(&file, "fine").body), "o[0] = 1");
+    assert_eq!(
+        outline(&function(&file, "fine").body.statements()),
+        "o[0] = 1"
+    );
 }

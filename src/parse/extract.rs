@@ -6,12 +6,12 @@ use super::ast::{self, compact_text, Expr, ExprKind, Span};
 use super::body::{parameters, Lowering};
 use super::consts::{identifier_tokens, Bindings, ConstEnv, Macro, Unresolved};
 use super::model::*;
+use super::packed::{Body, Packed};
 use super::source::LineIndex;
 use super::symbols::{self, child, children_in, FIELDS};
 use super::syntax::{Node, SyntaxTree};
 use super::types::{aggregate_offsets, Layout, Member};
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 /// Struct nesting depth beyond which a layout is given up as unknown.
 const MAX_TYPE_DEPTH: usize = 32;
@@ -1085,7 +1085,7 @@ impl<'s> Extractor<'s> {
             syntax_error,
             arrays: Vec::new(),
             params: parameters(node, self.src),
-            body: Arc::default(),
+            body: Body::default(),
         };
         let constants = match syntax_error {
             None => {
@@ -1098,7 +1098,7 @@ impl<'s> Extractor<'s> {
                     dead: &dead,
                     condition: &|node| self.preproc_condition(node),
                 };
-                function.body = Arc::new(lowering.body(body));
+                function.body = Body::new(&lowering.body(body));
                 constants
             }
             Some(_) => Vec::new(),
@@ -1177,7 +1177,7 @@ impl<'s> Extractor<'s> {
             syntax_error: template.syntax_error,
             arrays,
             params: template.params.clone(),
-            body: Arc::clone(&template.body),
+            body: template.body.clone(),
         };
         for array in &function.arrays {
             self.report_unknown_extents(&function, array);
@@ -1490,9 +1490,6 @@ impl<'s> Extractor<'s> {
             array.escapes.sort_by_key(|e| e.at);
             // Kept until the end of the run, for every function of the file: no spare capacity.
             array.accesses.shrink_to_fit();
-            for access in &mut array.accesses {
-                access.indices.shrink_to_fit();
-            }
             kept.push(array);
         }
         kept.extend(self.provided_arrays(provider_calls));
@@ -1895,7 +1892,7 @@ impl<'s> Extractor<'s> {
             at: self.at(element),
             span: Span::of(element),
             text: self.one_line(element),
-            indices: indices.clone(),
+            indices: Packed::new(&indices),
             member: member.clone(),
             atomic_op,
             via_pointer: None,

@@ -68,7 +68,7 @@ fn loads_stores_compound_updates_and_atomics() {
         ]
     );
     assert_eq!(h.accesses[4].atomic_op.as_deref(), Some("atomicAdd"));
-    assert_eq!(h.accesses[4].indices[0].to_string(), "(v & 63)");
+    assert_eq!(h.accesses[4].indices.unpack()[0].to_string(), "(v & 63)");
     assert!(t.rewritable() && h.rewritable());
 }
 

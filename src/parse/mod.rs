@@ -7,6 +7,7 @@ mod consts;
 mod extract;
 pub mod language;
 mod model;
+mod packed;
 mod source;
 mod symbols;
 mod syntax;
@@ -17,6 +18,7 @@ pub use body::*;
 pub use consts::{Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
 pub use model::*;
+pub use packed::{Body, Packed};
 pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
 pub use types::MemberLayout;
 

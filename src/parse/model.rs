@@ -1,10 +1,10 @@
 //! What the front end hands to the later stages: plain data, no tree-sitter types.
 use super::ast::{Expr, Span};
-use super::body::{Param, Stmt};
+use super::body::Param;
 use super::consts::Bindings;
+use super::packed::{Body, Packed};
 use super::types::MemberLayout;
 use std::fmt;
-use std::sync::Arc;
 
 /// A 1-based line and column (columns count bytes, as clang and nvcc do).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -94,7 +94,7 @@ pub struct Function {
     pub params: Vec<Param>,
     /// The body's statements (empty when the function has a syntax error); the instances of
     /// a template share their prototype's.
-    pub body: Arc<Vec<Stmt>>,
+    pub body: Body,
 }
 
 impl Function {
@@ -180,8 +180,9 @@ pub struct Access {
     /// The whole subscript expression `tile[i][j]`.
     pub span: Span,
     pub text: String,
-    /// One index expression per dimension, outermost first.
-    pub indices: Vec<Expr>,
+    /// One index expression per dimension, outermost first (packed: every access of every
+    /// function is kept until the end of a run).
+    pub indices: Packed<Vec<Expr>>,
     /// The member path when only part of a vector or struct element is touched, as written
     /// after the element: `.x`, `.v[k]`, `.p.z`.
     pub member: Option<String>,

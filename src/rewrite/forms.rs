@@ -195,7 +195,7 @@ impl Target<'_> {
             .iter()
             .filter(|access| access.via_pointer.is_none())
             .map(|access| {
-                if access.indices.len() != rank {
+                if access.indices.unpack().len() != rank {
                     Err(format!(
                         "line {}: `{}` is not a subscript of every dimension",
                         access.at.line, access.text
@@ -555,25 +555,24 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
     let mut edits = Vec::new();
     let mut rewritten = Vec::new();
     for access in accesses {
-        let indices: Vec<String> = access
-            .indices
+        let subscripts = access.indices.unpack();
+        let indices: Vec<String> = subscripts
             .iter()
             .map(|e| target.source.operand(e))
             .collect();
         let (column, index) = swizzled_index(swizzle, &dims, &extents, &indices)?;
         // The row subscripts now appear twice.
-        if let Some(impure) = access.indices.iter().find(|e| !is_pure(e)) {
+        if let Some(impure) = subscripts.iter().find(|e| !is_pure(e)) {
             return Err(format!(
                 "line {}: `{}` would be evaluated twice",
                 access.at.line,
                 target.source.span(impure)
             ));
         }
-        let span = access.indices[column].span;
+        let span = subscripts[column].span;
         let text = index.to_cuda("");
         edits.push(Edit::replace(span.start..span.end, text.clone()));
-        let mut new_indices: Vec<String> = access
-            .indices
+        let mut new_indices: Vec<String> = subscripts
             .iter()
             .map(|e| target.source.span(e).to_string())
             .collect();
@@ -1212,8 +1211,8 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         .collect();
     let mut rewritten = Vec::new();
     for access in accesses {
-        let indices: Vec<MapExpr> = access
-            .indices
+        let subscripts = access.indices.unpack();
+        let indices: Vec<MapExpr> = subscripts
             .iter()
             .map(|e| MapExpr::Var(target.source.operand(e)))
             .collect();
@@ -1221,15 +1220,12 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
             linear_text(&linear_expr(&indices, &extents))
         } else {
             // A comma expression needs its parentheses inside the call.
-            let index = &access.indices[0];
+            let index = &subscripts[0];
             let text = target.source.span(index);
             parenthesised(text, !matches!(index.kind, ExprKind::Comma { .. }))
         };
         let call = format!("{name}({argument})");
-        let (first, last) = (
-            &access.indices[0].span,
-            &access.indices[dims.len() - 1].span,
-        );
+        let (first, last) = (&subscripts[0].span, &subscripts[dims.len() - 1].span);
         let text = if flatten {
             // From the first subscript's `[` to the last one's `]`.
             let open = target.source.text[..first.start]
