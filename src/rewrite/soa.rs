@@ -83,10 +83,11 @@ fn record_members(
     elem_bytes: Option<u64>,
     types: &TypeTable,
 ) -> Result<Vec<RecordMember>, String> {
+    // A struct with bit-fields has no layout, so no size.
+    let bytes = elem_bytes.ok_or_else(|| format!("`{record}` has no known size"))?;
     let members = types
         .members(record)
         .ok_or_else(|| format!("the element type `{record}` is not a struct"))?;
-    let bytes = elem_bytes.ok_or_else(|| format!("`{record}` has no known size"))?;
     let mut next = 0u64;
     let mut result = Vec::with_capacity(members.len());
     for member in members {
@@ -846,6 +847,18 @@ mod tests {
                 "struct N { float2 p; };\n"
             ),
             "member `p` of `N` is a `float2`, not a scalar"
+        );
+        assert_eq!(
+            refused(
+                "__shared__ B a[128];",
+                "    a[t].f = 1;\n",
+                "struct B { int f : 4; };\n"
+            ),
+            "`B` has no known size"
+        );
+        assert_eq!(
+            refused("__shared__ float2 a[128];", "    a[t].x = 1;\n", ""),
+            "the element type `float2` is not a struct"
         );
         assert!(
             refused(BODIES, "    float *p = (float *)a;\n    p[t] = 1;\n", "")
