@@ -286,6 +286,35 @@ impl<'a> SiteRequests<'a> {
                 return Err(format!("member access `{member}` is not simulated"))
             }
         };
+        Self::of_lanes(affine, site, lanes, config)
+    }
+
+    /// The requests of an access to an array of records stored as a struct of arrays (one
+    /// array per member): each lane carries its record's index, and touches `unit_bytes`,
+    /// the member's size, whatever part of the record the access names.
+    pub fn of_records(
+        affine: &'a FunctionAffine,
+        site: &'a Site,
+        unit_bytes: u64,
+        config: &BankConfig,
+    ) -> Result<Self, String> {
+        if let Some(why) = site.index.unknown() {
+            return Err(format!("index is {why}"));
+        }
+        Self::of_lanes(
+            affine,
+            site,
+            LaneUnits::elements(unit_bytes, 1, 0, site),
+            config,
+        )
+    }
+
+    fn of_lanes(
+        affine: &'a FunctionAffine,
+        site: &'a Site,
+        lanes: LaneUnits,
+        config: &BankConfig,
+    ) -> Result<Self, String> {
         let LaneUnits {
             unit_bytes,
             scale,

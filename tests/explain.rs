@@ -34,6 +34,32 @@ fn a_double_column_read_is_drawn_in_two_phases() {
         .bind(|| insta::assert_snapshot!(snapshot("testdata/strided.cu", "_doubles"), text));
 }
 
+/// lavaMD's member read `home[t].x`, 4-way, reads the member array `home_x[t]` after the
+/// struct-of-arrays rewrite; its whole-record store shows one member array's store.
+#[test]
+fn a_member_read_of_records_is_explained_through_its_member_array() {
+    let read = bankwise(&[
+        "explain",
+        "testdata/suite/lavaMD.cu",
+        "--line",
+        "78",
+        "--col",
+        "34",
+    ]);
+    assert_eq!(read.status.code(), Some(0), "{}", stderr(&read));
+    let text = stdout(&read);
+    assert!(text.contains("fix: struct-of-arrays (members = [\"v\",\"x\",\"y\",\"z\"])"));
+    assert!(text.contains("degree 4: 4 wavefronts, ideal 1, excess 3"));
+    assert!(text.contains("this access: 900 -> 0 excess wavefronts per block"));
+    assert!(text.contains("after: tx0 tx1 tx2 tx3 tx4 in the bank bits"));
+    let store = bankwise(&["explain", "testdata/suite/lavaMD.cu", "--line", "60"]);
+    assert_eq!(store.status.code(), Some(0), "{}", stderr(&store));
+    let text = stdout(&store);
+    assert!(text.contains("the record is 4 accesses, one per member"));
+    assert!(text.contains("degree 1: 4 wavefronts, ideal 4, excess 0"));
+    assert!(text.contains("degree 1: 1 wavefront, ideal 1, excess 0"));
+}
+
 #[test]
 fn the_warp_and_iteration_can_be_chosen() {
     let output = bankwise(&[

@@ -18,14 +18,17 @@ const CHANGED: &[(&str, &[&str])] = &[
         "testdata/pointers.cu",
         &["tile", "sel", "SharedMemory<float>()"],
     ),
+    ("testdata/records.cu", &["s_body", "s_bin"]),
     ("testdata/reduction.cu", &["sdata"]),
     ("testdata/strided.cu", &["s", "d"]),
+    ("testdata/structs.cu", &["s_f"]),
     ("testdata/subword.cu", &["s_bytes", "s_tile"]),
     ("testdata/suite/conv.cu", &["rows", "cols"]),
     ("testdata/suite/dct8x8.cu", &["tile", "tile"]),
     ("testdata/suite/dwtHaar1D.cu", &["level"]),
     ("testdata/suite/fft.cu", &["buf", "z"]),
     ("testdata/suite/fwt.cu", &["vec"]),
+    ("testdata/suite/lavaMD.cu", &["home"]),
     ("testdata/suite/lud.cu", &["d", "below"]),
     ("testdata/suite/matrix_scan.cu", &["m"]),
     (
@@ -107,10 +110,10 @@ fn the_testdata_directory_in_one_report() {
     assert_eq!(
         json["totals"],
         serde_json::json!({
-            "arrays_rewritten": 36,
+            "arrays_rewritten": 40,
             "arrays_not_simulated": 6,
-            "excess_before": 25823,
-            "excess_after": 6348,
+            "excess_before": 25861,
+            "excess_after": 24,
         })
     );
     // Text mode needs somewhere to put several files.

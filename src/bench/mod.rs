@@ -11,7 +11,8 @@ use crate::affine::FunctionAffine;
 use crate::analysis::{AnalysedFile, Reported};
 use crate::bank::BankConfig;
 use crate::cost::{SiteCost, SitePattern, SiteRequests, Units};
-use crate::parse::SharedArray;
+use crate::parse::{SharedArray, TypeTable};
+use crate::rewrite::soa;
 use crate::solve::kernel::{choose_kernel, KernelChoice, TIE_BREAK_LAMBDA};
 use crate::solve::space::Candidate;
 use crate::solve::{choose, ArrayProblem, Choice, FamilyResult};
@@ -68,7 +69,13 @@ pub struct KernelBench {
 }
 
 impl KernelBench {
-    fn new(path: PathBuf, reported: &Reported, trace: Option<&Trace>, config: &BankConfig) -> Self {
+    fn new(
+        path: PathBuf,
+        reported: &Reported,
+        trace: Option<&Trace>,
+        types: &TypeTable,
+        config: &BankConfig,
+    ) -> Self {
         let function = reported.function;
         let mut choices = Vec::new();
         let mut problems = Vec::new();
@@ -89,16 +96,19 @@ impl KernelBench {
                 .sum();
             let problem = match reported.affine {
                 None => Err("block shape unknown".to_string()),
-                Some(affine) => {
-                    ArrayProblem::from_analysis(affine, a, array, config).map_err(|why| {
+                Some(affine) => ArrayProblem::from_analysis(affine, a, array, config)
+                    .map(|mut problem| {
+                        problem.struct_of_arrays = soa::posed(function, a, affine, types, config);
+                        problem
+                    })
+                    .map_err(|why| {
                         let traced = trace.and_then(|t| {
                             let name = function.display_name();
                             traced_problem(affine, a, array, costs, t, &name, config)
                         });
                         (why, traced)
                     })
-                }
-                .or_else(|(why, traced)| traced.ok_or(why)),
+                    .or_else(|(why, traced)| traced.ok_or(why)),
             };
             let traced = problem.is_ok() && !not_simulated.is_empty();
             let posed = problem.and_then(|problem| {
@@ -230,7 +240,10 @@ impl Bench {
             kernels.extend(
                 file.reported()
                     .filter(|r| !r.function.arrays.is_empty())
-                    .map(|r| KernelBench::new(file.path.clone(), &r, trace.as_ref(), config)),
+                    .map(|r| {
+                        let types = &file.parsed.constants.types;
+                        KernelBench::new(file.path.clone(), &r, trace.as_ref(), types, config)
+                    }),
             );
         }
         Ok(Bench { kernels })

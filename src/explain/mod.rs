@@ -285,13 +285,32 @@ pub fn explain_text(
     let map = chosen.as_ref().ok().map(|(map, _, _)| *map);
 
     let units = requests.units();
+    // Stored as a struct of arrays, member `m` of record `e` is element `e` of array `m`: a
+    // lane touches its record's index in units of the member (for a whole record, each
+    // member's array alike: the first one's is shown).
+    let units_after = map
+        .and_then(|map| map.struct_of_arrays())
+        .map_or(units, |layout| {
+            let uses = layout.uses.get(picked.access);
+            let first = uses.map_or(0, |u| u.members(layout.members.len()).start);
+            layout
+                .members
+                .get(first)
+                .and_then(|m| u32::try_from(m.bytes).ok())
+                .map_or(units, Units::whole)
+        });
+    let units_of = |mapped: bool| if mapped { units_after } else { units };
+    let split_record = map
+        .and_then(|map| map.struct_of_arrays())
+        .filter(|_| units_after != units)
+        .map(|layout| layout.members.len());
     let unit_of = |element: &Option<i64>, mapped: bool| -> Option<i64> {
         element.map(|e| {
             let e = match (map, mapped) {
                 (Some(map), true) => u64::try_from(e).map_or(e, |e| map.apply(e) as i64),
                 _ => e,
             };
-            units.of(e)
+            units_of(mapped).of(e)
         })
     };
     let cost_of = |elements: &[Option<i64>], mapped: bool| {
@@ -299,7 +318,7 @@ pub fn explain_text(
         simulate(
             &bank,
             &Request {
-                elem_bytes: units.unit_bytes,
+                elem_bytes: units_of(mapped).unit_bytes,
                 lanes: &lanes,
             },
         )
@@ -380,15 +399,21 @@ pub fn explain_text(
     let fields = Fields::new(&bank, units.unit_bytes, largest);
     let shown_warp = warp_excess.get(warp as usize).copied().unwrap_or_default();
     let view = |lanes: &[Option<i64>], mapped: bool| View {
-        map: BankMap::new(&bank, units.unit_bytes, lanes),
-        bits: fields.map_or_else(Vec::new, |f| bits::bit_forms(lanes, &f)),
+        map: BankMap::new(&bank, units_of(mapped).unit_bytes, lanes),
+        // The bit table is in the declared units; a record split into member arrays has none.
+        bits: match fields {
+            Some(f) if units_of(mapped).unit_bytes == units.unit_bytes => {
+                bits::bit_forms(lanes, &f)
+            }
+            _ => Vec::new(),
+        },
         warp_excess: shown_warp.of(mapped),
         block_excess: block_excess.of(mapped),
         congestions: at_iteration
             .iter()
             .map(|elements| {
                 let lanes: Vec<Option<i64>> = elements.iter().map(|e| unit_of(e, mapped)).collect();
-                congestion(&bank, units, &lanes)
+                congestion(&bank, units_of(mapped), &lanes)
             })
             .collect(),
     };
@@ -418,6 +443,12 @@ pub fn explain_text(
     };
     let (lane_names, thread_names) = bits::lane_bit_names(block, bank.warp, warp);
     let mut notes = Vec::new();
+    if let Some(members) = split_record {
+        notes.push(format!(
+            "stored as a struct of arrays, the record is {members} accesses, one per member \
+             array: the first member's is shown after"
+        ));
+    }
     let (same_function, instances): (Vec<&Picked>, Vec<&Picked>) =
         others.iter().partition(|p| p.function == picked.function);
     for other in same_function {

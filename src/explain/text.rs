@@ -241,7 +241,8 @@ fn index_bits(e: &Explanation, out: &mut String) {
         e.lane_names.join(" ")
     );
     let mut rows: Vec<(&str, &View)> = vec![("before", &e.before)];
-    if let Some(view) = e.mapped() {
+    // A record split into member arrays has no bits in the declared units.
+    if let Some(view) = e.mapped().filter(|v| !v.bits.is_empty()) {
         rows.push(("after", view));
     }
     let labels: Vec<Vec<String>> = rows

@@ -361,6 +361,25 @@ fn lower_kind(node: Node, src: &str, depth: usize) -> ExprKind {
             second: boxed(field(FIELDS.right), src, depth),
         },
         "call_expression" => lower_call(node, src, depth),
+        // `T{a, b}`: a call of the type, as a declaration's brace initializer is.
+        "compound_literal_expression" => match (field(FIELDS.type_), field(FIELDS.value)) {
+            (Some(ty), Some(list)) => {
+                let mut cursor = list.walk();
+                ExprKind::Call {
+                    callee: Box::new(Expr {
+                        kind: ExprKind::Name(compact_text(ty, src)),
+                        span: Span::of(ty),
+                    }),
+                    template_args: TemplateArgs::default(),
+                    args: list
+                        .named_children(&mut cursor)
+                        .filter(|arg| kind(*arg) != "comment")
+                        .map(|arg| lower_at(arg, src, depth + 1))
+                        .collect(),
+                }
+            }
+            _ => ExprKind::Opaque("compound_literal_expression".into()),
+        },
         "preproc_defined" => ExprKind::Call {
             callee: Box::new(Expr {
                 kind: ExprKind::Name("defined".into()),

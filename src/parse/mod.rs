@@ -20,7 +20,7 @@ pub use extract::is_atomic;
 pub use model::*;
 pub use packed::{Body, Packed};
 pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
-pub use types::MemberLayout;
+pub use types::{Member, MemberLayout, TypeTable};
 
 use std::cell::RefCell;
 use syntax::SyntaxTree;
@@ -143,6 +143,21 @@ mod tests {
         assert!(parse_block_shape("0x8").is_err());
         assert!(parse_block_shape("a").is_err());
         assert!(parse_block_shape("1x1x1x1").is_err());
+    }
+
+    #[test]
+    fn compound_literals_are_calls_of_their_type() {
+        let text = "R{a[i], 2}";
+        let expr = parse_expression_text(text).expect("parses");
+        let ExprKind::Call { callee, args, .. } = &expr.kind else {
+            panic!("{expr:?}")
+        };
+        assert_eq!(callee.kind, ExprKind::Name("R".into()));
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| &text[a.span.start..a.span.end])
+            .collect();
+        assert_eq!(args, ["a[i]", "2"]);
     }
 
     #[test]

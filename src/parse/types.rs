@@ -246,6 +246,19 @@ impl TypeTable {
         (which < lanes).then(|| (which * scalar, scalar, String::new(), Vec::new()))
     }
 
+    /// The data members of the struct or union `ty` (through aliases), in declaration
+    /// order; `None` for any other type.
+    pub fn members(&self, ty: &str) -> Option<&[Member]> {
+        self.members.get(self.resolve_alias(ty)).map(Vec::as_slice)
+    }
+
+    /// Whether `ty` (through aliases) is a built-in scalar: not a vector, a pointer, a
+    /// struct or an enum.
+    pub fn is_scalar(&self, ty: &str) -> bool {
+        let ty = self.resolve_alias(ty);
+        !ty.ends_with('*') && builtin(ty).is_some() && vector(ty).is_none()
+    }
+
     fn resolve_alias<'a>(&'a self, mut ty: &'a str) -> &'a str {
         ty = strip_type_keywords(ty);
         for _ in 0..16 {
@@ -451,6 +464,35 @@ mod tests {
         assert_eq!(table.member_range("Grid", ".m[1][2]"), Some((44, 4)));
         assert_eq!(table.member_range("Grid", ".c[2].w[1]"), Some((200, 8)));
         assert_eq!(table.member_range("Grid", ".m[4][0]"), None);
+    }
+
+    #[test]
+    fn members_and_scalars_are_looked_up_through_aliases() {
+        let float = builtin("float").unwrap();
+        let mut table = TypeTable::default();
+        table.define_aggregate(
+            "Pair",
+            Layout::new(8, 4),
+            vec![
+                member("a", 0, float, "float", &[]),
+                member("b", 4, float, "real", &[]),
+            ],
+        );
+        table.define_alias("Twin", "Pair");
+        table.define_alias("real", "float");
+        let names: Vec<&str> = table
+            .members("struct Twin")
+            .expect("a struct")
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(table.members("float2").is_none());
+        assert!(table.is_scalar("real"));
+        assert!(table.is_scalar("unsigned int"));
+        assert!(!table.is_scalar("float2"));
+        assert!(!table.is_scalar("float *"));
+        assert!(!table.is_scalar("Pair"));
     }
 
     #[test]

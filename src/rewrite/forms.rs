@@ -63,7 +63,7 @@ fn is_primary(expr: &Expr) -> bool {
 }
 
 /// Whether evaluating `expr` twice is the same as once: no assignment, step or call.
-fn is_pure(expr: &Expr) -> bool {
+pub(super) fn is_pure(expr: &Expr) -> bool {
     match &expr.kind {
         ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Name(_) => true,
         ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => true,
@@ -95,6 +95,8 @@ pub enum FormKind {
     FlattenedMapFunction,
     /// `[R][C]` → `[R][C + p]`: the declaration only.
     PaddedDeclaration,
+    /// `T a[N]` → one array per member of the record `T`, `a[i].m` → `a_m[i]`.
+    StructOfArrays,
 }
 
 impl FormKind {
@@ -104,6 +106,7 @@ impl FormKind {
             FormKind::MapFunction => "map-function",
             FormKind::FlattenedMapFunction => "flattened-map-function",
             FormKind::PaddedDeclaration => "padded-declaration",
+            FormKind::StructOfArrays => "struct-of-arrays",
         }
     }
 
@@ -114,6 +117,7 @@ impl FormKind {
             FormKind::MapFunction => "stored through a map function",
             FormKind::FlattenedMapFunction => "flattened and stored through a map function",
             FormKind::PaddedDeclaration => "padded declaration",
+            FormKind::StructOfArrays => "split into one array per member",
         }
     }
 }
@@ -147,6 +151,9 @@ pub struct Rewrite {
     pub accesses: Vec<AccessRewrite>,
     /// Bytes the array grows by.
     pub extra_bytes: u64,
+    /// The arrays that take the array's place (a struct of arrays); empty when it keeps its
+    /// declaration.
+    pub split_into: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,7 +239,7 @@ impl Target<'_> {
 
     /// The marker comment above the declaration (when the declaration starts its line), which
     /// tells a reviewer how the array is stored and tells a later `fix` that it already is.
-    fn marker(&self, description: &str) -> Option<Edit> {
+    pub(super) fn marker(&self, description: &str) -> Option<Edit> {
         let text = self.source.text;
         let start = self.array.decl_span.start;
         let line = line_start(text, start);
@@ -346,6 +353,11 @@ fn matching_open_angle(inner: &str) -> Option<usize> {
 /// The byte ranges of the extents inside the brackets of the array's declarator, outermost
 /// first.
 fn declared_extents(target: &Target) -> Result<Vec<Range<usize>>, String> {
+    declarator(target).map(|(_, extents)| extents)
+}
+
+/// Where the array's name starts in its declarator, and [`declared_extents`].
+pub(super) fn declarator(target: &Target) -> Result<(usize, Vec<Range<usize>>), String> {
     let array = target.array;
     if let Some(name) = &array.declared_by_macro {
         return Err(format!(
@@ -396,7 +408,7 @@ fn declared_extents(target: &Target) -> Result<Vec<Range<usize>>, String> {
                 "the declarator's extents {written:?} are not the array's {expected:?}"
             ));
         }
-        return Ok(extents);
+        return Ok((span.start + start, extents));
     }
     Err(format!(
         "no declarator `{}[` in the declaration",
@@ -614,6 +626,7 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
         function,
         accesses: rewritten,
         extra_bytes: 0,
+        split_into: Vec::new(),
     })
 }
 
@@ -1161,6 +1174,7 @@ pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite,
             })
             .collect(),
         extra_bytes,
+        split_into: Vec::new(),
     })
 }
 
@@ -1279,6 +1293,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         function: Some(function),
         accesses: rewritten,
         extra_bytes: extra * elem_bytes,
+        split_into: Vec::new(),
     })
 }
 

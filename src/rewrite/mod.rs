@@ -3,6 +3,7 @@
 //!
 //! - [`edit`]: edits as byte ranges and replacements, fixes with their applicability.
 //! - [`forms`]: the index swizzle in place, the map function, the padded declaration.
+//! - [`soa`]: the struct-of-arrays layout: when it applies, and its edits.
 //! - [`plan`]: all or nothing per array, and why an array is left alone.
 //! - [`validate`]: the output analysed again against the prediction.
 //! - [`report`]: what `fix` prints.
@@ -10,6 +11,7 @@ pub mod edit;
 pub mod forms;
 pub mod plan;
 pub mod report;
+pub mod soa;
 pub mod validate;
 
 pub use edit::{apply, Applicability, Edit, EditError, Fix};

@@ -6,6 +6,7 @@ use super::forms::{
     already_rewritten, definition_start, describe, map_function, padded_declaration,
     swizzle_in_place, FormKind, Rewrite, Source, Target,
 };
+use super::soa;
 use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
 use crate::bank::BankConfig;
 use crate::parse::{AccessKind, Function, Location, SharedArray, Span};
@@ -93,6 +94,8 @@ pub struct ArrayOutcome {
     pub map: Option<MapSummary>,
     /// The map function's name, for that form.
     pub map_function: Option<String>,
+    /// The arrays that take its place, stored as a struct of arrays.
+    pub split_into: Vec<String>,
     pub excess_before: Option<u64>,
     /// In the output: the re-analysed figure for a rewritten array (validation made sure it
     /// is the prediction), the figure before for any other.
@@ -304,6 +307,8 @@ impl<'a> KernelPlanner<'a> {
             .ok_or_else(|| Decision::LeftAlone("not analysed".into()))?;
         let mut problem = ArrayProblem::from_analysis(affine, a, array, self.bank)
             .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))?;
+        problem.struct_of_arrays =
+            soa::posed(function, a, affine, &file.parsed.constants.types, self.bank);
         // The launch sets an extern array's size: it is never padded.
         problem.max_extra_bytes = if array.is_extern {
             0
@@ -507,6 +512,10 @@ fn form(
     decl: Span,
     names: &mut Names,
 ) -> Result<Rewrite, String> {
+    if let Some(layout) = map.struct_of_arrays() {
+        let names = names.layouts.for_array(target.array, layout);
+        return soa::struct_of_arrays(target, layout, names);
+    }
     let extent = map.extent();
     let param = |name: &str| map.params()[name].as_u64();
     // The kernels that pass an array with one map to the same functions share the map
@@ -565,12 +574,14 @@ fn form(
 }
 
 /// The names of map functions: `bankwise_<array>`, or `bankwise_<function>_<array>` when that
-/// is taken, one per declaration (the instances of a template share theirs).
+/// is taken, one per declaration (the instances of a template share theirs); and the names
+/// of the arrays that replace an array stored as a struct of arrays.
 struct Names {
     taken: Vec<String>,
     by_declaration: HashMap<(usize, usize), String>,
     /// Array name and map → name, for arrays whose copies of functions can be shared.
     by_sharing: HashMap<String, String>,
+    layouts: soa::Words,
 }
 
 impl Names {
@@ -584,6 +595,7 @@ impl Names {
             taken,
             by_declaration: HashMap::new(),
             by_sharing: HashMap::new(),
+            layouts: soa::Words::new(text),
         }
     }
 
@@ -708,6 +720,7 @@ fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> Arra
         form: None,
         map: None,
         map_function: None,
+        split_into: Vec::new(),
         excess_before: excess_before(file, f, a),
         excess_after: None,
         excess_with_map: None,
@@ -750,6 +763,7 @@ fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> Arra
             outcome.form = Some(rewrite.form);
             outcome.map = Some(candidate.summary());
             outcome.map_function = rewrite.function.as_ref().map(|f| f.name.clone());
+            outcome.split_into = rewrite.split_into.clone();
             outcome.excess_after = Some(candidate.per_site.iter().sum());
             outcome.excess_with_map = outcome.excess_after;
             outcome.extra_bytes = rewrite.extra_bytes;

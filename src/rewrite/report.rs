@@ -102,6 +102,7 @@ fn array_json(array: &ArrayOutcome) -> Value {
         "form": array.form.map(|f| f.as_str()),
         "map": map,
         "map_function": array.map_function,
+        "split_into": (!array.split_into.is_empty()).then_some(&array.split_into),
         "excess_before": array.excess_before,
         "excess_after": array.excess_after,
         "excess_with_map": array.excess_with_map,

@@ -8,6 +8,7 @@ use crate::analysis::{analyse_text, is_reported, AnalysedFile, Options};
 use crate::block::ConfigBlocks;
 use crate::cost::SiteRequests;
 use crate::parse;
+use crate::solve::soa::{RecordUse, StructOfArrays};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
@@ -39,7 +40,12 @@ pub fn validate(
         .filter_map(|p| p.rewrite.function.as_ref())
         .flat_map(|f| f.copies.iter().cloned())
         .collect();
-    let functions = Functions::pair(original, &rewritten, &copies)?;
+    let splits: Vec<(usize, usize, &[String])> = applied
+        .iter()
+        .filter(|p| !p.rewrite.split_into.is_empty())
+        .map(|p| (p.function, p.array, p.rewrite.split_into.as_slice()))
+        .collect();
+    let functions = Functions::pair(original, &rewritten, &copies, &splits)?;
     let old = &original.parsed.functions;
     for (f, before) in old.iter().enumerate() {
         let n = functions.new_of_old[f];
@@ -54,13 +60,14 @@ pub fn validate(
         }
         for (a, array) in before.arrays.iter().enumerate() {
             let is_applied = applied.iter().any(|p| (p.function, p.array) == (f, a));
-            let excess = |file: &AnalysedFile, f: usize| -> Vec<Option<u64>> {
+            let excess = |file: &AnalysedFile, f: usize, a: usize| -> Vec<Option<u64>> {
                 file.costs[f][a]
                     .iter()
                     .map(|c| c.as_ref().ok().map(|c| c.excess()))
                     .collect()
             };
-            if !is_applied && excess(original, f) != excess(&rewritten, n) {
+            let new_array = functions.arrays[f][a][0];
+            if !is_applied && excess(original, f, a) != excess(&rewritten, n, new_array) {
                 return Err(format!(
                     "`{}` in `{}` was not rewritten but its conflicts changed",
                     array.name,
@@ -74,19 +81,34 @@ pub fn validate(
         .map(|planned| {
             let function = &old[planned.function];
             let array = &function.arrays[planned.array];
-            same_elements(original, &rewritten, &functions, planned, &options.bank)
-                .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
+            match planned.map.struct_of_arrays() {
+                Some(layout) => same_members(
+                    original,
+                    &rewritten,
+                    &functions,
+                    planned,
+                    layout,
+                    &options.bank,
+                ),
+                None => same_elements(original, &rewritten, &functions, planned, &options.bank),
+            }
+            .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
         })
         .collect()
 }
 
 /// The functions of the output beside those of the input: the same ones in the same order,
-/// plus the copies of `__device__` functions the rewrites made.
+/// plus the copies of `__device__` functions the rewrites made; and their arrays: the same
+/// ones in the same order, but for an array stored as a struct of arrays, whose member arrays
+/// take its place.
 struct Functions {
     /// Per function of the input, its index in the output.
     new_of_old: Vec<usize>,
     /// Per function of the output, the input's function it is or copies.
     old_of_new: Vec<Option<usize>>,
+    /// Per function and array of the input, the indices of the arrays that hold it in the
+    /// output function (one, or one per member).
+    arrays: Vec<Vec<Vec<usize>>>,
 }
 
 impl Functions {
@@ -94,6 +116,7 @@ impl Functions {
         original: &AnalysedFile,
         rewritten: &AnalysedFile,
         copies: &[(String, String)],
+        splits: &[(usize, usize, &[String])],
     ) -> Result<Self, String> {
         let (old, new) = (&original.parsed.functions, &rewritten.parsed.functions);
         let by_name = |name: &str| old.iter().position(|f| f.name == name);
@@ -117,23 +140,40 @@ impl Functions {
                 old_of_new[n] = by_name(original);
             }
         }
+        let mut arrays = Vec::with_capacity(old.len());
         for (f, &n) in new_of_old.iter().enumerate() {
             let (before, after) = (&old[f], &new[n]);
-            if before.display_name() != after.display_name()
-                || before.arrays.len() != after.arrays.len()
-            {
+            let names: Vec<Vec<&str>> = (0..before.arrays.len())
+                .map(|a| match splits.iter().find(|s| (s.0, s.1) == (f, a)) {
+                    Some((_, _, parts)) => parts.iter().map(String::as_str).collect(),
+                    None => vec![before.arrays[a].name.as_str()],
+                })
+                .collect();
+            let expected: Vec<&str> = names.iter().flatten().copied().collect();
+            let found: Vec<&str> = after.arrays.iter().map(|a| a.name.as_str()).collect();
+            if before.display_name() != after.display_name() || expected != found {
                 return Err(format!(
-                    "function {f} is `{}` with {} arrays after the rewrite, `{}` with {} before",
+                    "function {f} is `{}` with arrays {found:?} after the rewrite, `{}` with \
+                     {expected:?} expected",
                     after.display_name(),
-                    after.arrays.len(),
                     before.display_name(),
-                    before.arrays.len()
                 ));
             }
+            let mut next = 0;
+            arrays.push(
+                names
+                    .iter()
+                    .map(|parts| {
+                        next += parts.len();
+                        (next - parts.len()..next).collect()
+                    })
+                    .collect(),
+            );
         }
         Ok(Functions {
             new_of_old,
             old_of_new,
+            arrays,
         })
     }
 }
@@ -191,34 +231,17 @@ fn same_elements(
                     new_access.text
                 )
             })?;
-        let mut expected = Vec::new();
-        old_requests.for_each(|warp, _, lanes| {
-            let mapped = lanes.iter().map(|e| e.map(|e| map.apply(e as u64) as i64));
-            expected.push(request_hash(warp, mapped));
-        });
-        let mut index = 0usize;
-        let mut mismatch = None;
-        new_requests.for_each(|warp, _, lanes| {
-            if mismatch.is_none()
-                && expected.get(index) != Some(&request_hash(warp, lanes.iter().copied()))
-            {
-                mismatch = Some((index, warp));
-            }
-            index += 1;
-        });
-        if let Some((request, warp)) = mismatch {
-            return Err(format!(
-                "line {line}: `{}` computes other elements than the map applied to `{}` \
-                 (request {request}, warp {warp})",
-                new_access.text, old_access.text
-            ));
-        }
-        if index != expected.len() {
-            return Err(format!(
-                "line {line}: {index} warp requests after the rewrite, {} before",
-                expected.len()
-            ));
-        }
+        same_requests(&old_requests, &new_requests, &|e| {
+            map.apply(e as u64) as i64
+        })
+        .map_err(|mismatch| {
+            mismatch.describe(
+                line,
+                &new_access.text,
+                "the map applied to",
+                &old_access.text,
+            )
+        })?;
         let excess = rewritten.costs[n][a][m]
             .as_ref()
             .map(|c| c.excess())
@@ -232,6 +255,176 @@ fn same_elements(
         measured[k] = excess;
     }
     Ok(measured)
+}
+
+/// Checks an array stored as a struct of arrays access by access: each member access pairs
+/// with one access of its member's array, a whole-record access with one of every member's
+/// array, each with the record indices of the original in every warp request (member `m` of
+/// record `e` is element `e` of array `m`); returns the re-analysed excess of each original
+/// access, the sum over its member accesses, which must be the prediction.
+fn same_members(
+    original: &AnalysedFile,
+    rewritten: &AnalysedFile,
+    functions: &Functions,
+    planned: &Planned,
+    layout: &StructOfArrays,
+    config: &crate::bank::BankConfig,
+) -> Result<Vec<u64>, String> {
+    let (f, a) = (planned.function, planned.array);
+    let n = functions.new_of_old[f];
+    let old_array = &original.parsed.functions[f].arrays[a];
+    let (Some(old_affine), Some(new_affine)) = (&original.affine[f], &rewritten.affine[n]) else {
+        return Err("the function is no longer analysed".into());
+    };
+    let mut measured = vec![0u64; old_array.accesses.len()];
+    let old_order = in_source_order(original, old_array, Some);
+    for (m, &new_a) in functions.arrays[f][a].iter().enumerate() {
+        let member = &layout.members[m];
+        let new_array = &rewritten.parsed.functions[n].arrays[new_a];
+        if new_array.elem_bytes != Some(member.bytes) || new_array.dims != old_array.dims {
+            return Err(format!(
+                "`{}` is not shaped as `{}` with elements of {} bytes",
+                new_array.name, old_array.name, member.bytes
+            ));
+        }
+        // A whole-record store now comes after its value, which may read the array.
+        let position = |k: usize| match layout.uses[k] {
+            RecordUse::Store { assignment, .. } => assignment.end,
+            _ => old_array.accesses[k].span.start,
+        };
+        let mut expected: Vec<usize> = old_order
+            .iter()
+            .copied()
+            .filter(|&k| layout.uses[k].members(layout.members.len()).contains(&m))
+            .collect();
+        expected.sort_by_key(|&k| position(k));
+        let found = in_source_order(rewritten, new_array, |n| functions.old_of_new[n]);
+        if expected.len() != found.len() {
+            return Err(format!(
+                "`{}` has {} accesses after the rewrite, {} expected",
+                new_array.name,
+                found.len(),
+                expected.len()
+            ));
+        }
+        for (k, j) in expected.into_iter().zip(found) {
+            let (old_access, new_access) = (&old_array.accesses[k], &new_array.accesses[j]);
+            let line = new_access.at.line;
+            if old_access.kind != new_access.kind
+                || new_access.member.is_some()
+                || new_access.via_pointer.is_some()
+            {
+                return Err(format!(
+                    "line {line}: `{}` is not member `{}` of the access `{}` rewritten",
+                    new_access.text, member.name, old_access.text
+                ));
+            }
+            let site = |affine: &crate::affine::FunctionAffine, a: usize, k: usize| {
+                affine.sites[a].get(k).and_then(Option::as_ref).cloned()
+            };
+            let (Some(old_site), Some(new_site)) =
+                (site(old_affine, a, k), site(new_affine, new_a, j))
+            else {
+                return Err(format!(
+                    "line {line}: `{}` is not analysed",
+                    new_access.text
+                ));
+            };
+            let old_requests =
+                SiteRequests::of_records(old_affine, &old_site, member.bytes, config)
+                    .map_err(|why| format!("line {}: {why}", old_access.at.line))?;
+            let new_requests = SiteRequests::new(
+                new_affine, &new_site, new_array, new_access, config,
+            )
+            .map_err(|why| {
+                format!(
+                    "line {line}: `{}` cannot be simulated: {why}",
+                    new_access.text
+                )
+            })?;
+            same_requests(&old_requests, &new_requests, &|e| e).map_err(|mismatch| {
+                mismatch.describe(
+                    line,
+                    &new_access.text,
+                    "the record indices of",
+                    &old_access.text,
+                )
+            })?;
+            let excess = rewritten.costs[n][new_a][j]
+                .as_ref()
+                .map(|c| c.excess())
+                .map_err(|why| format!("line {line}: {why}"))?;
+            measured[k] += excess;
+        }
+    }
+    for (k, (&excess, access)) in measured.iter().zip(&old_array.accesses).enumerate() {
+        let predicted = planned.predicted.get(k).copied().unwrap_or(0);
+        if excess != predicted {
+            return Err(format!(
+                "line {}: `{}`: {excess} excess wavefronts after the rewrite, {predicted} \
+                 predicted",
+                access.at.line, access.text
+            ));
+        }
+    }
+    Ok(measured)
+}
+
+/// How the requests of a rewritten access differ from those expected.
+enum Mismatch {
+    /// Request `request` (of warp `warp`) has other element indices.
+    Elements { request: usize, warp: u32 },
+    /// As many requests as that.
+    Requests { after: usize, before: usize },
+}
+
+impl Mismatch {
+    /// The error for the access `new` at `line`, expected to compute `what` `old`.
+    fn describe(&self, line: usize, new: &str, what: &str, old: &str) -> String {
+        match self {
+            Mismatch::Elements { request, warp } => format!(
+                "line {line}: `{new}` computes other elements than {what} `{old}` (request \
+                 {request}, warp {warp})"
+            ),
+            Mismatch::Requests { after, before } => {
+                format!("line {line}: {after} warp requests after the rewrite, {before} before")
+            }
+        }
+    }
+}
+
+/// Whether `new` makes the requests of `old` with every element index mapped by `map`: the
+/// same warps, in the same order, with the same lanes.
+fn same_requests(
+    old: &SiteRequests,
+    new: &SiteRequests,
+    map: &dyn Fn(i64) -> i64,
+) -> Result<(), Mismatch> {
+    let mut expected = Vec::new();
+    old.for_each(|warp, _, lanes| {
+        expected.push(request_hash(warp, lanes.iter().map(|e| e.map(map))));
+    });
+    let mut index = 0usize;
+    let mut mismatch = None;
+    new.for_each(|warp, _, lanes| {
+        if mismatch.is_none()
+            && expected.get(index) != Some(&request_hash(warp, lanes.iter().copied()))
+        {
+            mismatch = Some(Mismatch::Elements {
+                request: index,
+                warp,
+            });
+        }
+        index += 1;
+    });
+    match mismatch {
+        Some(mismatch) => Err(mismatch),
+        None if index != expected.len() => Err(Mismatch::Requests {
+            after: index,
+            before: expected.len(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// The indices of an array's accesses in the order they start in the source, grouped by
@@ -387,5 +580,72 @@ mod tests {
     fn new_syntax_errors_fail() {
         let broken = check(|out| out.replace("^ threadIdx.x]", "^ threadIdx.x"), |_| {});
         assert!(broken.is_err_and(|why| why.contains("syntax errors")));
+    }
+
+    const RECORDS: &str = "struct R { float v, x; };\n// bankwise: block=64\n\
+        __global__ void k(const R *in, float *o)\n{\n    __shared__ R a[64];\n    \
+        a[threadIdx.x] = in[threadIdx.x];\n    o[threadIdx.x] = a[threadIdx.x].x;\n    \
+        R r = a[63 - threadIdx.x];\n    o[64 + threadIdx.x] = r.v;\n}\n";
+
+    /// Validates `output` as the struct-of-arrays rewrite of RECORDS's `a` with `planned`
+    /// changed by `tamper`.
+    fn check_records(
+        output: impl Fn(&str) -> String,
+        tamper: impl Fn(&mut Planned),
+    ) -> Result<Vec<Vec<u64>>, String> {
+        let options = Options::default();
+        let config = ConfigBlocks::default();
+        let path = Path::new("t.cu");
+        let original = analyse_text(path, RECORDS, &options, &config);
+        let mut plan = plan(&original, RECORDS, &Strategy::default(), &options.bank);
+        let planned = &mut plan.rewrites[0];
+        assert_eq!(planned.rewrite.split_into, vec!["a_v", "a_x"]);
+        let rewritten = output(&apply(RECORDS, &planned.rewrite.edits).expect("applies"));
+        tamper(planned);
+        validate(
+            path,
+            &original,
+            &rewritten,
+            &rewritten,
+            &[&*planned],
+            &options,
+            &config,
+        )
+    }
+
+    #[test]
+    fn a_struct_of_arrays_pairs_each_access_with_its_members() {
+        // 2 warps: the store and the record read conflict-free, `.x` 2-way (1 per warp).
+        assert_eq!(
+            check_records(str::to_string, |_| {}),
+            Ok(vec![vec![0, 0, 0]])
+        );
+        let wrong_index = check_records(
+            |out| out.replacen("a_x[63 - threadIdx.x]", "a_x[threadIdx.x]", 1),
+            |_| {},
+        );
+        assert!(
+            wrong_index.as_ref().is_err_and(|why| why.contains(
+                "`a_x[threadIdx.x]` computes other elements than the record indices of \
+                 `a[63 - threadIdx.x]`"
+            )),
+            "{wrong_index:?}"
+        );
+        let wrong_member = check_records(
+            |out| out.replace("o[threadIdx.x] = a_x[", "o[threadIdx.x] = a_v["),
+            |_| {},
+        );
+        assert!(
+            wrong_member
+                .as_ref()
+                .is_err_and(|why| why.contains("`a_v` has 3 accesses after the rewrite, 2")),
+            "{wrong_member:?}"
+        );
+        let wrong_prediction = check_records(str::to_string, |p| p.predicted = vec![0, 2, 0]);
+        assert!(
+            wrong_prediction.as_ref().is_err_and(|why| why
+                .contains("`a[threadIdx.x]`: 0 excess wavefronts after the rewrite, 2 predicted")),
+            "{wrong_prediction:?}"
+        );
     }
 }

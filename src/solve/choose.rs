@@ -1,6 +1,7 @@
 //! The choice for one array (DESIGN.md §6): every family's best candidate scored on every
 //! site; the chosen one makes no site worse than the array as declared, fits the array's
-//! extra-byte allowance, and has the fewest excess wavefronts, then the fewest ALU
+//! extra-byte allowance, and has the fewest excess wavefronts, then is a map of elements
+//! rather than the struct-of-arrays layout (which adds instructions), then has the fewest ALU
 //! operations, then the fewest extra bytes (then the earlier family in [`STRATEGIES`]).
 use super::bitvector::{exhaustive_xor, permutation};
 use super::exact::{exact_xor, SEARCH_BOUND};
@@ -9,13 +10,14 @@ use super::maps::{AddressMap, FixedAdd, FixedXor, Identity};
 use super::mih::mih;
 use super::padding::padding;
 use super::score::Scorer;
+use super::soa::{is_relayout, struct_of_arrays};
 use super::space::{Candidate, Found, Space};
 use super::swizzle::{rap, repitch, rotated_swizzle, skew, swizzle};
 use super::ArrayProblem;
 use serde_json::{json, Value};
 
 /// The strategies, in the order ties are broken (as `fix --strategy` names them).
-pub const STRATEGIES: [&str; 16] = [
+pub const STRATEGIES: [&str; 17] = [
     "identity",
     "swizzle",
     "bitvector-perm",
@@ -32,6 +34,7 @@ pub const STRATEGIES: [&str; 16] = [
     "skew",
     "repitch",
     "rotate",
+    super::soa::STRATEGY,
 ];
 
 /// Knobs of the choice.
@@ -227,6 +230,7 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
             "skew" => Ok(skew(problem, &scorer)),
             "repitch" => Ok(repitch(problem, &scorer)),
             "rotate" => Ok(rotated_swizzle(problem, &scorer)),
+            super::soa::STRATEGY => struct_of_arrays(problem, scorer.before()),
             _ => Err("unknown strategy".into()),
         };
         let mut result = FamilyResult::from_found(strategy, found);
@@ -249,7 +253,7 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
         .filter(|(_, f)| allowed(f))
         .min_by_key(|(i, f)| {
             let best = f.best.as_ref().map(Candidate::key);
-            (best.map(|k| (k.1, k.2, k.3)), *i)
+            (best.map(|k| (k.1, is_relayout(f), k.2, k.3)), *i)
         })
         .map_or(0, |(i, _)| i);
     Ok(Choice {
@@ -336,10 +340,13 @@ mod tests {
     /// elements can do better:
     /// - `s_f2` (float2 `.y` by 32 lanes) and `s_d2` (double2 `.x` by 16-lane phases): a
     ///   component of a two-word element lies on every other bank whatever element it is, so
-    ///   the 2-way conflicts are inherent (the exact search proves 4 is the least).
-    /// - `nbodyStep`'s `s_f` (16-byte `Vec4`, members `.a` and `.b` read by 32 lanes): a
-    ///   member sits on every fourth bank whatever element holds it, so no permutation of the
-    ///   elements removes the 4-way conflicts (only a struct-of-arrays layout would).
+    ///   the 2-way conflicts are inherent (the exact search proves 4 is the least); CUDA's
+    ///   vector types are not split into arrays per component.
+    ///
+    /// `nbodyStep`'s `s_f` (16-byte `Vec4`, members `.a` and `.b` read by 32 lanes) is the
+    /// same kind of pattern: a member sits on every fourth bank whatever element holds it, so
+    /// no permutation of the elements removes the 4-way conflicts; the struct-of-arrays
+    /// layout, one array per member, does.
     #[test]
     fn choices_on_the_testdata_kernels() {
         use crate::analysis::{analyse_file, Options};
@@ -361,7 +368,9 @@ mod tests {
             ("vectorMix", "s_d2", 4, 4, "identity"),
             ("pointerMix", "tile", 992, 0, "swizzle"),
             ("pointerMix", "sel", 8, 0, "bitvector-xor"),
-            ("nbodyStep", "s_f", 24, 24, "identity"),
+            ("nbodyStep", "s_f", 24, 0, "struct-of-arrays"),
+            ("accumulate", "s_body", 30, 0, "struct-of-arrays"),
+            ("accumulate", "s_bin", 8, 0, "struct-of-arrays"),
             (
                 "reduceDynamic",
                 "SharedMemory<float>()",
@@ -386,10 +395,18 @@ mod tests {
                     continue;
                 };
                 for (a, array) in reported.function.arrays.iter().enumerate() {
-                    let Ok(problem) = ArrayProblem::from_analysis(affine, a, array, &options.bank)
+                    let Ok(mut problem) =
+                        ArrayProblem::from_analysis(affine, a, array, &options.bank)
                     else {
                         continue;
                     };
+                    problem.struct_of_arrays = crate::rewrite::soa::posed(
+                        reported.function,
+                        a,
+                        affine,
+                        &file.parsed.constants.types,
+                        &options.bank,
+                    );
                     let choice = choose(&problem).expect("solvable");
                     let chosen = choice.chosen();
                     let best = chosen.best.as_ref().expect("chosen has a map");

@@ -3,12 +3,19 @@
 //! program solved by good_lp's pure-Rust `microlp` backend (a multiple-choice knapsack: with
 //! padding competing for a few bytes across arrays, the per-array rule cannot decide).
 use super::choose::Choice;
+use super::soa::is_relayout;
 use good_lp::{constraint, microlp, variable, variables, Expression, Solution, SolverModel};
 
 /// λ when ALU operations should only break ties: an added operation per access weighs a
 /// thousandth of an excess wavefront, so with fewer than a thousand operations in all the
 /// fewest conflicts always win.
 pub const TIE_BREAK_LAMBDA: f64 = 1e-3;
+
+/// What the struct-of-arrays layout weighs beyond its excess wavefronts: half of one, so
+/// that it never outweighs a wavefront it removes, and outweighs the ALU tie-break of any
+/// map with fewer than 500 operations: with as many conflicts left, a map of elements wins
+/// (the layout turns a whole-record access into one per member).
+const RELAYOUT_TIE_BREAK: f64 = 0.5;
 
 /// The bytes the arrays of a kernel may grow by under `--smem-budget` (default: the declared
 /// footprint, so none).
@@ -55,6 +62,13 @@ pub fn choose_kernel(
                 .collect()
         })
         .collect();
+    let relayout = |a: usize, i: usize| {
+        if is_relayout(&choices[a].families[i]) {
+            RELAYOUT_TIE_BREAK
+        } else {
+            0.0
+        }
+    };
     if let Some(a) = options.iter().position(Vec::is_empty) {
         return Err(format!("array {a} has no candidate within the budget"));
     }
@@ -65,9 +79,9 @@ pub fn choose_kernel(
         .collect();
     let mut objective = Expression::from(0.0);
     let mut bytes = Expression::from(0.0);
-    for (o, xs) in options.iter().zip(&x) {
-        for (&(_, excess, alu, extra), &v) in o.iter().zip(xs) {
-            objective += (excess as f64 + lambda * f64::from(alu)) * v;
+    for (a, (o, xs)) in options.iter().zip(&x).enumerate() {
+        for (&(i, excess, alu, extra), &v) in o.iter().zip(xs) {
+            objective += (excess as f64 + lambda * f64::from(alu) + relayout(a, i)) * v;
             bytes += (extra as f64) * v;
         }
     }

@@ -57,6 +57,11 @@ pub trait AddressMap: fmt::Debug + Send + Sync {
     /// Whether V-element vectors move whole (`vector` a power of two): π keeps the low
     /// log2 V bits and does not depend on them, so a `float4` read of four floats stays one.
     fn keeps_vectors(&self, vector: u64) -> bool;
+    /// The struct-of-arrays layout, when the candidate is that re-layout rather than a map
+    /// of elements.
+    fn struct_of_arrays(&self) -> Option<&super::soa::StructOfArrays> {
+        None
+    }
 }
 
 /// `log2(vector)` for a power of two; `None` otherwise.

@@ -7,6 +7,7 @@
 //!   [`space`]: one array's search space and the ranking of candidates.
 //! - Solvers: [`bitvector`] (Sec. 5.1), [`givargis`] and [`mih`] (Sec. 5.2) over the bits of
 //!   [`bitwise`], [`exact`] (optimal XOR-linear map), [`padding`], [`swizzle`] (and RAP).
+//! - [`soa`]: the struct-of-arrays layout, a bijection on words that competes with the maps.
 //! - [`choose()`]: every family on one [`ArrayProblem`], and the choice; [`raw`]: the solvers
 //!   on raw address sets (`bankwise solve`).
 pub mod algebra;
@@ -24,6 +25,7 @@ pub mod padding;
 mod properties;
 pub mod raw;
 pub mod score;
+pub mod soa;
 pub mod space;
 pub mod swizzle;
 
@@ -50,7 +52,12 @@ pub struct ArrayProblem {
     pub config: BankConfig,
     /// Every access site's warp requests.
     pub sites: Vec<SitePattern>,
+    /// The array stored as a struct of arrays, or why that layout does not apply.
+    pub struct_of_arrays: Result<soa::PosedLayout, String>,
 }
+
+/// Why an array posed without its record layout gets no struct-of-arrays candidate.
+const LAYOUT_NOT_POSED: &str = "the record layout was not posed";
 
 impl ArrayProblem {
     /// A problem with vector width 1 that may not grow (the default budget keeps the
@@ -70,6 +77,7 @@ impl ArrayProblem {
             max_extra_bytes: 0,
             config,
             sites,
+            struct_of_arrays: Err(LAYOUT_NOT_POSED.into()),
         }
     }
 

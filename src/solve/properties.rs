@@ -65,6 +65,7 @@ fn problems() -> impl Strategy<Value = ArrayProblem> {
                 max_extra_bytes: 256,
                 config,
                 sites,
+                struct_of_arrays: Err("not a record".into()),
             }
         },
     )
