@@ -136,7 +136,8 @@ fn record_use(
     if access.via_pointer.is_some() {
         return at("goes through a pointer".into());
     }
-    if access.indices.len() != rank {
+    let indices = access.indices.unpack();
+    if indices.len() != rank {
         return at("does not subscript every dimension".into());
     }
     if let Some(path) = &access.member {
@@ -150,7 +151,8 @@ fn record_use(
         }
         return Ok(RecordUse::Member(m));
     }
-    let (parent, grandparent) = match context_of(&function.body, access.span) {
+    let statements = function.body.statements();
+    let (parent, grandparent) = match context_of(&statements, access.span) {
         Some(found) => found,
         None => return at("is not seen in the function's statements".into()),
     };
@@ -194,7 +196,7 @@ fn record_use(
         (AccessKind::Atomic, _) => return at("is an atomic on a whole record".into()),
     };
     // The index is copied into each member's access (a read) or each member's store.
-    let reads_shared = access.indices.iter().any(|index| {
+    let reads_shared = indices.iter().any(|index| {
         function.arrays.iter().any(|other| {
             other.accesses.iter().any(|a| {
                 a.span != access.span
@@ -206,7 +208,7 @@ fn record_use(
     if reads_shared {
         return at("has an index that reads shared memory, which the rewrite would copy".into());
     }
-    if record_use == RecordUse::Load && !access.indices.iter().all(is_pure) {
+    if record_use == RecordUse::Load && !indices.iter().all(is_pure) {
         return at("reads a whole record at an index with side effects".into());
     }
     Ok(record_use)
@@ -459,11 +461,12 @@ fn store_block(
         ("{ ".to_string(), " ".to_string(), " }".to_string())
     };
     let mut statements = Vec::new();
-    let subscripts = if access.indices.iter().all(is_pure) {
+    let indices = access.indices.unpack();
+    let subscripts = if indices.iter().all(is_pure) {
         subscripts.to_string()
     } else {
         let mut temporaries = String::new();
-        for (index, name) in access.indices.iter().zip(&names.indices) {
+        for (index, name) in indices.iter().zip(&names.indices) {
             let expr = text.get(index.span.start..index.span.end).unwrap_or("");
             // `const int i = a, b;` would declare `b`.
             let comma = matches!(index.kind, ExprKind::Comma { .. });
