@@ -1140,12 +1140,12 @@ impl<'s> Extractor<'s> {
                         array.elem_type = format!("{bound}{pointers}");
                     }
                     array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
-                    for access in &mut array.accesses {
-                        access.member_bytes = access
+                    for detail in array.accesses.iter_mut().filter_map(Access::detail_mut) {
+                        detail.member_bytes = detail
                             .member
                             .as_deref()
                             .and_then(|m| self.env.types.member_range(&array.elem_type, m));
-                        access.member_layout = access
+                        detail.member_layout = detail
                             .member
                             .as_deref()
                             .and_then(|m| self.env.types.member_layout(&array.elem_type, m));
@@ -1887,23 +1887,27 @@ impl<'s> Extractor<'s> {
                 _ => break,
             }
         }
-        let access = |kind: AccessKind, atomic_op: Option<String>| Access {
-            kind,
-            at: self.at(element),
-            span: Span::of(element),
-            text: self.one_line(element),
-            indices: Packed::new(&indices),
-            member: member.clone(),
-            atomic_op,
-            via_pointer: None,
-            pointer_offset: None,
-            member_bytes: member
-                .as_deref()
-                .and_then(|m| self.env.types.member_range(&array.elem_type, m)),
-            member_subscripts: member_subscripts.clone(),
-            member_layout: member
-                .as_deref()
-                .and_then(|m| self.env.types.member_layout(&array.elem_type, m)),
+        let access = |kind: AccessKind, atomic_op: Option<String>| {
+            Access::new(
+                kind,
+                self.at(element),
+                Span::of(element),
+                self.one_line(element),
+                Packed::new(&indices),
+                AccessDetail {
+                    member: member.clone(),
+                    atomic_op,
+                    member_bytes: member
+                        .as_deref()
+                        .and_then(|m| self.env.types.member_range(&array.elem_type, m)),
+                    member_subscripts: member_subscripts.clone(),
+                    member_layout: member
+                        .as_deref()
+                        .and_then(|m| self.env.types.member_layout(&array.elem_type, m)),
+                    via_pointer: None,
+                    pointer_offset: None,
+                },
+            )
         };
         let Some(parent) = lineage.parent(user) else {
             array.accesses.push(access(AccessKind::Load, None));
@@ -2467,7 +2471,10 @@ mod tests {
                 for access in &a.accesses {
                     out.push_str(&format!(
                         "    {:?} {} {} {:?}\n",
-                        access.kind, access.at, access.text, access.member
+                        access.kind,
+                        access.at,
+                        access.text,
+                        access.detail().member
                     ));
                 }
             }
