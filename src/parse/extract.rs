@@ -1112,7 +1112,7 @@ impl<'s> Extractor<'s> {
         let mut prototype = Prototype {
             function,
             params: template_params,
-            constants,
+            constants: Packed::new(&constants),
             launch_bounds,
         };
         if prototype.params.is_empty() {
@@ -1136,7 +1136,7 @@ impl<'s> Extractor<'s> {
         bindings: Bindings,
     ) -> Function {
         let template = &prototype.function;
-        let scope = self.bind_constants(&prototype.constants, &bindings);
+        let scope = self.bind_constants(&prototype.constants.unpack(), &bindings);
         let arrays = arrays
             .into_iter()
             .map(|mut array| {
@@ -2242,7 +2242,8 @@ struct Prototype {
     function: Function,
     params: Vec<TemplateParam>,
     /// The body's integer constants, unevaluated (they may depend on template arguments).
-    constants: Vec<(String, Expr)>,
+    /// Packed: every template's are kept until the whole file is scanned.
+    constants: Packed<Vec<(String, Expr)>>,
     launch_bounds: Option<Expr>,
 }
 
