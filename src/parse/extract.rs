@@ -1110,7 +1110,7 @@ impl<'s> Extractor<'s> {
             Some(_) => Vec::new(),
         };
         let mut prototype = Prototype {
-            function,
+            function: Box::new(function),
             params: template_params,
             constants: Packed::new(&constants),
             launch_bounds,
@@ -2239,7 +2239,9 @@ impl<'t> Preorder<'t> {
 
 /// A function analysed once; template functions are instantiated from it per argument set.
 struct Prototype {
-    function: Function,
+    /// Boxed: the prototypes are collected in a vector that grows by doubling, and a
+    /// function is 312 bytes.
+    function: Box<Function>,
     params: Vec<TemplateParam>,
     /// The body's integer constants, unevaluated (they may depend on template arguments).
     /// Packed: every template's are kept until the whole file is scanned.
