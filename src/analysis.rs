@@ -6,8 +6,8 @@ use crate::config::{self, Settings};
 use crate::cost::{self, SiteCost};
 use crate::parallel;
 use crate::parse::{
-    self, Access, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex, Packed,
-    ParsedFile, Severity, SharedArray, SourceError, Span,
+    self, Access, AccessDetail, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex,
+    Packed, ParsedFile, Severity, SharedArray, SourceError, Span,
 };
 use std::path::{Path, PathBuf};
 
@@ -219,18 +219,13 @@ fn adopt_pointer_analysis(
             .member
             .as_deref()
             .and_then(|m| constants.types.member_range(elem_type, m));
-        let access = Access {
+        let detail = AccessDetail {
             member_bytes,
             member_subscripts: Vec::new(),
             member_layout: alias
                 .member
                 .as_deref()
                 .and_then(|m| constants.types.member_layout(elem_type, m)),
-            kind: alias.kind,
-            at: lines.location(alias.span.start),
-            span: alias.span,
-            text: source(alias.span),
-            indices: Packed::new(&Vec::new()),
             member: alias.member,
             atomic_op: alias.atomic_op,
             via_pointer: Some(
@@ -242,6 +237,14 @@ fn adopt_pointer_analysis(
             ),
             pointer_offset: alias.base_offset,
         };
+        let access = Access::new(
+            alias.kind,
+            lines.location(alias.span.start),
+            alias.span,
+            source(alias.span),
+            Packed::new(&Vec::new()),
+            detail,
+        );
         function.arrays[alias.array].accesses.push(access);
         affine.sites[alias.array].push(Some(alias.site));
     }

@@ -271,7 +271,11 @@ impl<'a> SiteRequests<'a> {
         let elem_bytes = array
             .elem_bytes
             .ok_or_else(|| format!("element type `{}` has no known size", array.elem_type))?;
-        let lanes = match (&access.member, access.member_bytes, &access.member_layout) {
+        let lanes = match (
+            &access.detail().member,
+            access.detail().member_bytes,
+            &access.detail().member_layout,
+        ) {
             (None, _, _) => LaneUnits::elements(elem_bytes, 1, 0, site),
             // A member that tiles the element: the lanes touch units of the member's size.
             (Some(_), Some((offset, size)), _)

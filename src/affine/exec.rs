@@ -1706,7 +1706,7 @@ impl<'a> Executor<'a> {
         let access = &array.accesses[access_index];
         let dims = array.dims.clone();
         let indices = access.indices.unpack();
-        let member_subscripts = access.member_subscripts.clone();
+        let member_subscripts = access.detail().member_subscripts.clone();
         let mut index = Sym::Const(0);
         let mut known_dims = true;
         for (i, subscript) in indices.iter().enumerate() {

@@ -13,9 +13,31 @@ pub const MAX_DEPTH: usize = 200;
 
 /// A byte range in the source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "StartAndLength", into = "StartAndLength")]
 pub struct Span {
     pub start: usize,
     pub end: usize,
+}
+
+/// How a [`Span`] is packed: its length is a one- or two-byte varint where the end offset
+/// in a large file takes four, and every packed expression has a span.
+#[derive(Serialize, Deserialize)]
+struct StartAndLength(usize, usize);
+
+impl From<Span> for StartAndLength {
+    fn from(span: Span) -> Self {
+        // Wrapping: lossless for any pair, even an end before the start.
+        StartAndLength(span.start, span.end.wrapping_sub(span.start))
+    }
+}
+
+impl From<StartAndLength> for Span {
+    fn from(StartAndLength(start, length): StartAndLength) -> Self {
+        Span {
+            start,
+            end: start.wrapping_add(length),
+        }
+    }
 }
 
 impl Span {

@@ -4,7 +4,7 @@ use super::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 use super::types::TypeTable;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Macro expansion depth beyond which evaluation gives up (guards `#define A A`).
 const MAX_EXPANSION_DEPTH: usize = 64;
@@ -37,7 +37,8 @@ pub struct Macro {
     pub body: String,
     pub line: usize,
     /// A lock rather than a cell: the later stages share the constants between threads.
-    expr: OnceLock<Option<Expr>>,
+    /// Shared: generated code repeats bodies, and macros with the same body share one tree.
+    expr: OnceLock<Option<Arc<Expr>>>,
 }
 
 impl Macro {
@@ -54,16 +55,16 @@ impl Macro {
         self.expr
             .get_or_init(|| match super::ast::parse_int_literal(&self.body) {
                 // Most macros are plain numbers: no need for the parser.
-                Some(value) => Some(Expr {
+                Some(value) => Some(Arc::new(Expr {
                     kind: ExprKind::Int(value),
                     span: super::ast::Span {
                         start: 0,
                         end: self.body.len(),
                     },
-                }),
-                None => super::parse_expression_text(&self.body),
+                })),
+                None => super::parse_expression_text(&self.body).map(Arc::new),
             })
-            .as_ref()
+            .as_deref()
     }
 }
 

@@ -67,7 +67,10 @@ fn loads_stores_compound_updates_and_atomics() {
             ("atomic", 10)
         ]
     );
-    assert_eq!(h.accesses[4].atomic_op.as_deref(), Some("atomicAdd"));
+    assert_eq!(
+        h.accesses[4].detail().atomic_op.as_deref(),
+        Some("atomicAdd")
+    );
     assert_eq!(h.accesses[4].indices.unpack()[0].to_string(), "(v & 63)");
     assert!(t.rewritable() && h.rewritable());
 }
@@ -146,7 +149,7 @@ fn members_of_vector_elements() {
     let v = array(&file, "k", "v");
     assert_eq!(v.elem_bytes, Some(16));
     assert_eq!(kinds(v), vec![("store", 3), ("load", 4)]);
-    assert_eq!(v.accesses[0].member.as_deref(), Some(".y"));
+    assert_eq!(v.accesses[0].detail().member.as_deref(), Some(".y"));
 }
 
 #[test]
@@ -326,7 +329,10 @@ __global__ void k(float *o) {
         kinds(q),
         vec![("store", 4), ("load", 5), ("store", 5), ("load", 6)]
     );
-    assert_eq!(q.accesses[0].member.as_deref(), Some(".v[threadIdx.x % 4]"));
+    assert_eq!(
+        q.accesses[0].detail().member.as_deref(),
+        Some(".v[threadIdx.x % 4]")
+    );
 }
 
 #[test]
@@ -351,17 +357,24 @@ __global__ void k(float *o) {
         })
     };
     let rows = &g.accesses[0];
-    assert_eq!(rows.member_layout, layout(4, 4, &[(32, 4), (4, 8)]));
-    assert_eq!(rows.member_bytes, None);
+    assert_eq!(
+        rows.detail().member_layout,
+        layout(4, 4, &[(32, 4), (4, 8)])
+    );
+    assert_eq!(rows.detail().member_bytes, None);
     let subscripts: Vec<String> = rows
+        .detail()
         .member_subscripts
         .iter()
         .map(|e| e.to_string())
         .collect();
     assert_eq!(subscripts, ["(threadIdx.x % 4)", "1"]);
     let cells = &g.accesses[1];
-    assert_eq!(cells.member_layout, layout(144, 8, &[(24, 3), (8, 2)]));
-    assert_eq!(cells.member_subscripts.len(), 2);
+    assert_eq!(
+        cells.detail().member_layout,
+        layout(144, 8, &[(24, 3), (8, 2)])
+    );
+    assert_eq!(cells.detail().member_subscripts.len(), 2);
 }
 
 #[test]

@@ -183,6 +183,15 @@ pub struct Access {
     /// One index expression per dimension, outermost first (packed: every access of every
     /// function is kept until the end of a run).
     pub indices: Packed<Vec<Expr>>,
+    /// Boxed and only when there is any: most accesses are plain subscripts, and every
+    /// access of every function is kept until the end of a run.
+    detail: Option<Box<AccessDetail>>,
+}
+
+/// What only some accesses have: a member path, an atomic function, a pointer they go
+/// through.
+#[derive(Debug, Clone, Default)]
+pub struct AccessDetail {
     /// The member path when only part of a vector or struct element is touched, as written
     /// after the element: `.x`, `.v[k]`, `.p.z`.
     pub member: Option<String>,
@@ -204,6 +213,60 @@ pub struct Access {
     /// For an access through a pointer: the pointer's constant offset from the array's start
     /// in elements, when the analysis knows it (`p` in `p[i]`, `*p`).
     pub pointer_offset: Option<i64>,
+}
+
+/// The detail of a plain subscript: none.
+static NO_DETAIL: AccessDetail = AccessDetail {
+    member: None,
+    atomic_op: None,
+    member_bytes: None,
+    member_subscripts: Vec::new(),
+    member_layout: None,
+    via_pointer: None,
+    pointer_offset: None,
+};
+
+impl AccessDetail {
+    fn is_none(&self) -> bool {
+        self.member.is_none()
+            && self.atomic_op.is_none()
+            && self.member_bytes.is_none()
+            && self.member_subscripts.is_empty()
+            && self.member_layout.is_none()
+            && self.via_pointer.is_none()
+            && self.pointer_offset.is_none()
+    }
+}
+
+impl Access {
+    pub fn new(
+        kind: AccessKind,
+        at: Location,
+        span: Span,
+        text: String,
+        indices: Packed<Vec<Expr>>,
+        detail: AccessDetail,
+    ) -> Self {
+        Access {
+            kind,
+            at,
+            span,
+            text,
+            indices,
+            detail: (!detail.is_none()).then(|| Box::new(detail)),
+        }
+    }
+
+    /// The member path, atomic function and pointer of the access (all `None` for a plain
+    /// subscript).
+    pub fn detail(&self) -> &AccessDetail {
+        self.detail.as_deref().unwrap_or(&NO_DETAIL)
+    }
+
+    /// The detail to update in place, when the access has any.
+    pub fn detail_mut(&mut self) -> Option<&mut AccessDetail> {
+        self.detail.as_deref_mut()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -152,13 +152,13 @@ fn access_json(
     object.insert("col".into(), access.at.col.into());
     object.insert("kind".into(), access.kind.as_str().into());
     object.insert("text".into(), access.text.clone().into());
-    if let Some(member) = &access.member {
+    if let Some(member) = &access.detail().member {
         object.insert("member".into(), member.clone().into());
     }
-    if let Some(op) = &access.atomic_op {
+    if let Some(op) = &access.detail().atomic_op {
         object.insert("atomic".into(), op.clone().into());
     }
-    if let Some(calls) = &access.via_pointer {
+    if let Some(calls) = &access.detail().via_pointer {
         let calls: Vec<Value> = calls
             .iter()
             .map(|at| json!({"line": at.line, "col": at.col}))
@@ -319,7 +319,7 @@ fn function_lines(reported: &Reported) -> Vec<Line> {
                 }
             }
             let mut message = String::new();
-            let _ = match &access.atomic_op {
+            let _ = match &access.detail().atomic_op {
                 Some(op) => write!(message, "atomic ({op})"),
                 None => write!(message, "{}", access.kind.as_str()),
             };
@@ -327,7 +327,7 @@ fn function_lines(reported: &Reported) -> Vec<Line> {
                 message,
                 " `{}{}`{} on `{}` {shape} in `{name}` ({block})",
                 access.text,
-                access.member.as_deref().unwrap_or(""),
+                access.detail().member.as_deref().unwrap_or(""),
                 via_pointer_text(access),
                 array.name,
             );
@@ -403,7 +403,7 @@ fn conflict_message(array: &SharedArray, access: &Access, site: &Site, cost: &Si
 
 /// ` through a pointer`, and the calls it is reached through, for an access through a pointer.
 fn via_pointer_text(access: &Access) -> String {
-    match access.via_pointer.as_deref() {
+    match access.detail().via_pointer.as_deref() {
         None => String::new(),
         Some([]) => " through a pointer".to_string(),
         Some(calls) => {

@@ -200,7 +200,7 @@ impl Target<'_> {
         self.array
             .accesses
             .iter()
-            .filter(|access| access.via_pointer.is_none())
+            .filter(|access| access.detail().via_pointer.is_none())
             .map(|access| {
                 if access.indices.unpack().len() != rank {
                     Err(format!(
@@ -215,7 +215,10 @@ impl Target<'_> {
     }
 
     fn has_pointer_accesses(&self) -> bool {
-        self.array.accesses.iter().any(|a| a.via_pointer.is_some())
+        self.array
+            .accesses
+            .iter()
+            .any(|a| a.detail().via_pointer.is_some())
     }
 
     /// The array's first element as a pointer: `s`, `&tile[0][0]`; `None` for a provider's
@@ -672,7 +675,7 @@ fn through_pointers(
         .array
         .accesses
         .iter()
-        .filter(|a| a.via_pointer.is_some())
+        .filter(|a| a.detail().via_pointer.is_some())
         .collect();
     let graph = CallGraph::of(target, &pointers, name)?;
     // A place reached more than once (a function called twice) has one form for all.
@@ -680,7 +683,7 @@ fn through_pointers(
         pointers
             .iter()
             .filter(|a| a.span == access.span)
-            .all(|a| a.pointer_offset == Some(0))
+            .all(|a| a.detail().pointer_offset == Some(0))
     };
     let needs_base = pointers
         .iter()
@@ -785,7 +788,7 @@ fn pointer_access(
 ) -> Result<(Edit, AccessRewrite), String> {
     let line = access.at.line;
     let refuse = |why: &str| Err(format!("line {line}: `{}` {why}", access.text));
-    if access.member.is_some() {
+    if access.detail().member.is_some() {
         return refuse("touches a member through a pointer, which this version does not rewrite");
     }
     let span = access.span.start..access.span.end;
@@ -870,7 +873,7 @@ impl CallGraph {
         };
         let mut at_calls: Vec<(usize, usize)> = Vec::new();
         for access in pointers {
-            for call in access.via_pointer.iter().flatten() {
+            for call in access.detail().via_pointer.iter().flatten() {
                 let at = offset_of(text, *call).ok_or("a call outside the file")?;
                 if at_calls.iter().any(|(a, _)| *a == at) {
                     continue;
@@ -903,7 +906,7 @@ impl CallGraph {
                 continue;
             }
             let through_calls = |access: &&Access| {
-                access.via_pointer.iter().flatten().any(|call| {
+                access.detail().via_pointer.iter().flatten().any(|call| {
                     offset_of(text, *call).is_some_and(|at| graph.calls.iter().any(|c| c.0 == at))
                 })
             };
@@ -917,6 +920,7 @@ impl CallGraph {
                 .any(|access| ours.contains(&access.at));
             if !clean || entangled {
                 let call = shared
+                    .detail()
                     .via_pointer
                     .iter()
                     .flatten()
@@ -1111,7 +1115,7 @@ fn in_access_order(
         .array
         .accesses
         .iter()
-        .filter_map(|access| match access.via_pointer {
+        .filter_map(|access| match access.detail().via_pointer {
             Some(_) => through.next(),
             None => subscripts.next(),
         })
@@ -1128,7 +1132,7 @@ pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite,
         .array
         .accesses
         .iter()
-        .find(|a| a.via_pointer.is_some())
+        .find(|a| a.detail().via_pointer.is_some())
     {
         return Err(format!(
             "line {}: `{}` goes through a pointer computed with the old row pitch",

@@ -406,7 +406,12 @@ impl<'a> KernelPlanner<'a> {
         let rewrite = match form(&target, candidate.map.as_ref(), array.decl_span, names) {
             Ok(rewrite) => rewrite,
             // What the map would give, for the reader to apply by hand.
-            Err(why) if array.accesses.iter().any(|a| a.via_pointer.is_some()) => {
+            Err(why)
+                if array
+                    .accesses
+                    .iter()
+                    .any(|a| a.detail().via_pointer.is_some()) =>
+            {
                 return Decision::Suggest(candidate, why)
             }
             Err(why) => return Decision::LeftAlone(why),
@@ -521,7 +526,8 @@ fn form(
     // The kernels that pass an array with one map to the same functions share the map
     // function and the copies (`fix_text` checks that the copies are the same).
     let reaches_calls = target.array.accesses.iter().any(|a| {
-        a.via_pointer
+        a.detail()
+            .via_pointer
             .as_ref()
             .is_some_and(|calls| !calls.is_empty())
     });
@@ -532,7 +538,7 @@ fn form(
         .array
         .accesses
         .iter()
-        .any(|a| a.via_pointer.is_none());
+        .any(|a| a.detail().via_pointer.is_none());
     let in_place = match map.family() {
         "swizzle" if subscripted => {
             let swizzle = (|| {
@@ -550,7 +556,7 @@ fn form(
                     .array
                     .accesses
                     .iter()
-                    .any(|a| a.via_pointer.is_some())
+                    .any(|a| a.detail().via_pointer.is_some())
                     .then(|| names.name_for(decl, &target.array.name, target.function, &shared));
                 swizzle_in_place(target, &s, name.as_deref().unwrap_or_default())
             })

@@ -133,20 +133,20 @@ fn record_use(
     members: &[RecordMember],
 ) -> Result<RecordUse, String> {
     let at = |why: String| Err(format!("line {}: `{}` {why}", access.at.line, access.text));
-    if access.via_pointer.is_some() {
+    if access.detail().via_pointer.is_some() {
         return at("goes through a pointer".into());
     }
     let indices = access.indices.unpack();
     if indices.len() != rank {
         return at("does not subscript every dimension".into());
     }
-    if let Some(path) = &access.member {
+    if let Some(path) = &access.detail().member {
         let name = path.strip_prefix('.').unwrap_or_default();
         let Some(m) = members.iter().position(|m| m.name == name) else {
             return at(format!("names `{path}`, not one member of the record"));
         };
         let member = &members[m];
-        if access.member_bytes != Some((member.offset, member.bytes)) {
+        if access.detail().member_bytes != Some((member.offset, member.bytes)) {
             return at(format!("does not touch member `{name}` whole"));
         }
         return Ok(RecordUse::Member(m));

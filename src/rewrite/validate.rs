@@ -207,7 +207,9 @@ fn same_elements(
     for (k, m) in old_order.into_iter().zip(new_order) {
         let (old_access, new_access) = (&old_array.accesses[k], &new_array.accesses[m]);
         let line = new_access.at.line;
-        if old_access.kind != new_access.kind || old_access.member != new_access.member {
+        if old_access.kind != new_access.kind
+            || old_access.detail().member != new_access.detail().member
+        {
             return Err(format!(
                 "line {line}: `{}` is not the access `{}` rewritten",
                 new_access.text, old_access.text
@@ -311,8 +313,8 @@ fn same_members(
             let (old_access, new_access) = (&old_array.accesses[k], &new_array.accesses[j]);
             let line = new_access.at.line;
             if old_access.kind != new_access.kind
-                || new_access.member.is_some()
-                || new_access.via_pointer.is_some()
+                || new_access.detail().member.is_some()
+                || new_access.detail().via_pointer.is_some()
             {
                 return Err(format!(
                     "line {line}: `{}` is not member `{}` of the access `{}` rewritten",
