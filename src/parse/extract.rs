@@ -233,28 +233,11 @@ impl<'s> Extractor<'s> {
 
     /// Template functions, once every instantiation and launch of the file is known.
     fn analyse_templates(&mut self) {
-        let templates: HashSet<String> = self
-            .templates
-            .iter()
-            .map(|t| t.function.name.clone())
-            .collect();
-        // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does; a
-        // launch without arguments (`k<<<…>>>`) instantiates the defaults.
-        for launch in &self.launches {
-            if templates.contains(&launch.kernel) {
-                self.instantiations
-                    .entry(launch.kernel.clone())
-                    .or_default()
-                    .push(launch.template_args.clone());
-            }
-        }
-        let mut launches_of: HashMap<String, Vec<usize>> = HashMap::new();
-        for (i, launch) in self.launches.iter().enumerate() {
-            launches_of
-                .entry(launch.kernel.clone())
-                .or_default()
-                .push(i);
-        }
+        // Each template's launches are found by binary search in launch indices sorted (stably)
+        // by kernel: maps keyed by cloned names took ~1 MB per 10,000 kernels, at the moment
+        // the front end holds the most.
+        let mut by_kernel: Vec<usize> = (0..self.launches.len()).collect();
+        by_kernel.sort_by(|&a, &b| self.launches[a].kernel.cmp(&self.launches[b].kernel));
         let prototypes = std::mem::take(&mut self.templates);
         // Every template has at least one instance: growing `functions` by doubling instead
         // holds two buffers while it copies and ends with up to twice the room it needs
@@ -262,7 +245,13 @@ impl<'s> Extractor<'s> {
         self.functions.reserve_exact(prototypes.len());
         for mut prototype in prototypes {
             let name = prototype.function.name.clone();
-            let instances = self.instantiations_of(&name, &prototype.params);
+            let first = by_kernel.partition_point(|&i| self.launches[i].kernel < name);
+            let launches: Vec<usize> = by_kernel[first..]
+                .iter()
+                .copied()
+                .take_while(|&i| self.launches[i].kernel == name)
+                .collect();
+            let instances = self.instantiations_of(&name, &prototype.params, &launches);
             let last = instances.len().saturating_sub(1);
             for (i, (args, bindings)) in instances.into_iter().enumerate() {
                 // The last instance takes the prototype's arrays rather than a copy.
@@ -275,7 +264,7 @@ impl<'s> Extractor<'s> {
                 self.functions.push(function);
             }
             // Tie each launch of this template to the instance it runs.
-            for &i in launches_of.get(&name).into_iter().flatten() {
+            for &i in &launches {
                 let (args, _) = self.instance(&prototype.params, &self.launches[i].template_args);
                 self.launches[i].instance = Some(instance_name(&name, &args));
             }
@@ -1243,11 +1232,19 @@ impl<'s> Extractor<'s> {
         &mut self,
         name: &str,
         params: &[TemplateParam],
+        launches: &[usize],
     ) -> Vec<(Vec<(String, String)>, Bindings)> {
         if params.is_empty() {
             return vec![(Vec::new(), Bindings::default())];
         }
+        // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does; a
+        // launch without arguments (`k<<<…>>>`) instantiates the defaults.
         let mut arg_lists = self.instantiations.get(name).cloned().unwrap_or_default();
+        arg_lists.extend(
+            launches
+                .iter()
+                .map(|&i| self.launches[i].template_args.clone()),
+        );
         if arg_lists.is_empty() {
             arg_lists.push(Vec::new());
         }
