@@ -1147,6 +1147,7 @@ impl<'s> Extractor<'s> {
                     }
                     array.dims = array
                         .dim_exprs
+                        .unpack()
                         .iter()
                         .map(|e| self.extent(e.as_ref(), &scope))
                         .collect();
@@ -1565,7 +1566,7 @@ impl<'s> Extractor<'s> {
                 name: call.array,
                 elem_type: call.elem_type,
                 dims: vec![None],
-                dim_exprs: vec![None],
+                dim_exprs: Packed::new(&vec![None]),
                 dim_texts: vec![String::new()],
                 is_extern: true,
                 file_scope: false,
@@ -1609,11 +1610,8 @@ impl<'s> Extractor<'s> {
             .iter()
             .map(|(p, _)| p.as_str())
             .collect();
-        let extents = array
-            .dims
-            .iter()
-            .zip(&array.dim_exprs)
-            .zip(&array.dim_texts);
+        let dim_exprs = array.dim_exprs.unpack();
+        let extents = array.dims.iter().zip(&dim_exprs).zip(&array.dim_texts);
         for (i, ((dim, expr), text)) in extents.enumerate() {
             if dim.is_some() || (array.is_extern && i == 0) {
                 continue;
@@ -1721,7 +1719,7 @@ impl<'s> Extractor<'s> {
                 elem_type,
                 elem_bytes,
                 dims,
-                dim_exprs,
+                dim_exprs: Packed::new(&dim_exprs),
                 dim_texts,
                 is_extern,
                 file_scope,
@@ -1782,16 +1780,16 @@ impl<'s> Extractor<'s> {
                     Some((name, self.at(call), Span::of(call))),
                 ) {
                     array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
-                    array.dim_exprs = array
+                    let dim_exprs: Vec<Option<Expr>> = array
                         .dim_texts
                         .iter()
                         .map(|text| super::parse_expression_text(text))
                         .collect();
-                    array.dims = array
-                        .dim_exprs
+                    array.dims = dim_exprs
                         .iter()
                         .map(|e| self.extent(e.as_ref(), scope))
                         .collect();
+                    array.dim_exprs = Packed::new(&dim_exprs);
                     arrays.push(array);
                 }
             }

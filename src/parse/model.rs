@@ -122,8 +122,9 @@ pub struct SharedArray {
     pub elem_bytes: Option<u64>,
     /// Extents, outermost first; `None` for `extern` `[]` or an unresolved size.
     pub dims: Vec<Option<u64>>,
-    /// Each extent as an expression (`TILE + 1`), `None` for `[]`.
-    pub dim_exprs: Vec<Option<Expr>>,
+    /// Each extent as an expression (`TILE + 1`), `None` for `[]`; packed, as only the front
+    /// end reads it again (to instantiate a template).
+    pub dim_exprs: Packed<Vec<Option<Expr>>>,
     /// The source text of each extent, as written (kept symbolic for rewriting).
     pub dim_texts: Vec<String>,
     pub is_extern: bool,
