@@ -693,6 +693,9 @@ impl<'s> Extractor<'s> {
                     self.env
                         .types
                         .define_aggregate(name, layout, members.clone());
+                    if declares_data_only(ty) {
+                        self.env.types.mark_plain_data(name);
+                    }
                 }
                 (_, _, Some(layout)) => self.env.types.define(name, layout),
                 _ => {}
@@ -726,6 +729,9 @@ impl<'s> Extractor<'s> {
                     self.env
                         .types
                         .define_aggregate(self.text(name), *layout, members.clone());
+                    if declares_data_only(node) {
+                        self.env.types.mark_plain_data(self.text(name));
+                    }
                 }
                 if child(node, FIELDS.body).is_none() {
                     return child(node, FIELDS.name)
@@ -2390,6 +2396,21 @@ fn function_name(function: Node, src: &str) -> Option<String> {
     };
     let text = compact_text(name, src);
     Some(text.rsplit("::").next().unwrap_or(&text).to_string())
+}
+
+/// Whether a struct, union or class specifier declares data members only: no base class, and
+/// nothing in its body but field declarations (a method declared there has no layout, so
+/// the struct has none) and comments.
+fn declares_data_only(specifier: Node) -> bool {
+    let Some(body) = child(specifier, FIELDS.body) else {
+        return false;
+    };
+    !named_children(specifier)
+        .iter()
+        .any(|c| symbols::kind(*c) == "base_class_clause")
+        && named_children(body)
+            .iter()
+            .all(|c| matches!(symbols::kind(*c), "field_declaration" | "comment"))
 }
 
 struct TemplateParam {

@@ -1,5 +1,5 @@
 //! Sizes and alignments of the element types a shared array can have.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
@@ -145,6 +145,9 @@ pub struct TypeTable {
     members: HashMap<String, Vec<Member>>,
     /// `typedef float2 cplx;`: alias → the type it names.
     aliases: HashMap<String, String>,
+    /// Structs whose definition declares data members only: no constructor, member function,
+    /// operator, base class or access specifier, so that copies and `T{…}` go member by member.
+    plain_data: HashSet<String>,
 }
 
 impl TypeTable {
@@ -156,6 +159,17 @@ impl TypeTable {
     pub fn define_aggregate(&mut self, name: &str, layout: Layout, members: Vec<Member>) {
         self.define(name, layout);
         self.members.insert(name.to_string(), members);
+    }
+
+    /// Marks the struct `name` as declaring data members only (see [`Self::is_plain_data`]).
+    pub fn mark_plain_data(&mut self, name: &str) {
+        self.plain_data.insert(name.to_string());
+    }
+
+    /// Whether `ty` (through aliases) is a struct of data members only: its copies are
+    /// member-wise copies and `ty{…}` initializes its members in order.
+    pub fn is_plain_data(&self, ty: &str) -> bool {
+        self.plain_data.contains(self.resolve_alias(ty))
     }
 
     /// `name` as another spelling of `target`.

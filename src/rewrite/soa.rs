@@ -88,6 +88,14 @@ fn record_members(
     let members = types
         .members(record)
         .ok_or_else(|| format!("the element type `{record}` is not a struct"))?;
+    // A constructor, an operator or a base would make a copy or `T{…}` do more, or other,
+    // than one member at a time.
+    if !types.is_plain_data(record) {
+        return Err(format!(
+            "`{record}` declares more than data members (a constructor, a member function, an \
+             operator or a base class): its copies may not go member by member"
+        ));
+    }
     let mut next = 0u64;
     let mut result = Vec::with_capacity(members.len());
     for member in members {
@@ -863,6 +871,25 @@ mod tests {
             refused("__shared__ float2 a[128];", "    a[t].x = 1;\n", ""),
             "the element type `float2` is not a struct"
         );
+        // `P{…}` would call no constructor of these, and their copies may do more than copy.
+        let more_than_data = "declares more than data members (a constructor, a member \
+            function, an operator or a base class): its copies may not go member by member";
+        for types in [
+            "struct C { float v, x; __device__ C() {} };\n",
+            "struct O { float v, x;\n  \
+             __device__ O &operator=(const O &o) { v = o.x; return *this; } };\n",
+            "struct Base { float v; };\nstruct D : Base { float x; };\n",
+        ] {
+            let name = &types[types.rfind("struct ").unwrap_or(0) + 7..][..1];
+            assert_eq!(
+                refused(
+                    &format!("__shared__ {name} a[128];"),
+                    "    a[t].x = 1;\n",
+                    types
+                ),
+                format!("`{name}` {more_than_data}")
+            );
+        }
         assert!(
             refused(BODIES, "    float *p = (float *)a;\n    p[t] = 1;\n", "")
                 .starts_with("it escapes: cast to `float *`")
