@@ -187,7 +187,16 @@ fn section(out: &mut String, title: &str, map: &BankMap) {
         let _ = writeln!(out, "{line}");
     }
     if let Some(phases) = phases_text(map) {
-        let _ = writeln!(out, "{phases}");
+        // Broken after a phase's comma, never inside `n = lanes a-b`.
+        let mut line = String::new();
+        for item in phases.split_inclusive(", ") {
+            if !line.is_empty() && line.chars().count() + item.chars().count() > PROSE_WIDTH {
+                let _ = writeln!(out, "{}", line.trim_end());
+                line = "  ".to_string();
+            }
+            line.push_str(item);
+        }
+        let _ = writeln!(out, "{line}");
     }
     if !broadcasts.is_empty() {
         let _ = writeln!(out, "*n: n lanes read one word (a broadcast, no conflict):");
