@@ -119,14 +119,14 @@ fn the_choice_removes_every_static_conflict_it_can_pose() {
         ]
     );
     let lava = kernel(bench, "lavaMDForces");
-    assert_eq!(lava.after("exact"), Some(6300));
+    assert_eq!(lava.after("exact"), Some(12600));
     assert_eq!(
         (
             lava.before(),
             lava.after_chosen(),
             lava.chosen_label().as_str()
         ),
-        (Some(6300), Some(0), "home: struct-of-arrays")
+        (Some(12600), Some(0), "home: struct-of-arrays")
     );
     assert_eq!((lava.alu_added(), lava.extra_bytes()), (0, 0));
     for name in [

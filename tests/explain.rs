@@ -44,20 +44,20 @@ fn a_member_read_of_records_is_explained_through_its_member_array() {
         "--line",
         "78",
         "--col",
-        "34",
+        "35",
     ]);
     assert_eq!(read.status.code(), Some(0), "{}", stderr(&read));
     let text = stdout(&read);
     assert!(text.contains("fix: struct-of-arrays (members = [\"v\",\"x\",\"y\",\"z\"])"));
-    assert!(text.contains("degree 4: 4 wavefronts, ideal 1, excess 3"));
-    assert!(text.contains("this access: 900 -> 0 excess wavefronts per block"));
-    assert!(text.contains("after: tx0 tx1 tx2 tx3 tx4 in the bank bits"));
+    assert!(text.contains("degree 4: 8 wavefronts, ideal 2, excess 6"));
+    assert!(text.contains("this access: 1800 -> 0 excess wavefronts per block"));
+    assert!(text.contains("after: tx0 tx1 tx2 tx3 in the bank bits; tx4 picks the phase"));
     let store = bankwise(&["explain", "testdata/suite/lavaMD.cu", "--line", "60"]);
     assert_eq!(store.status.code(), Some(0), "{}", stderr(&store));
     let text = stdout(&store);
     assert!(text.contains("the record is 4 accesses, one per member"));
-    assert!(text.contains("degree 1: 4 wavefronts, ideal 4, excess 0"));
-    assert!(text.contains("degree 1: 1 wavefront, ideal 1, excess 0"));
+    assert!(text.contains("degree 1: 8 wavefronts, ideal 8, excess 0"));
+    assert!(text.contains("degree 1: 2 wavefronts, ideal 2, excess 0"));
 }
 
 #[test]

@@ -2,13 +2,13 @@
 // forces within a box and its neighbour boxes).
 //
 // The application: a block handles one home box of PARTICLES particles.
-// Each particle is a 16-byte record (potential v and position x, y, z). The
-// home box's records go to shared memory once; then, for the home box and
-// each neighbour, the neighbour's records and charges are staged and every
-// thread walks them for its own particle: `home[t].v`, `home[t].x` ... read
-// one 4-byte field of 16-byte records 4 words apart (stride 4 in words:
-// 4-way), the neighbour's `guest[j]` and `charge[j]` are the same word for
-// every lane (broadcast).
+// Each particle is a 32-byte record of doubles (potential v and position x,
+// y, z), as in Rodinia, whose FOUR_VECTOR holds doubles. The home box's
+// records go to shared memory once; then, for the home box and each
+// neighbour, the neighbour's records and charges are staged and every thread
+// walks them for its own particle: `home[t].v`, `home[t].x` ... read one
+// 8-byte field of 32-byte records 8 words apart (4-way), the neighbour's
+// `guest[j]` and `charge[j]` are the same word for every lane (broadcast).
 //
 // Assumed: 128 threads per block (Rodinia's NUMBER_THREADS) and 100
 // particles per box; the boxes form a periodic dim^3 grid and a box's
@@ -19,21 +19,21 @@
 //
 // A correct analysis must find:
 //   kernel lavaMDForces: block 128x1x1 from the launch in main().
-//   arrays `home`, `guest` (struct FourVector, 16 B, [100], 1600 bytes each)
-//     and `charge` (float [100], 400 bytes), all rewritable.
-//   whole-record store home[t] (t < 100): 16-byte elements, linear.
+//   arrays `home`, `guest` (struct FourVector, 32 B, [100], 3200 bytes each)
+//     and `charge` (double [100], 800 bytes), all rewritable.
+//   whole-record store home[t] (t < 100): 32-byte elements, linear.
 //   in the loop over the neighbours, whose count is a kernel parameter:
 //     whole-record store guest[t], store charge[t]: linear;
-//     member loads home[t].v/.x/.y/.z: 4-byte fields 4 words apart, 4-way in
-//     the 32-bank model (3 excess per full warp request); guest[j].* and
-//     charge[j]: broadcast.
+//     member loads home[t].v/.x/.y/.z: 8-byte fields 8 words apart, 4-way in
+//     each half-warp phase of the 32-bank model; guest[j].* and charge[j]:
+//     broadcast.
 
 #define PARTICLES 100
 #define THREADS 128
-#define ALPHA 0.5f
+#define ALPHA 0.5
 
 typedef struct {
-    float v, x, y, z;
+    double v, x, y, z;
 } FourVector;
 
 // Box number k of the 27 around `box` (k = 0: the box itself), periodic in each axis.
@@ -47,19 +47,19 @@ __device__ int neighbourBox(int box, int k, int dim)
     return (z * dim + y) * dim + x;
 }
 
-__global__ void lavaMDForces(const FourVector *positions, const float *charges, FourVector *forces,
+__global__ void lavaMDForces(const FourVector *positions, const double *charges, FourVector *forces,
                              int dim, int neighbours)
 {
     __shared__ FourVector home[PARTICLES];
     __shared__ FourVector guest[PARTICLES];
-    __shared__ float charge[PARTICLES];
+    __shared__ double charge[PARTICLES];
 
     const int t = threadIdx.x;
     const int box = blockIdx.x;
     if (t < PARTICLES)
         home[t] = positions[box * PARTICLES + t];
 
-    FourVector f = {0.0f, 0.0f, 0.0f, 0.0f};
+    FourVector f = {0.0, 0.0, 0.0, 0.0};
     for (int k = 0; k <= neighbours; ++k) {
         const int other = neighbourBox(box, k, dim);
         __syncthreads();
@@ -70,14 +70,14 @@ __global__ void lavaMDForces(const FourVector *positions, const float *charges, 
         __syncthreads();
         if (t < PARTICLES) {
             for (int j = 0; j < PARTICLES; ++j) {
-                const float r2 = home[t].v + guest[j].v
+                const double r2 = home[t].v + guest[j].v
                     - (home[t].x * guest[j].x + home[t].y * guest[j].y + home[t].z * guest[j].z);
-                const float u2 = ALPHA * ALPHA * r2;
-                const float vij = expf(-u2);
-                const float fs = 2.0f * vij;
-                const float dx = home[t].x - guest[j].x;
-                const float dy = home[t].y - guest[j].y;
-                const float dz = home[t].z - guest[j].z;
+                const double u2 = ALPHA * ALPHA * r2;
+                const double vij = exp(-u2);
+                const double fs = 2.0 * vij;
+                const double dx = home[t].x - guest[j].x;
+                const double dy = home[t].y - guest[j].y;
+                const double dz = home[t].z - guest[j].z;
                 f.v += charge[j] * vij;
                 f.x += charge[j] * fs * dx;
                 f.y += charge[j] * fs * dy;
@@ -93,10 +93,10 @@ int main()
 {
     const int dim = 10, boxes = dim * dim * dim;
     FourVector *positions = nullptr, *forces = nullptr;
-    float *charges = nullptr;
+    double *charges = nullptr;
     cudaMalloc(&positions, boxes * PARTICLES * sizeof(FourVector));
     cudaMalloc(&forces, boxes * PARTICLES * sizeof(FourVector));
-    cudaMalloc(&charges, boxes * PARTICLES * sizeof(float));
+    cudaMalloc(&charges, boxes * PARTICLES * sizeof(double));
     lavaMDForces<<<boxes, THREADS>>>(positions, charges, forces, dim, 26);
     cudaDeviceSynchronize();
     cudaFree(positions);
