@@ -64,10 +64,17 @@ pub fn layout(
         })?;
     let record = &array.elem_type;
     let members = record_members(record, array.elem_bytes, types)?;
+    // Whole-record accesses are found in the body's statements: unpacked once, and only
+    // when there are such accesses.
+    let statements = if array.accesses.iter().any(|a| a.detail().member.is_none()) {
+        function.body.statements()
+    } else {
+        Vec::new()
+    };
     let uses = array
         .accesses
         .iter()
-        .map(|access| record_use(function, array.dims.len(), access, &members))
+        .map(|access| record_use(function, &statements, array.dims.len(), access, &members))
         .collect::<Result<Vec<_>, String>>()?;
     let spelled = record
         .split_whitespace()
@@ -136,6 +143,7 @@ fn record_members(
 /// What `access` does with its record, or why the layout cannot express it.
 fn record_use(
     function: &Function,
+    statements: &[Stmt],
     rank: usize,
     access: &Access,
     members: &[RecordMember],
@@ -159,8 +167,7 @@ fn record_use(
         }
         return Ok(RecordUse::Member(m));
     }
-    let statements = function.body.statements();
-    let (parent, grandparent) = match context_of(&statements, access.span) {
+    let (parent, grandparent) = match context_of(statements, access.span) {
         Some(found) => found,
         None => return at("is not seen in the function's statements".into()),
     };
