@@ -31,10 +31,26 @@ pub mod swizzle;
 
 pub use choose::{choose, Choice, FamilyResult};
 
-use crate::affine::FunctionAffine;
+use crate::affine::{FunctionAffine, Site};
 use crate::bank::BankConfig;
 use crate::cost::{SitePattern, SiteRequests};
-use crate::parse::SharedArray;
+use crate::parse::{Access, SharedArray};
+
+/// The site the affine analysis made of access number `access_index` of array number
+/// `array_index`, or why there is none.
+pub(crate) fn reached_site<'f>(
+    affine: &'f FunctionAffine,
+    array_index: usize,
+    access_index: usize,
+    access: &Access,
+) -> Result<&'f Site, String> {
+    affine
+        .sites
+        .get(array_index)
+        .and_then(|sites| sites.get(access_index))
+        .and_then(Option::as_ref)
+        .ok_or_else(|| format!("line {}: not reached by the analysis", access.at.line))
+}
 
 /// One shared array and everything the solvers need about it.
 #[derive(Debug, Clone)]
@@ -106,14 +122,7 @@ impl ArrayProblem {
             .iter()
             .enumerate()
             .map(|(i, access)| {
-                let site = affine
-                    .sites
-                    .get(array_index)
-                    .and_then(|sites| sites.get(i))
-                    .and_then(Option::as_ref)
-                    .ok_or_else(|| {
-                        format!("line {}: not reached by the analysis", access.at.line)
-                    })?;
+                let site = reached_site(affine, array_index, i, access)?;
                 SiteRequests::new(affine, site, array, access, config)
                     .and_then(|requests| SitePattern::collect(&requests, config))
                     .map_err(|why| format!("line {}: {why}", access.at.line))

@@ -142,14 +142,7 @@ impl PosedLayout {
             .zip(&layout.uses)
             .enumerate()
             .map(|(i, (access, use_))| {
-                let site = affine
-                    .sites
-                    .get(array_index)
-                    .and_then(|sites| sites.get(i))
-                    .and_then(Option::as_ref)
-                    .ok_or_else(|| {
-                        format!("line {}: not reached by the analysis", access.at.line)
-                    })?;
+                let site = super::reached_site(affine, array_index, i, access)?;
                 // Members of one size receive the same requests: enumerated once per size.
                 let mut by_size: Vec<(u64, SitePattern)> = Vec::new();
                 use_.members(layout.members.len())
