@@ -3,7 +3,8 @@
 //!
 //! `cargo bench --bench check` prints MB/s and the process's peak resident memory (VmHWM).
 //! Goal (issue 4): ≥ 5 MB/s. `BENCH_MB` changes the size.
-use bankwise::analysis::{analyse_file, Options};
+use bankwise::analysis::Options;
+use bankwise::pipeline::analyse_file;
 use std::time::Instant;
 
 mod common;

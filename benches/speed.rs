@@ -10,7 +10,7 @@
 //! is skipped with a note. `BENCH_MB` sets the generated file's size (default 10).
 use bankwise::analysis::{analyse_text, Options};
 use bankwise::block::ConfigBlocks;
-use bankwise::rewrite::{fix_text, FixOptions};
+use bankwise::pipeline::{fix_text, FixOptions};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -2,13 +2,13 @@
 use crate::affine::{self, FunctionAffine};
 use crate::bank::BankConfig;
 use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
-use crate::config::{self, Settings};
 use crate::cost::{self, SiteCost};
 use crate::parallel;
 use crate::parse::{
     self, Access, AccessDetail, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex,
     Packed, ParsedFile, Severity, SharedArray, SourceError, Span,
 };
+use crate::settings::Settings;
 use std::path::{Path, PathBuf};
 
 /// What the user asked for, shared by every file.
@@ -19,7 +19,7 @@ pub struct Options {
     pub max_file_bytes: u64,
     pub bank: BankConfig,
     /// The settings given on the command line: a `bankwise.toml` cannot override them, and
-    /// overrides the values above ([`crate::config`]).
+    /// overrides the values above ([`crate::settings`]).
     pub command_line: Settings,
 }
 
@@ -55,12 +55,6 @@ pub enum AnalysisError {
     Source(#[from] SourceError),
     #[error("{0}")]
     Config(String),
-}
-
-pub fn analyse_file(path: &Path, options: &Options) -> Result<AnalysedFile, AnalysisError> {
-    let text = parse::read_source(path, options.max_file_bytes)?;
-    let (options, config) = config::for_analysis(path, options).map_err(AnalysisError::Config)?;
-    Ok(analyse_text(path, &text, &options, &config))
 }
 
 pub fn analyse_text(

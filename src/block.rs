@@ -1,7 +1,7 @@
 //! Block shapes (DESIGN.md §2): which `blockDim` each kernel runs with.
 //!
 //! Sources, strongest first: `--block K=XxY` then `--block XxY` on the command line, the
-//! nearest `bankwise.toml` ([`crate::config`]), a `// bankwise: block=XxY` comment above the
+//! nearest `bankwise.toml` (read by the settings stage), a `// bankwise: block=XxY` comment above the
 //! kernel, the launch sites in the same file, `__launch_bounds__(N)` (an upper bound, taken as 1-D).
 //! A device function inherits the shape its calling kernels agree on.
 use crate::parse::{parse_block_shape, Function, FunctionKind, LaunchSite, Location};
@@ -38,7 +38,7 @@ impl CommandLineBlocks {
     }
 }
 
-/// Block shapes from a `bankwise.toml` (see [`crate::config`]): `[block]` maps kernel names
+/// Block shapes from a `bankwise.toml`: `[block]` maps kernel names
 /// (or `"*"`) to `[x, y, z]` or `"XxYxZ"`.
 #[derive(Debug, Default, Clone)]
 pub struct ConfigBlocks {

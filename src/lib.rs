@@ -1,20 +1,24 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
-//! them. Stages: [`parse`] → [`block`] (launch shapes) → [`affine`] → [`cost`] → [`solve`] →
-//! [`rewrite`] → [`report`]; [`prebuild`] runs the rewriter in front of nvcc; [`explain`]
-//! draws one access for teaching.
+//! them. Stages, each importing only those before it: [`parse`] → [`block`] (launch shapes) →
+//! [`affine`] → [`bank`] → [`cost`] → [`solve`] → [`settings`] → [`analysis`] →
+//! [`rewrite`] → [`plan`] → [`pipeline`] → [`report`]; on top, [`explain`] draws one access
+//! for teaching, [`bench`] scores the families and [`prebuild`] runs the pipeline in front of
+//! nvcc. docs/ARCHITECTURE.md says what flows between them.
 pub mod affine;
 pub mod analysis;
 pub mod bank;
 pub mod bench;
 pub mod block;
-pub mod config;
 pub mod cost;
 pub mod explain;
 pub mod parallel;
 pub mod parse;
+pub mod pipeline;
+pub mod plan;
 pub mod prebuild;
 pub mod report;
 pub mod rewrite;
+pub mod settings;
 pub mod solve;
 
 /// The allocator of every binary built on this crate (the CLI, the benches and the tests):

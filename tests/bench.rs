@@ -1,10 +1,12 @@
 //! `bankwise bench` on the TC 2016 suite (issue 7): the documents it generates are current,
 //! its JSON has the documented shape, and the choice never makes a kernel worse.
-use bankwise::analysis::{analyse_file, Options};
+use bankwise::analysis::Options;
 use bankwise::bench::markdown::{self, CUT_SHORT};
-use bankwise::bench::{Bench, CHOSEN, FAMILIES};
+use bankwise::bench::{Bench, Column, FAMILIES};
+use bankwise::pipeline::analyse_file;
 use bankwise::solve::maps::BitVectorPermutation;
 use bankwise::solve::score::Scorer;
+use bankwise::solve::Family;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -119,7 +121,7 @@ fn the_choice_removes_every_static_conflict_it_can_pose() {
         ]
     );
     let lava = kernel(bench, "lavaMDForces");
-    assert_eq!(lava.after("exact"), Some(12600));
+    assert_eq!(lava.after(Family::Exact), Some(12600));
     assert_eq!(
         (
             lava.before(),
@@ -142,9 +144,9 @@ fn the_choice_removes_every_static_conflict_it_can_pose() {
         );
     }
     let nw = kernel(bench, "nwUpperLeft");
-    assert_eq!(nw.after("padding"), Some(0));
-    assert_eq!(nw.after("bitvector-xor"), Some(420));
-    assert_eq!(nw.after("skew"), Some(0));
+    assert_eq!(nw.after(Family::Padding), Some(0));
+    assert_eq!(nw.after(Family::BitvectorXor), Some(420));
+    assert_eq!(nw.after(Family::Skew), Some(0));
     assert_eq!(nw.chosen_label(), "h: skew");
 }
 
@@ -156,7 +158,7 @@ fn per_family_figures_of_some_suite_kernels() {
     let figures = |name: &str| -> Vec<Option<u64>> {
         let k = kernel(bench, name);
         std::iter::once(k.before())
-            .chain(FAMILIES.iter().map(|f| k.after(f)))
+            .chain(FAMILIES.iter().map(|f| k.after(*f)))
             .chain(std::iter::once(k.after_chosen()))
             .collect()
     };
@@ -222,11 +224,17 @@ fn per_family_figures_of_some_suite_kernels() {
     );
     assert_eq!(kernel(bench, "fftStockham512").chosen_label(), "buf: exact");
     assert_eq!(kernel(bench, "fftStockham512").alu_added(), 9);
-    assert_eq!(bench.removed_pct("bitvector-xor"), Some(76.8));
-    assert_eq!(bench.removed_pct_posed("bitvector-xor"), Some(76.8));
-    assert_eq!(bench.removed_pct("skew"), Some(34.2));
-    assert_eq!(bench.removed_pct(CHOSEN), Some(91.9));
-    assert_eq!(bench.removed_pct_posed(CHOSEN), Some(91.9));
+    assert_eq!(
+        bench.removed_pct(Column::Family(Family::BitvectorXor)),
+        Some(76.8)
+    );
+    assert_eq!(
+        bench.removed_pct_posed(Column::Family(Family::BitvectorXor)),
+        Some(76.8)
+    );
+    assert_eq!(bench.removed_pct(Column::Family(Family::Skew)), Some(34.2));
+    assert_eq!(bench.removed_pct(Column::Chosen), Some(91.9));
+    assert_eq!(bench.removed_pct_posed(Column::Chosen), Some(91.9));
 }
 
 /// The histograms are scored on the oracle's traces. The map whose bank bits are the copy
@@ -276,20 +284,19 @@ fn bench_json_has_the_documented_shape() {
             "extra_bytes"
         ]
     );
-    let mut families: Vec<&str> = FAMILIES.to_vec();
-    families.push(CHOSEN);
+    let families: Vec<&str> = Column::all().map(Column::name).collect();
     assert_eq!(keys(&transpose["after"]), families);
     assert_eq!(keys(&json["summary"]), families);
     assert_eq!(transpose["name"], "transposeTile16");
     assert_eq!(transpose["before"], 56);
     assert_eq!(transpose["after"]["bitvector-xor"], 0);
     assert_eq!(transpose["after"]["fixed-xor"], 8);
-    assert_eq!(transpose["after"][CHOSEN], 0);
+    assert_eq!(transpose["after"][Column::Chosen.name()], 0);
     assert_eq!(transpose["chosen"], "tile: swizzle");
     assert_eq!(transpose["alu_added"], 1);
     assert_eq!(transpose["extra_bytes"], 0);
     assert_eq!(json["summary"]["fixed-xor"]["removed_pct"], 85.7);
-    assert_eq!(json["summary"][CHOSEN]["removed_pct"], 100.0);
+    assert_eq!(json["summary"][Column::Chosen.name()]["removed_pct"], 100.0);
 }
 
 #[test]

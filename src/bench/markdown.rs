@@ -1,26 +1,10 @@
 //! The markdown reports of `bankwise bench`: the removal table with TC 2016's Table 6 beside
 //! it (docs/results.md), and the parameters per family beside Table 5 (docs/table5.md).
 use super::tc2016::{self, Benchmark};
-use super::{ArrayBench, Bench, KernelBench, CHOSEN, FAMILIES};
-use crate::solve::FamilyResult;
+use super::{ArrayBench, Bench, Column, KernelBench, FAMILIES};
+use crate::solve::{Family, FamilyResult};
 use serde_json::Value;
 use std::fmt::Write as _;
-
-/// Column headings of [`FAMILIES`], in order.
-const HEADINGS: [&str; 12] = [
-    "fixed XOR",
-    "bit-vector XOR",
-    "perm. GH",
-    "perm. MIH",
-    "XOR GH",
-    "XOR MIH",
-    "exact",
-    "padding",
-    "RAP",
-    "skew",
-    "repitch",
-    "rotate",
-];
 
 /// Marks a figure whose map makes some access worse than declared (never chosen).
 const WORSE: &str = "¹";
@@ -64,7 +48,7 @@ pub fn results(bench: &Bench) -> String {
     let _ = writeln!(
         out,
         "| kernel | TC 2016 | before | {} | chosen | map | ALU | bytes |",
-        HEADINGS.join(" | ")
+        FAMILIES.map(Family::heading).join(" | ")
     );
     let _ = writeln!(
         out,
@@ -72,7 +56,7 @@ pub fn results(bench: &Bench) -> String {
         "--:|".repeat(FAMILIES.len())
     );
     for kernel in &bench.kernels {
-        let families: Vec<String> = FAMILIES.iter().map(|f| family_cell(kernel, f)).collect();
+        let families: Vec<String> = FAMILIES.map(|f| family_cell(kernel, f)).to_vec();
         let _ = writeln!(
             out,
             "| `{}` | {} | {} | {} | {} | {} | {} | {} |",
@@ -86,12 +70,12 @@ pub fn results(bench: &Bench) -> String {
             kernel.extra_bytes(),
         );
     }
-    let percentages: Vec<String> = FAMILIES.iter().map(|f| pct_cell(bench, f, false)).collect();
+    let percentages = FAMILIES.map(|f| pct_cell(bench, Column::Family(f), false));
     let _ = writeln!(
         out,
         "| **% removed** | | | {} | {} | | | |",
         percentages.join(" | "),
-        pct_cell(bench, CHOSEN, false)
+        pct_cell(bench, Column::Chosen, false)
     );
     let names = |posed: bool| -> Vec<String> {
         bench
@@ -134,39 +118,28 @@ fn table6(out: &mut String, bench: &Bench) {
          | hash function | configured by | TC 2016 | bankwise | bankwise, arrays posed |\n\
          |---|---|--:|--:|--:|"
     );
-    let rows = [
-        ("fixed bit-vector XOR", "none", "fixed-xor"),
-        ("bit-vector XOR", "exhaustive search", "bitvector-xor"),
-        ("bitwise permutation", "GH", "bitwise-perm-gh"),
-        ("bitwise permutation", "MIH", "bitwise-perm-mih"),
-        ("bitwise XOR", "GH", "bitwise-xor-gh"),
-        ("bitwise XOR", "MIH", "bitwise-xor-mih"),
-        ("XOR-linear (ours)", "exact search", "exact"),
-        ("padding (ours)", "search over pitches", "padding"),
-        ("RAP (ours)", "fixed seed", "rap"),
-        ("row skew (ours)", "search over shifts", "skew"),
-        (
-            "re-pitched swizzle (ours)",
-            "search over swizzles",
-            "repitch",
-        ),
-        ("rotated swizzle (ours)", "search over swizzles", "rotate"),
-        (
-            "chosen per kernel (ours)",
-            "ILP over all families and the struct-of-arrays layout",
-            CHOSEN,
-        ),
-    ];
-    for (function, method, strategy) in rows {
+    let chosen = (
+        "chosen per kernel (ours)",
+        "ILP over all families and the struct-of-arrays layout",
+        Column::Chosen,
+    );
+    let rows = FAMILIES
+        .map(|family| {
+            let (function, method) = family.table6_row();
+            (function, method, Column::Family(family))
+        })
+        .into_iter()
+        .chain([chosen]);
+    for (function, method, column) in rows {
         let paper = tc2016::TABLE6
             .iter()
-            .find(|(s, _)| *s == strategy)
+            .find(|(family, _)| Column::Family(*family) == column)
             .map_or("–".to_string(), |(_, pct)| format!("{pct}%"));
         let _ = writeln!(
             out,
             "| {function} | {method} | {paper} | {} | {} |",
-            pct_cell(bench, strategy, false),
-            pct_cell(bench, strategy, true)
+            pct_cell(bench, column, false),
+            pct_cell(bench, column, true)
         );
     }
     let _ = writeln!(
@@ -273,14 +246,14 @@ fn figure(value: Option<u64>) -> String {
 }
 
 /// A kernel's figure for one family with its marks.
-fn family_cell(kernel: &KernelBench, strategy: &str) -> String {
-    let Some(after) = kernel.after(strategy) else {
+fn family_cell(kernel: &KernelBench, family: Family) -> String {
+    let Some(after) = kernel.after(family) else {
         return "–".into();
     };
     let results: Vec<&FamilyResult> = kernel
         .arrays
         .iter()
-        .filter_map(|a| kernel.family(a, strategy))
+        .filter_map(|a| kernel.family(a, family))
         .collect();
     let worse = results
         .iter()
@@ -295,17 +268,20 @@ fn family_cell(kernel: &KernelBench, strategy: &str) -> String {
 
 /// The average share removed (over the kernels whose arrays are all posed, with `posed`),
 /// marked when an exact search behind it was cut short.
-fn pct_cell(bench: &Bench, strategy: &str, posed: bool) -> String {
-    let cut = bench.averaged(posed).any(|k| {
-        k.arrays
-            .iter()
-            .filter_map(|a| k.family(a, strategy))
-            .any(|f| f.truncated)
-    });
+fn pct_cell(bench: &Bench, column: Column, posed: bool) -> String {
+    let cut = match column {
+        Column::Family(family) => bench.averaged(posed).any(|k| {
+            k.arrays
+                .iter()
+                .filter_map(|a| k.family(a, family))
+                .any(|f| f.truncated)
+        }),
+        Column::Chosen => false,
+    };
     let pct = if posed {
-        bench.removed_pct_posed(strategy)
+        bench.removed_pct_posed(column)
     } else {
-        bench.removed_pct(strategy)
+        bench.removed_pct(column)
     };
     match pct {
         None => "–".into(),
@@ -370,17 +346,25 @@ fn table5_entry(out: &mut String, benchmark: &Benchmark, kernel: &KernelBench) {
             "---|".repeat(arrays.len())
         );
         let rows = [
-            ("bit-vector XOR", benchmark.bitvector_xor, "bitvector-xor"),
-            ("bitwise perm. GH", benchmark.perm_gh, "bitwise-perm-gh"),
-            ("bitwise perm. MIH", benchmark.perm_mih, "bitwise-perm-mih"),
-            ("bitwise XOR GH", benchmark.xor_gh, "bitwise-xor-gh"),
-            ("bitwise XOR MIH", benchmark.xor_mih, "bitwise-xor-mih"),
-            ("exact (ours)", "–", "exact"),
+            (
+                "bit-vector XOR",
+                benchmark.bitvector_xor,
+                Family::BitvectorXor,
+            ),
+            ("bitwise perm. GH", benchmark.perm_gh, Family::BitwisePermGh),
+            (
+                "bitwise perm. MIH",
+                benchmark.perm_mih,
+                Family::BitwisePermMih,
+            ),
+            ("bitwise XOR GH", benchmark.xor_gh, Family::BitwiseXorGh),
+            ("bitwise XOR MIH", benchmark.xor_mih, Family::BitwiseXorMih),
+            ("exact (ours)", "–", Family::Exact),
         ];
-        for (label, paper, strategy) in rows {
+        for (label, paper, family) in rows {
             let ours: Vec<String> = arrays
                 .iter()
-                .map(|a| parameters(kernel.family(a, strategy), paper))
+                .map(|a| parameters(kernel.family(a, family), paper))
                 .collect();
             let _ = writeln!(out, "| {label} | {paper} | {} |", ours.join(" | "));
         }

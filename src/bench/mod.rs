@@ -15,29 +15,51 @@ use crate::parse::{SharedArray, TypeTable};
 use crate::rewrite::soa;
 use crate::solve::kernel::{choose_kernel, KernelChoice, TIE_BREAK_LAMBDA};
 use crate::solve::space::Candidate;
-use crate::solve::{choose, ArrayProblem, Choice, FamilyResult};
+use crate::solve::{choose, ArrayProblem, Choice, Family, FamilyResult};
 use serde_json::{json, Map, Value};
 use std::path::PathBuf;
 use trace::Trace;
 
-/// The families compared, as `fix --strategy` names them: TC 2016's (Table 6) and ours.
-pub const FAMILIES: [&str; 12] = [
-    "fixed-xor",
-    "bitvector-xor",
-    "bitwise-perm-gh",
-    "bitwise-perm-mih",
-    "bitwise-xor-gh",
-    "bitwise-xor-mih",
-    "exact",
-    "padding",
-    "rap",
-    "skew",
-    "repitch",
-    "rotate",
+/// The families compared: TC 2016's (Table 6) and ours.
+pub const FAMILIES: [Family; 12] = [
+    Family::FixedXor,
+    Family::BitvectorXor,
+    Family::BitwisePermGh,
+    Family::BitwisePermMih,
+    Family::BitwiseXorGh,
+    Family::BitwiseXorMih,
+    Family::Exact,
+    Family::Padding,
+    Family::Rap,
+    Family::Skew,
+    Family::Repitch,
+    Family::Rotate,
 ];
 
-/// The key of the chosen map in `after` and `summary`.
-pub const CHOSEN: &str = "chosen";
+/// A column of the bench: one family's maps on every array, or the choice per kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Family(Family),
+    Chosen,
+}
+
+impl Column {
+    /// Its key in the JSON's `after` and `summary`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Column::Family(family) => family.name(),
+            Column::Chosen => "chosen",
+        }
+    }
+
+    /// The columns of the removal table, in order: [`FAMILIES`], then the choice.
+    pub fn all() -> impl Iterator<Item = Column> {
+        FAMILIES
+            .into_iter()
+            .map(Column::Family)
+            .chain([Column::Chosen])
+    }
+}
 
 /// One shared array of a kernel.
 #[derive(Debug)]
@@ -149,20 +171,20 @@ impl KernelBench {
         self.arrays.iter().any(|a| a.traced)
     }
 
-    /// The result of `strategy` on the array, when it is posed.
-    pub fn family(&self, array: &ArrayBench, strategy: &str) -> Option<&FamilyResult> {
+    /// The result of `family` on the array, when it is posed.
+    pub fn family(&self, array: &ArrayBench, family: Family) -> Option<&FamilyResult> {
         let choice = &self.choices[*array.posed.as_ref().ok()?];
-        choice.families.iter().find(|f| f.strategy == strategy)
+        choice.families.iter().find(|f| f.strategy == family)
     }
 
-    /// Excess wavefronts with `strategy`'s map on every array it applies to (the others as
+    /// Excess wavefronts with `family`'s map on every array it applies to (the others as
     /// declared); `None` when an access is not simulated.
-    pub fn after(&self, strategy: &str) -> Option<u64> {
+    pub fn after(&self, family: Family) -> Option<u64> {
         self.before()?;
         self.arrays
             .iter()
             .map(|a| {
-                self.family(a, strategy)
+                self.family(a, family)
                     .and_then(FamilyResult::excess_after)
                     .or(a.before)
             })
@@ -194,21 +216,30 @@ impl KernelBench {
             .sum()
     }
 
+    /// Excess wavefronts in `column`; see [`after`](Self::after).
+    pub fn after_column(&self, column: Column) -> Option<u64> {
+        match column {
+            Column::Family(family) => self.after(family),
+            Column::Chosen => self.after_chosen(),
+        }
+    }
+
     /// The chosen map of each array that changes (`tile: swizzle`), or `identity`.
     pub fn chosen_label(&self) -> String {
         let Some(picked) = self.picked() else {
-            return "identity".into();
+            return Family::Identity.name().into();
         };
         let changed: Vec<String> = self
             .arrays
             .iter()
             .filter_map(|a| {
                 let pick = picked[*a.posed.as_ref().ok()?];
-                (pick.strategy != "identity").then(|| format!("{}: {}", a.name, pick.strategy))
+                (pick.strategy != Family::Identity)
+                    .then(|| format!("{}: {}", a.name, pick.strategy))
             })
             .collect();
         if changed.is_empty() {
-            "identity".into()
+            Family::Identity.name().into()
         } else {
             changed.join(", ")
         }
@@ -249,17 +280,17 @@ impl Bench {
         Ok(Bench { kernels })
     }
 
-    /// Percentage of the excess wavefronts `strategy` removes, averaged over the kernels that
+    /// Percentage of the excess wavefronts `column` removes, averaged over the kernels that
     /// have some and are simulated throughout (TC 2016 Table 6 averages Fig. 8's per-benchmark
     /// percentages the same way); one decimal. `None` when no kernel qualifies.
-    pub fn removed_pct(&self, strategy: &str) -> Option<f64> {
-        mean_removed(self.averaged(false), strategy)
+    pub fn removed_pct(&self, column: Column) -> Option<f64> {
+        mean_removed(self.averaged(false), column)
     }
 
     /// [`removed_pct`](Self::removed_pct) over the kernels whose arrays with conflicts are all
     /// posed to the solver: the families' quality apart from what the analysis cannot pose.
-    pub fn removed_pct_posed(&self, strategy: &str) -> Option<f64> {
-        mean_removed(self.averaged(true), strategy)
+    pub fn removed_pct_posed(&self, column: Column) -> Option<f64> {
+        mean_removed(self.averaged(true), column)
     }
 
     /// The kernels the averages run over: conflicts known and present, and with `posed`, every
@@ -283,10 +314,9 @@ impl Bench {
             .iter()
             .map(|k| {
                 let mut after = Map::new();
-                for family in FAMILIES {
-                    after.insert(family.into(), json!(k.after(family)));
+                for column in Column::all() {
+                    after.insert(column.name().into(), json!(k.after_column(column)));
                 }
-                after.insert(CHOSEN.into(), json!(k.after_chosen()));
                 json!({
                     "name": k.name,
                     "before": k.before(),
@@ -298,27 +328,23 @@ impl Bench {
             })
             .collect();
         let mut summary = Map::new();
-        for family in FAMILIES.iter().chain(&[CHOSEN]) {
+        for column in Column::all() {
             summary.insert(
-                (*family).into(),
-                json!({"removed_pct": self.removed_pct(family)}),
+                column.name().into(),
+                json!({"removed_pct": self.removed_pct(column)}),
             );
         }
         json!({"benchmarks": benchmarks, "summary": summary})
     }
 }
 
-/// The mean share of the excess wavefronts removed by `strategy` (or the choice) over
-/// `kernels`, in percent with one decimal.
-fn mean_removed<'a>(kernels: impl Iterator<Item = &'a KernelBench>, strategy: &str) -> Option<f64> {
+/// The mean share of the excess wavefronts removed in `column` over `kernels`, in percent
+/// with one decimal.
+fn mean_removed<'a>(kernels: impl Iterator<Item = &'a KernelBench>, column: Column) -> Option<f64> {
     let shares: Vec<f64> = kernels
         .filter_map(|k| {
             let before = k.before()?;
-            let after = if strategy == CHOSEN {
-                k.after_chosen()?
-            } else {
-                k.after(strategy)?
-            };
+            let after = k.after_column(column)?;
             Some((before as f64 - after as f64) / before as f64)
         })
         .collect();

@@ -1,7 +1,8 @@
 //! `bankwise bench`: every family on every kernel (docs/results.md, docs/table5.md).
 use super::{collect_sources, print_output, RunArgs, EXIT_INPUT_ERROR};
-use bankwise::analysis::{analyse_file, AnalysedFile, Options};
+use bankwise::analysis::{AnalysedFile, Options};
 use bankwise::bench::{self, Bench};
+use bankwise::pipeline::analyse_file;
 use clap::ValueEnum;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -2,11 +2,12 @@
 use super::{
     collect_sources, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
-use bankwise::analysis::{analyse_file, AnalysedFile, AnalysisError};
-use bankwise::config::Settings;
+use bankwise::analysis::{AnalysedFile, AnalysisError};
 use bankwise::parse;
+use bankwise::pipeline::analyse_file;
+use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::{self, sarif};
-use bankwise::rewrite::{self, FileFix, FixError, FixOptions};
+use bankwise::settings::Settings;
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -82,7 +83,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let fix = analysed
             .as_ref()
             .is_ok_and(has_conflicts)
-            .then(|| rewrite::fix_file(path, &fix_options));
+            .then(|| pipeline::fix_file(path, &fix_options));
         Checked {
             analysed,
             text: Some(text),

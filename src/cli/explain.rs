@@ -1,8 +1,8 @@
 //! `bankwise explain`: the teaching view of one access.
 use super::{write_file, write_stdout, AnalysisArgs, EXIT_INPUT_ERROR};
-use bankwise::config::Settings;
 use bankwise::explain::{explain_file, parse_iteration, Query};
-use bankwise::rewrite::FixOptions;
+use bankwise::pipeline::FixOptions;
+use bankwise::settings::Settings;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

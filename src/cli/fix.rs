@@ -1,10 +1,10 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
 use super::{
-    collect_sources, fix_options, write_file, write_stdout, AnalysisArgs, Format, RunArgs,
-    EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+    collect_sources, fix_options, strategy_parser, write_file, write_stdout, AnalysisArgs, Format,
+    RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
-use bankwise::config::Settings;
-use bankwise::rewrite::{self, FileFix, FixError};
+use bankwise::pipeline::{self, FileFix, FixError};
+use bankwise::settings::{Settings, StrategySetting};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,9 +26,8 @@ pub struct FixArgs {
     #[arg(long)]
     check: bool,
     /// Use one family for every array instead of the solvers' choice (default: auto).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
-        std::iter::once("auto").chain(rewrite::plan::strategies().iter().copied())))]
-    strategy: Option<String>,
+    #[arg(long, value_parser = strategy_parser())]
+    strategy: Option<StrategySetting>,
     /// Shared memory each kernel may use, in bytes (default: what it declares, so padding
     /// must be asked for).
     #[arg(long, value_name = "BYTES")]
@@ -46,7 +45,7 @@ pub struct FixArgs {
 
 pub fn run(args: FixArgs) -> ExitCode {
     let settings = Settings {
-        strategy: args.strategy.clone(),
+        strategy: args.strategy,
         smem_budget: args.smem_budget,
         unsafe_fixes: args.unsafe_fixes.then_some(true),
         ..Settings::default()
@@ -68,10 +67,9 @@ pub fn run(args: FixArgs) -> ExitCode {
         return ExitCode::from(EXIT_INPUT_ERROR);
     }
     let mut fixed: Vec<FileFix> = Vec::new();
-    for result in args
-        .run
-        .each("fixing", &sources, |path| rewrite::fix_file(path, &options))
-    {
+    for result in args.run.each("fixing", &sources, |path| {
+        pipeline::fix_file(path, &options)
+    }) {
         match result {
             Ok(file) => fixed.push(file),
             Err(err) => {
@@ -86,7 +84,7 @@ pub fn run(args: FixArgs) -> ExitCode {
         }
     }
     let diffs: Vec<String> = fixed.iter().map(unified_diff).collect();
-    let report = rewrite::report::text(&fixed, args.check);
+    let report = bankwise::report::fix::text(&fixed, args.check);
     for file in &fixed {
         let target = match (&args.output, args.in_place) {
             (Some(output), _) => Some(output.as_path()),
@@ -102,7 +100,7 @@ pub fn run(args: FixArgs) -> ExitCode {
     }
     let output = match args.format {
         Format::Json => {
-            let json = rewrite::report::json(&fixed, args.diff.then_some(diffs.as_slice()));
+            let json = bankwise::report::fix::json(&fixed, args.diff.then_some(diffs.as_slice()));
             match serde_json::to_string_pretty(&json) {
                 Ok(json) => json + "\n",
                 Err(err) => {

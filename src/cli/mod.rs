@@ -9,8 +9,9 @@ mod solve;
 use bankwise::analysis::Options;
 use bankwise::bank::BankConfig;
 use bankwise::block::CommandLineBlocks;
-use bankwise::config::Settings;
-use bankwise::rewrite::FixOptions;
+use bankwise::pipeline::FixOptions;
+use bankwise::settings::{Settings, StrategySetting};
+use bankwise::solve::Family;
 use clap::builder::TypedValueParser;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use std::ffi::{OsStr, OsString};
@@ -379,4 +380,10 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
     }
     found.sort();
     out.extend(found);
+}
+
+/// `--strategy`: `auto` or a family's name, all of them listed in `--help`.
+pub fn strategy_parser() -> impl clap::builder::TypedValueParser<Value = StrategySetting> {
+    clap::builder::PossibleValuesParser::new(Family::strategy_names())
+        .try_map(|name| StrategySetting::parse(&name).ok_or("not a strategy"))
 }

@@ -1,9 +1,9 @@
 //! `bankwise nvcc [OPTIONS] -- ARGS`, and the same step as a compiler launcher
 //! (`bankwise /path/to/nvcc ARGS`, as CMake runs `CMAKE_CUDA_COMPILER_LAUNCHER`).
-use super::{fix_options, AnalysisArgs};
-use bankwise::config::Settings;
+use super::{fix_options, strategy_parser, AnalysisArgs};
+use bankwise::pipeline::FixOptions;
 use bankwise::prebuild;
-use bankwise::rewrite::{self, FixOptions};
+use bankwise::settings::{Settings, StrategySetting};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,9 +15,8 @@ const EXIT_NO_COMPILER: u8 = 127;
 #[derive(clap::Args)]
 pub struct NvccArgs {
     /// Use one family for every array instead of the solvers' choice (default: auto).
-    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
-        std::iter::once("auto").chain(rewrite::plan::strategies().iter().copied())))]
-    strategy: Option<String>,
+    #[arg(long, value_parser = strategy_parser())]
+    strategy: Option<StrategySetting>,
     /// Shared memory each kernel may use, in bytes (default: what it declares).
     #[arg(long, value_name = "BYTES")]
     smem_budget: Option<u64>,
@@ -35,7 +34,7 @@ pub struct NvccArgs {
 
 pub fn run(args: NvccArgs) -> ExitCode {
     let settings = Settings {
-        strategy: args.strategy.clone(),
+        strategy: args.strategy,
         smem_budget: args.smem_budget,
         ..Settings::default()
     };

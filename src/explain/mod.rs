@@ -19,12 +19,11 @@ use pick::Picked;
 use crate::analysis::{analyse_text, AnalysedFile};
 use crate::bank::{dmm, lanes_per_phase, simulate, BankConfig, Request};
 use crate::block::ConfigBlocks;
-use crate::config;
 use crate::cost::{SiteCost, SiteRequests, Units};
 use crate::parse::{self, AccessKind, Location};
+use crate::pipeline::{self, FixOptions};
+use crate::plan::{plan, Action, ArrayOutcome, Plan};
 use crate::report::shape_text;
-use crate::rewrite::plan::{plan, Action, Plan};
-use crate::rewrite::FixOptions;
 use crate::solve::maps::AddressMap;
 use std::path::Path;
 
@@ -221,7 +220,7 @@ pub fn explain_file(
 ) -> Result<Explanation, String> {
     let text =
         parse::read_source(path, options.analysis.max_file_bytes).map_err(|e| e.to_string())?;
-    let (options, config) = config::for_fix(path, options)?;
+    let (options, config) = pipeline::for_fix(path, options)?;
     explain_text(path, &text, &options, &config, query)
 }
 
@@ -544,10 +543,10 @@ fn fix_choice<'p>(
         .find(|p| p.function == picked.function && p.array == picked.array);
     match (outcome, rewrite) {
         (Some(outcome), Some(rewrite)) => {
-            let description = outcome.map.as_ref().map_or_else(
-                || rewrite.map.family().to_string(),
-                |m| m.description.clone(),
-            );
+            let description = outcome
+                .map
+                .as_ref()
+                .map_or_else(|| rewrite.map.kind().to_string(), |m| m.description.clone());
             let description = format!("{description}\ni -> {}", rewrite.map.cuda("i"));
             Ok((rewrite.map.as_ref(), description, rewrite.caution.clone()))
         }
@@ -597,7 +596,7 @@ fn pick_warp(
 type WarpRequest = (Vec<(String, i64)>, Vec<Option<i64>>);
 
 /// Why fix leaves the array as it is (its report's reason).
-fn left_alone_reason(outcome: &crate::rewrite::ArrayOutcome, array: &str) -> String {
+fn left_alone_reason(outcome: &ArrayOutcome, array: &str) -> String {
     match (outcome.action, &outcome.reason) {
         (Action::Clean, _) => format!("`{array}` has no bank conflicts: nothing to do"),
         (Action::NotApplied, Some(why)) => match &outcome.map {

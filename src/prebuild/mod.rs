@@ -8,7 +8,8 @@
 pub mod args;
 pub mod lines;
 
-use crate::rewrite::{self, Action, FileFix, FixOptions};
+use crate::pipeline::{self, FileFix, FixOptions};
+use crate::plan::Action;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -167,7 +168,7 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
 
 /// Fixes one input; a failure is described in one line that starts with the file's name.
 fn rewrite_input(path: &Path, options: &FixOptions) -> Result<FileFix, String> {
-    rewrite::fix_file(path, options).map_err(|err| {
+    pipeline::fix_file(path, options).map_err(|err| {
         let message = err.to_string();
         let shown = path.display().to_string();
         if message.starts_with(&shown) {

@@ -1,5 +1,6 @@
 //! Output: compiler-style text diagnostics, the JSON object of DESIGN.md §8, and SARIF
 //! ([`sarif`]).
+pub mod fix;
 pub mod sarif;
 
 use crate::affine::{Class, FunctionAffine, Site, Sym};

@@ -8,7 +8,9 @@
 use super::{conflict_message, escape_message};
 use crate::analysis::AnalysedFile;
 use crate::parse::{AccessKind, Location, Severity, Span};
-use crate::rewrite::{Action, Edit, FileFix};
+use crate::pipeline::FileFix;
+use crate::plan::Action;
+use crate::rewrite::Edit;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::Path;

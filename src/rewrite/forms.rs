@@ -1313,7 +1313,7 @@ fn map_function_text(
         return Err(format!(
             "the {} map reads a `__constant__` table, which the analysis cannot evaluate, so \
              its rewrite could not be validated",
-            map.family()
+            map.kind()
         ));
     }
     let at = target
@@ -1389,7 +1389,7 @@ pub fn describe(map: &dyn AddressMap) -> String {
         .cute()
         .map(|c| format!(", CuTe {c}"))
         .unwrap_or_default();
-    format!("{} ({params}){cute}", map.family())
+    format!("{} ({params}){cute}", map.kind())
 }
 
 #[cfg(test)]

@@ -658,11 +658,11 @@ mod tests {
     use super::*;
     use crate::analysis::{analyse_text, Options};
     use crate::block::ConfigBlocks;
-    use crate::rewrite::plan::{Action, ArrayOutcome};
-    use crate::rewrite::{fix_text, FileFix, FixOptions};
+    use crate::pipeline::{fix_text, FileFix, FixOptions};
+    use crate::plan::{Action, ArrayOutcome};
     use crate::solve::choose::choose;
     use crate::solve::kernel::{choose_kernel, TIE_BREAK_LAMBDA};
-    use crate::solve::ArrayProblem;
+    use crate::solve::{ArrayProblem, Family};
     use std::path::Path;
 
     const RECORD: &str = "struct R { float v, x, y, z; };\n";
@@ -715,7 +715,10 @@ mod tests {
         let file = fixed(&text);
         let a = outcome(&file, "a");
         assert_eq!(a.action, Action::Rewritten);
-        assert_eq!(a.map.as_ref().map(|m| m.strategy), Some("struct-of-arrays"));
+        assert_eq!(
+            a.map.as_ref().map(|m| m.strategy),
+            Some(Family::StructOfArrays)
+        );
         // Four warps, each read 4-way: 3 excess wavefronts per warp and read.
         let excess: Vec<_> = a
             .accesses
@@ -966,16 +969,16 @@ mod tests {
         let layout = choice
             .families
             .iter()
-            .find(|f| f.strategy == "struct-of-arrays")
+            .find(|f| f.strategy == Family::StructOfArrays)
             .expect("listed");
         assert_eq!(layout.excess_after(), Some(1));
         assert_eq!(choice.chosen().excess_after(), Some(1));
-        assert_ne!(choice.chosen().strategy, "struct-of-arrays");
+        assert_ne!(choice.chosen().strategy, Family::StructOfArrays);
         let picked =
             choose_kernel(std::slice::from_ref(&choice), 0, TIE_BREAK_LAMBDA).expect("feasible");
         assert_ne!(
             choice.families[picked.picks[0]].strategy,
-            "struct-of-arrays"
+            Family::StructOfArrays
         );
         assert_eq!(picked.excess, 1);
     }

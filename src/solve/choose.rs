@@ -2,9 +2,10 @@
 //! site; the chosen one makes no site worse than the array as declared, fits the array's
 //! extra-byte allowance, and has the fewest excess wavefronts, then is a map of elements
 //! rather than the struct-of-arrays layout (which adds instructions), then has the fewest ALU
-//! operations, then the fewest extra bytes (then the earlier family in [`STRATEGIES`]).
+//! operations, then the fewest extra bytes (then the earlier family in [`Family::ALL`]).
 use super::bitvector::{exhaustive_xor, permutation};
 use super::exact::{exact_xor, SEARCH_BOUND};
+use super::family::Family;
 use super::givargis::givargis;
 use super::maps::{AddressMap, FixedAdd, FixedXor, Identity};
 use super::mih::mih;
@@ -15,27 +16,6 @@ use super::space::{Candidate, Found, Space};
 use super::swizzle::{rap, repitch, rotated_swizzle, skew, swizzle};
 use super::ArrayProblem;
 use serde_json::{json, Value};
-
-/// The strategies, in the order ties are broken (as `fix --strategy` names them).
-pub const STRATEGIES: [&str; 17] = [
-    "identity",
-    "swizzle",
-    "bitvector-perm",
-    "bitvector-xor",
-    "bitwise-perm-gh",
-    "bitwise-perm-mih",
-    "bitwise-xor-gh",
-    "bitwise-xor-mih",
-    "exact",
-    "fixed-xor",
-    "fixed-add",
-    "padding",
-    "rap",
-    "skew",
-    "repitch",
-    "rotate",
-    super::soa::STRATEGY,
-];
 
 /// Knobs of the choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +39,7 @@ impl Default for Options {
 /// One strategy's outcome for an array.
 #[derive(Debug)]
 pub struct FamilyResult {
-    pub strategy: &'static str,
+    pub strategy: Family,
     /// Its best map, scored; `None` when the family does not apply (see `skipped`).
     pub best: Option<Candidate>,
     pub skipped: Option<String>,
@@ -69,7 +49,7 @@ pub struct FamilyResult {
 }
 
 impl FamilyResult {
-    fn from_found(strategy: &'static str, found: Result<Option<Found>, String>) -> Self {
+    fn from_found(strategy: Family, found: Result<Option<Found>, String>) -> Self {
         match found {
             Ok(Some(found)) => FamilyResult {
                 strategy,
@@ -83,7 +63,7 @@ impl FamilyResult {
         }
     }
 
-    fn skipped(strategy: &'static str, why: String) -> Self {
+    fn skipped(strategy: Family, why: String) -> Self {
         FamilyResult {
             strategy,
             best: None,
@@ -124,7 +104,7 @@ impl FamilyResult {
             }),
             Some(best) => json!({
                 "strategy": self.strategy,
-                "family": best.map.family(),
+                "family": best.map.kind(),
                 "params": best.map.params(),
                 "excess_before": excess_before,
                 "excess_after": best.score.total,
@@ -202,36 +182,35 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
     let m = problem.bank_bits();
     let needs_bank_bits = || m.ok_or_else(|| "the bank is not a bit field".to_string());
     // The families are independent searches over the same scorer: one thread each.
-    let solve = |strategy: &'static str| {
+    let solve = |strategy: Family| {
         let found: Result<Option<Found>, String> = match strategy {
-            "identity" => Ok(candidate(Box::new(Identity::new(extent)))),
-            "swizzle" => Ok(swizzle(problem, &scorer)),
-            "bitvector-perm" => on_space(&|s| Ok(permutation(s))),
-            "bitvector-xor" => on_space(&|s| Ok(exhaustive_xor(s, true))),
-            "bitwise-perm-gh" => on_space(&|s| givargis(s, false).map(Some)),
-            "bitwise-perm-mih" => on_space(&|s| mih(s, false).map(Some)),
-            "bitwise-xor-gh" => on_space(&|s| givargis(s, true).map(Some)),
-            "bitwise-xor-mih" => on_space(&|s| mih(s, true).map(Some)),
-            "exact" => on_space(&|s| exact_xor(s, options.exact_bound).map(Some)),
-            "fixed-xor" => needs_bank_bits().and_then(|m| {
+            Family::Identity => Ok(candidate(Box::new(Identity::new(extent)))),
+            Family::Swizzle => Ok(swizzle(problem, &scorer)),
+            Family::BitvectorPerm => on_space(&|s| Ok(permutation(s))),
+            Family::BitvectorXor => on_space(&|s| Ok(exhaustive_xor(s, true))),
+            Family::BitwisePermGh => on_space(&|s| givargis(s, false).map(Some)),
+            Family::BitwisePermMih => on_space(&|s| mih(s, false).map(Some)),
+            Family::BitwiseXorGh => on_space(&|s| givargis(s, true).map(Some)),
+            Family::BitwiseXorMih => on_space(&|s| mih(s, true).map(Some)),
+            Family::Exact => on_space(&|s| exact_xor(s, options.exact_bound).map(Some)),
+            Family::FixedXor => needs_bank_bits().and_then(|m| {
                 let map = FixedXor::new(m, extent)?;
                 Ok(candidate(Box::new(map)).filter(|_| problem.vector == 1))
             }),
-            "fixed-add" => needs_bank_bits().and_then(|m| {
+            Family::FixedAdd => needs_bank_bits().and_then(|m| {
                 let map = FixedAdd::new(m, extent)?;
                 Ok(candidate(Box::new(map)).filter(|_| problem.vector == 1))
             }),
             // Padding always adds bytes.
-            "padding" if options.choice_only && problem.max_extra_bytes == 0 => {
+            Family::Padding if options.choice_only && problem.max_extra_bytes == 0 => {
                 Err("no bytes to spend".into())
             }
-            "padding" => Ok(padding(problem, &scorer)),
-            "rap" => Ok(rap(problem, &scorer)),
-            "skew" => Ok(skew(problem, &scorer)),
-            "repitch" => Ok(repitch(problem, &scorer)),
-            "rotate" => Ok(rotated_swizzle(problem, &scorer)),
-            super::soa::STRATEGY => struct_of_arrays(problem, scorer.before()),
-            _ => Err("unknown strategy".into()),
+            Family::Padding => Ok(padding(problem, &scorer)),
+            Family::Rap => Ok(rap(problem, &scorer)),
+            Family::Skew => Ok(skew(problem, &scorer)),
+            Family::Repitch => Ok(repitch(problem, &scorer)),
+            Family::Rotate => Ok(rotated_swizzle(problem, &scorer)),
+            Family::StructOfArrays => struct_of_arrays(problem, scorer.before()),
         };
         let mut result = FamilyResult::from_found(strategy, found);
         if let Some(best) = &result.best {
@@ -242,7 +221,7 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
         result
     };
     let families: Vec<FamilyResult> =
-        crate::parallel::map(STRATEGIES.len(), 1, |i| solve(STRATEGIES[i]));
+        crate::parallel::map(Family::ALL.len(), 1, |i| solve(Family::ALL[i]));
     let allowed = |f: &FamilyResult| {
         f.best.as_ref().is_some_and(|best| !best.score.worsens)
             && f.extra_bytes(problem.elem_bytes) <= Some(problem.max_extra_bytes)
@@ -274,27 +253,27 @@ mod tests {
     fn the_transpose_tile_gets_the_one_operation_swizzle() {
         let choice = choose(&transpose_problem()).expect("solvable");
         assert_eq!(choice.excess_before, 992);
-        assert_eq!(choice.chosen().strategy, "swizzle");
+        assert_eq!(choice.chosen().strategy, Family::Swizzle);
         assert_eq!(choice.chosen().excess_after(), Some(0));
         assert_eq!(choice.chosen().alu_ops(), Some(1));
-        let by_name = |name: &str| {
+        let by_name = |family: Family| {
             choice
                 .families
                 .iter()
-                .find(|f| f.strategy == name)
+                .find(|f| f.strategy == family)
                 .expect("listed")
         };
-        assert_eq!(by_name("exact").excess_after(), Some(0));
-        assert_eq!(by_name("fixed-xor").excess_after(), Some(0));
+        assert_eq!(by_name(Family::Exact).excess_after(), Some(0));
+        assert_eq!(by_name(Family::FixedXor).excess_after(), Some(0));
         // Padding clears it too but needs 128 bytes the array may not grow by.
-        assert_eq!(by_name("padding").excess_after(), Some(0));
-        assert_eq!(by_name("padding").extra_elements(), Some(32));
-        assert_eq!(by_name("identity").excess_after(), Some(992));
+        assert_eq!(by_name(Family::Padding).excess_after(), Some(0));
+        assert_eq!(by_name(Family::Padding).extra_elements(), Some(32));
+        assert_eq!(by_name(Family::Identity).excess_after(), Some(992));
         let json = choice.to_json();
         assert_eq!(json["chosen"], "swizzle");
         assert_eq!(
             json["families"].as_array().map(Vec::len),
-            Some(STRATEGIES.len())
+            Some(Family::ALL.len())
         );
         let swizzle = &json["families"][1];
         assert_eq!(swizzle["cute"], "Swizzle<5, 0, 5>");
@@ -309,7 +288,7 @@ mod tests {
         problem.max_extra_bytes = 128;
         // The swizzle costs one operation, the padded declaration none.
         let choice = choose(&problem).expect("solvable");
-        assert_eq!(choice.chosen().strategy, "padding");
+        assert_eq!(choice.chosen().strategy, Family::Padding);
     }
 
     /// Thesis ch. 5: a stride-5 (padded) pattern is conflict-free as declared, and the fixed
@@ -323,11 +302,11 @@ mod tests {
         problem.dims = vec![64, 32];
         let choice = choose(&problem).expect("solvable");
         assert_eq!(choice.excess_before, 0);
-        assert_eq!(choice.chosen().strategy, "identity");
+        assert_eq!(choice.chosen().strategy, Family::Identity);
         let fixed = choice
             .families
             .iter()
-            .find(|f| f.strategy == "fixed-xor")
+            .find(|f| f.strategy == Family::FixedXor)
             .expect("listed");
         assert!(fixed.best.as_ref().is_some_and(|b| b.score.worsens));
     }
@@ -349,7 +328,8 @@ mod tests {
     /// layout, one array per member, does.
     #[test]
     fn choices_on_the_testdata_kernels() {
-        use crate::analysis::{analyse_file, Options};
+        use crate::analysis::Options;
+        use crate::pipeline::analyse_file;
         let expected: &[(&str, &str, u64, u64, &str)] = &[
             ("tile16", "t_tile", 56, 0, "swizzle"),
             ("stencilConst", "k_vec", 96, 0, "swizzle"),
@@ -417,7 +397,11 @@ mod tests {
                         .find(|e| (e.0, e.1) == name)
                         .map_or((0, 0, "identity"), |e| (e.2, e.3, e.4));
                     assert_eq!(
-                        (choice.excess_before, best.score.total, chosen.strategy),
+                        (
+                            choice.excess_before,
+                            best.score.total,
+                            chosen.strategy.name()
+                        ),
                         (before, after, strategy),
                         "{name:?}"
                     );

@@ -121,7 +121,7 @@ mod tests {
     use super::*;
     use crate::solve::choose::choose;
     use crate::solve::raw::{raw_problem, transpose_problem};
-    use crate::solve::ArrayProblem;
+    use crate::solve::{ArrayProblem, Family};
 
     /// The 32 × 32 transpose tile: a swizzle (1 operation) or a padded row (128 bytes).
     fn tile() -> ArrayProblem {
@@ -147,7 +147,7 @@ mod tests {
         assert!(allowance(Some(100), 4096).is_err());
     }
 
-    fn strategies(choices: &[Choice], picked: &KernelChoice) -> Vec<&'static str> {
+    fn strategies(choices: &[Choice], picked: &KernelChoice) -> Vec<Family> {
         choices
             .iter()
             .zip(&picked.picks)
@@ -164,16 +164,25 @@ mod tests {
         assert_eq!(choices[1].excess_before, 1);
         // No bytes: the tile is swizzled, the odd array keeps its conflict.
         let none = choose_kernel(&choices, 0, TIE_BREAK_LAMBDA).expect("feasible");
-        assert_eq!(strategies(&choices, &none), vec!["swizzle", "identity"]);
+        assert_eq!(
+            strategies(&choices, &none),
+            vec![Family::Swizzle, Family::Identity]
+        );
         assert_eq!((none.excess, none.alu_ops, none.extra_bytes), (1, 1, 0));
         // 128 bytes: padding the tile would save an operation, padding the odd array a
         // conflict; the bytes go to the odd array.
         let some = choose_kernel(&choices, 128, TIE_BREAK_LAMBDA).expect("feasible");
-        assert_eq!(strategies(&choices, &some), vec!["swizzle", "padding"]);
+        assert_eq!(
+            strategies(&choices, &some),
+            vec![Family::Swizzle, Family::Padding]
+        );
         assert_eq!((some.excess, some.alu_ops, some.extra_bytes), (0, 1 + 2, 8));
         // Enough for both: the tile's padded declaration costs no operation (the flat one 2).
         let all = choose_kernel(&choices, 136, TIE_BREAK_LAMBDA).expect("feasible");
-        assert_eq!(strategies(&choices, &all), vec!["padding", "padding"]);
+        assert_eq!(
+            strategies(&choices, &all),
+            vec![Family::Padding, Family::Padding]
+        );
         assert_eq!((all.excess, all.alu_ops, all.extra_bytes), (0, 2, 136));
     }
 }

@@ -9,14 +9,15 @@
 //! CuTe `Swizzle<B, M, S>` it is, when it is one.
 use super::algebra::{index_bits, low_mask, writable_bits, CuteSwizzle, LinearMap};
 use super::expr::Expr;
+use super::family::MapKind;
 use crate::bank::dmm::SplitMix64;
 use serde_json::{json, Value};
 use std::fmt;
 
 /// A bijective re-layout of one shared array's elements.
 pub trait AddressMap: fmt::Debug + Send + Sync {
-    /// The family, as in `fix --strategy` (`bitvector-xor`, `padding`, …).
-    fn family(&self) -> &'static str;
+    /// The map's shape (`bitvector-xor`, `padding`, …), which reports call its family.
+    fn kind(&self) -> MapKind;
     /// The family's parameters, for reports.
     fn params(&self) -> Value;
     /// Elements of the array the map was built for.
@@ -140,8 +141,8 @@ impl Identity {
 }
 
 impl AddressMap for Identity {
-    fn family(&self) -> &'static str {
-        "identity"
+    fn kind(&self) -> MapKind {
+        MapKind::Identity
     }
     fn params(&self) -> Value {
         json!({})
@@ -200,8 +201,8 @@ impl BitVectorXor {
 }
 
 impl AddressMap for BitVectorXor {
-    fn family(&self) -> &'static str {
-        "bitvector-xor"
+    fn kind(&self) -> MapKind {
+        MapKind::BitvectorXor
     }
     fn params(&self) -> Value {
         json!({"k1": self.k1, "k2": self.k2, "mask": self.mask})
@@ -232,8 +233,8 @@ impl BitVectorPermutation {
 }
 
 impl AddressMap for BitVectorPermutation {
-    fn family(&self) -> &'static str {
-        "bitvector-perm"
+    fn kind(&self) -> MapKind {
+        MapKind::BitvectorPerm
     }
     fn params(&self) -> Value {
         json!({"k": self.k})
@@ -262,8 +263,8 @@ impl BitwisePermutation {
 }
 
 impl AddressMap for BitwisePermutation {
-    fn family(&self) -> &'static str {
-        "bitwise-perm"
+    fn kind(&self) -> MapKind {
+        MapKind::BitwisePerm
     }
     fn params(&self) -> Value {
         json!({"bits": self.bits})
@@ -297,8 +298,8 @@ impl BitwiseXor {
 }
 
 impl AddressMap for BitwiseXor {
-    fn family(&self) -> &'static str {
-        "bitwise-xor"
+    fn kind(&self) -> MapKind {
+        MapKind::BitwiseXor
     }
     fn params(&self) -> Value {
         json!({"rows": row_bits(&self.bank_rows)})
@@ -328,8 +329,8 @@ impl FixedXor {
 }
 
 impl AddressMap for FixedXor {
-    fn family(&self) -> &'static str {
-        "fixed-xor"
+    fn kind(&self) -> MapKind {
+        MapKind::FixedXor
     }
     fn params(&self) -> Value {
         json!({"bits": self.m})
@@ -356,8 +357,8 @@ impl FixedAdd {
 }
 
 impl AddressMap for FixedAdd {
-    fn family(&self) -> &'static str {
-        "fixed-add"
+    fn kind(&self) -> MapKind {
+        MapKind::FixedAdd
     }
     fn params(&self) -> Value {
         json!({"bits": self.m})
@@ -422,8 +423,8 @@ impl Padding {
 }
 
 impl AddressMap for Padding {
-    fn family(&self) -> &'static str {
-        "padding"
+    fn kind(&self) -> MapKind {
+        MapKind::Padding
     }
     fn params(&self) -> Value {
         json!({"pitch": self.pitch, "pad": self.pad, "declared_row": self.declared})
@@ -536,8 +537,8 @@ impl Swizzle {
 }
 
 impl AddressMap for Swizzle {
-    fn family(&self) -> &'static str {
-        "swizzle"
+    fn kind(&self) -> MapKind {
+        MapKind::Swizzle
     }
     fn params(&self) -> Value {
         json!({
@@ -626,8 +627,8 @@ impl Rap {
 }
 
 impl AddressMap for Rap {
-    fn family(&self) -> &'static str {
-        "rap"
+    fn kind(&self) -> MapKind {
+        MapKind::Rap
     }
     fn params(&self) -> Value {
         json!({"columns": self.columns, "seed": RAP_SEED, "sigma": self.sigma})
@@ -697,8 +698,8 @@ impl Skew {
 }
 
 impl AddressMap for Skew {
-    fn family(&self) -> &'static str {
-        "skew"
+    fn kind(&self) -> MapKind {
+        MapKind::Skew
     }
     fn params(&self) -> Value {
         json!({"columns": self.columns, "shift": self.shift})
@@ -828,8 +829,8 @@ impl Repitch {
 }
 
 impl AddressMap for Repitch {
-    fn family(&self) -> &'static str {
-        "repitch"
+    fn kind(&self) -> MapKind {
+        MapKind::Repitch
     }
     fn params(&self) -> Value {
         self.xor
@@ -924,8 +925,8 @@ impl RotatedSwizzle {
 }
 
 impl AddressMap for RotatedSwizzle {
-    fn family(&self) -> &'static str {
-        "rotate"
+    fn kind(&self) -> MapKind {
+        MapKind::Rotate
     }
     fn params(&self) -> Value {
         self.xor
@@ -1025,8 +1026,8 @@ mod tests {
         #[derive(Debug)]
         struct PaperHash(LinearMap);
         impl AddressMap for PaperHash {
-            fn family(&self) -> &'static str {
-                "paper"
+            fn kind(&self) -> MapKind {
+                MapKind::BitwiseXor
             }
             fn params(&self) -> Value {
                 json!({})

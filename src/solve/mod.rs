@@ -16,6 +16,7 @@ pub mod bitwise;
 pub mod choose;
 pub mod exact;
 pub mod expr;
+pub mod family;
 pub mod givargis;
 pub mod kernel;
 pub mod maps;
@@ -30,6 +31,7 @@ pub mod space;
 pub mod swizzle;
 
 pub use choose::{choose, Choice, FamilyResult};
+pub use family::{Family, MapKind};
 
 use crate::affine::{FunctionAffine, Site};
 use crate::bank::BankConfig;

@@ -194,7 +194,7 @@ impl RawSolution {
         out["excess_before"] = json!(self.excess_before);
         out["excess_after"] = json!(self.found.best.score.total);
         out["map"] = json!({
-            "family": map.family(),
+            "family": map.kind(),
             "params": map.params(),
             "cuda": map.cuda("a"),
             "alu": map.alu_ops(),
@@ -237,7 +237,7 @@ impl RawSolution {
         );
         text += &format!(
             "map: {} {}: a -> {} ({} ALU ops{})\n",
-            map.family(),
+            map.kind(),
             map.params(),
             map.cuda("a"),
             map.alu_ops(),

@@ -278,7 +278,8 @@ mod tests {
     /// enumeration behind both is the same.
     #[test]
     fn patterns_reproduce_the_measured_figures_of_every_testdata_access() {
-        use crate::analysis::{analyse_file, Options};
+        use crate::analysis::Options;
+        use crate::pipeline::analyse_file;
         let options = Options::default();
         let mut compared = 0;
         for entry in std::fs::read_dir("testdata").expect("testdata exists") {

@@ -8,6 +8,7 @@
 //! array at the record's index, a whole-record store or read one access per member.
 use super::choose::FamilyResult;
 use super::expr::Expr;
+use super::family::MapKind;
 use super::maps::AddressMap;
 use super::score::{Score, Scorer};
 use super::space::{Candidate, Found};
@@ -17,9 +18,6 @@ use crate::bank::BankConfig;
 use crate::cost::{SitePattern, SiteRequests};
 use crate::parse::{SharedArray, Span};
 use serde_json::{json, Value};
-
-/// The strategy's name, as `fix --strategy` and reports name it.
-pub const STRATEGY: &str = "struct-of-arrays";
 
 /// One member of the record, as its own array stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,8 +82,8 @@ impl StructOfArrays {
 }
 
 impl AddressMap for StructOfArrays {
-    fn family(&self) -> &'static str {
-        STRATEGY
+    fn kind(&self) -> MapKind {
+        MapKind::StructOfArrays
     }
     fn params(&self) -> Value {
         let members: Vec<&str> = self.members.iter().map(|m| m.name.as_str()).collect();

@@ -1,19 +1,19 @@
-//! What happens to each shared array of a file, all or nothing (DESIGN.md §7): every access
+//! The decisions: what happens to each shared array of a file, all or nothing: every access
 //! of the array goes through the one map chosen for it, or the array is left as it is with
 //! the reason. Arrays without conflicts are left alone silently.
-use super::edit::{Applicability, Edit};
-use super::forms::{
-    already_rewritten, definition_start, describe, map_function, padded_declaration,
-    swizzle_in_place, FormKind, Rewrite, Source, Target,
-};
-use super::soa;
 use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
 use crate::bank::BankConfig;
 use crate::parse::{AccessKind, Function, Location, SharedArray, Span};
-use crate::solve::choose::{choose_with, Choice, Options as ChooseOptions, STRATEGIES};
+use crate::rewrite::edit::{Applicability, Edit};
+use crate::rewrite::forms::{
+    already_rewritten, definition_start, describe, map_function, padded_declaration,
+    swizzle_in_place, FormKind, Rewrite, Source, Target,
+};
+use crate::rewrite::soa;
+use crate::solve::choose::{choose_with, Choice, Options as ChooseOptions};
 use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
-use crate::solve::ArrayProblem;
+use crate::solve::{ArrayProblem, Family, MapKind};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -21,15 +21,10 @@ use std::collections::HashMap;
 #[derive(Debug, Clone, Default)]
 pub struct Strategy {
     /// A family to use for every array (`fix --strategy`); `None` lets the solvers choose.
-    pub forced: Option<String>,
+    pub forced: Option<Family>,
     /// The shared memory each kernel may use, in bytes (`--smem-budget`); `None` keeps every
     /// kernel's declared footprint.
     pub smem_budget: Option<u64>,
-}
-
-/// The strategies `--strategy` accepts besides `auto`.
-pub fn strategies() -> &'static [&'static str] {
-    &STRATEGIES[1..]
 }
 
 /// What became of an array.
@@ -60,8 +55,8 @@ impl Action {
 /// The chosen map, for reports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MapSummary {
-    pub strategy: &'static str,
-    pub family: &'static str,
+    pub strategy: Family,
+    pub family: MapKind,
     pub params: Value,
     /// The map on a linear index `i`.
     pub cuda: String,
@@ -138,7 +133,7 @@ enum Decision {
 
 struct Candidate {
     map: Box<dyn AddressMap>,
-    strategy: &'static str,
+    strategy: Family,
     per_site: Vec<u64>,
 }
 
@@ -157,7 +152,7 @@ impl Candidate {
         let map = self.map.as_ref();
         MapSummary {
             strategy: self.strategy,
-            family: map.family(),
+            family: map.kind(),
             params: map.params(),
             cuda: map.cuda("i"),
             cute: map.cute().map(|c| c.to_string()),
@@ -329,7 +324,7 @@ impl<'a> KernelPlanner<'a> {
             Some(name) => choice
                 .families
                 .iter()
-                .position(|f| f.strategy == name)
+                .position(|f| f.strategy == *name)
                 .unwrap_or(0),
             None => choice.chosen,
         }
@@ -357,7 +352,7 @@ impl<'a> KernelPlanner<'a> {
         let Some(candidate) = Candidate::of(&mut choice, family) else {
             return Decision::LeftAlone(format!(
                 "the {} strategy does not apply: {}",
-                STRATEGIES.get(family).unwrap_or(&"chosen"),
+                Family::ALL.get(family).map_or("chosen", |f| f.name()),
                 skipped.unwrap_or_default()
             ));
         };
@@ -380,7 +375,7 @@ impl<'a> KernelPlanner<'a> {
             });
         }
         let grows = candidate.map.extent_out() - candidate.map.extent();
-        if array.is_extern && (grows > 0 || candidate.map.family() == "padding") {
+        if array.is_extern && (grows > 0 || candidate.map.kind() == MapKind::Padding) {
             return Decision::LeftAlone(format!(
                 "the {} map grows the array by {grows} elements, but the launches set the size \
                  of an `extern __shared__` array",
@@ -506,7 +501,7 @@ fn earliest_equal(choice: &Choice, family: usize) -> usize {
 
 fn helps(candidate: &Candidate, before: Option<u64>) -> bool {
     let after: u64 = candidate.per_site.iter().sum();
-    candidate.map.family() != "identity" && before.is_none_or(|before| after < before)
+    candidate.map.kind() != MapKind::Identity && before.is_none_or(|before| after < before)
 }
 
 /// The form for `map`, in order of preference: a swizzle in place, a padded declaration, a
@@ -539,8 +534,8 @@ fn form(
         .accesses
         .iter()
         .any(|a| a.detail().via_pointer.is_none());
-    let in_place = match map.family() {
-        "swizzle" if subscripted => {
+    let in_place = match map.kind() {
+        MapKind::Swizzle if subscripted => {
             let swizzle = (|| {
                 Swizzle::new(
                     param("columns")?,
@@ -561,7 +556,7 @@ fn form(
                 swizzle_in_place(target, &s, name.as_deref().unwrap_or_default())
             })
         }
-        "padding" if map.params()["declared_row"] == true => {
+        MapKind::Padding if map.params()["declared_row"] == true => {
             let padding = (|| Padding::new(param("pitch")?, param("pad")?, true, extent).ok())();
             padding.map(|p| padded_declaration(target, &p))
         }

@@ -1,8 +1,8 @@
 //! What `fix` reports: a line per array it rewrote or left alone, and the JSON object of
 //! `fix --format json` (DESIGN.md §8: per array the chosen map, the totals before and after,
 //! and the ALU instructions added per access).
-use super::plan::{Action, ArrayOutcome};
-use super::FileFix;
+use crate::pipeline::FileFix;
+use crate::plan::{Action, ArrayOutcome};
 use serde_json::{json, Value};
 use std::fmt::Write;
 

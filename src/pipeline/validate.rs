@@ -3,11 +3,11 @@
 //! warp request, must be the map applied to the one the original computed; its re-analysed
 //! excess wavefronts must be the solver's prediction; every other array must cost what it
 //! cost before. Anything else is a bug of the rewriter, and nothing is written.
-use super::plan::Planned;
 use crate::analysis::{analyse_text, is_reported, AnalysedFile, Options};
 use crate::block::ConfigBlocks;
 use crate::cost::SiteRequests;
 use crate::parse;
+use crate::plan::Planned;
 use crate::solve::soa::{RecordUse, StructOfArrays};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -472,8 +472,8 @@ fn request_hash(warp: u32, lanes: impl Iterator<Item = Option<i64>>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::{plan, Strategy};
     use crate::rewrite::edit::{apply, Edit};
-    use crate::rewrite::plan::{plan, Strategy};
     use crate::solve::maps::Identity;
 
     const TRANSPOSE: &str = "// bankwise: block=32x8\n__global__ void t(float *o)\n{\n    \

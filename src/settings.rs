@@ -1,12 +1,13 @@
-//! `bankwise.toml`: block shapes, the bank model, the fix strategy and macro definitions for
-//! the files beneath it. The nearest file wins: beside the input, then each parent directory
+//! Settings as plain data, and `bankwise.toml`: block shapes, the bank model, the fix strategy
+//! and macro definitions for the files beneath it. The driver (the pipeline stage) merges
+//! them: the command line over the file, the file over the defaults.
+//!
+//! The file: The nearest file wins: beside the input, then each parent directory
 //! up to the repository root (a directory holding `.git`) or the filesystem root, as
 //! rustfmt.toml and .clang-tidy are found. The command line wins over the file, the file over
 //! the defaults.
-use crate::analysis::Options;
 use crate::block::{ConfigBlocks, ShapeValue};
-use crate::rewrite::plan::strategies;
-use crate::rewrite::FixOptions;
+use crate::solve::family::{Family, AUTO};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -18,21 +19,49 @@ pub const CONFIG_FILE: &str = "bankwise.toml";
 pub struct Settings {
     pub banks: Option<u32>,
     pub bank_width: Option<u32>,
-    /// A `--strategy` value, `auto` included.
-    pub strategy: Option<String>,
+    pub strategy: Option<StrategySetting>,
     pub smem_budget: Option<u64>,
     pub unsafe_fixes: Option<bool>,
 }
 
 impl Settings {
     /// Each setting from `self`, else from `lower`.
-    fn over(&self, lower: &Settings) -> Settings {
+    pub fn over(&self, lower: &Settings) -> Settings {
         Settings {
             banks: self.banks.or(lower.banks),
             bank_width: self.bank_width.or(lower.bank_width),
-            strategy: self.strategy.clone().or_else(|| lower.strategy.clone()),
+            strategy: self.strategy.or(lower.strategy),
             smem_budget: self.smem_budget.or(lower.smem_budget),
             unsafe_fixes: self.unsafe_fixes.or(lower.unsafe_fixes),
+        }
+    }
+}
+
+/// A `--strategy` value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategySetting {
+    /// The solvers choose per array (`auto`).
+    Auto,
+    /// One family for every array.
+    Only(Family),
+}
+
+impl StrategySetting {
+    /// `auto` or a family's name.
+    pub fn parse(name: &str) -> Option<StrategySetting> {
+        if name == AUTO {
+            return Some(StrategySetting::Auto);
+        }
+        Family::from_name(name)
+            .filter(|f| f.selectable())
+            .map(StrategySetting::Only)
+    }
+
+    /// The family every array must use, if one is forced.
+    pub fn forced(self) -> Option<Family> {
+        match self {
+            StrategySetting::Auto => None,
+            StrategySetting::Only(family) => Some(family),
         }
     }
 }
@@ -127,17 +156,15 @@ impl Config {
                 "{shown}: [bank] bank_width = {width}: must be 4 or 8"
             ));
         }
-        if let Some(strategy) = file
-            .fix
-            .strategy
-            .as_deref()
-            .filter(|s| *s != "auto" && !strategies().contains(s))
-        {
-            return Err(format!(
-                "{shown}: [fix] strategy = \"{strategy}\": must be one of auto, {}",
-                strategies().join(", ")
-            ));
-        }
+        let strategy = match file.fix.strategy.as_deref() {
+            None => None,
+            Some(name) => Some(StrategySetting::parse(name).ok_or_else(|| {
+                format!(
+                    "{shown}: [fix] strategy = \"{name}\": must be one of {}",
+                    Family::strategy_names().collect::<Vec<_>>().join(", ")
+                )
+            })?),
+        };
         if let Some(bad) = file
             .defines
             .iter()
@@ -151,58 +178,13 @@ impl Config {
             settings: Settings {
                 banks: file.bank.banks,
                 bank_width: file.bank.bank_width,
-                strategy: file.fix.strategy,
+                strategy,
                 smem_budget: file.fix.smem_budget,
                 unsafe_fixes: file.fix.unsafe_fixes,
             },
             defines: file.defines,
         })
     }
-
-    /// `options` for a file under this configuration: what `options.command_line` sets
-    /// explicitly wins, then this file, then the values already in `options`.
-    pub fn analysis_options(&self, options: &Options) -> Options {
-        let settings = options.command_line.over(&self.settings);
-        let mut effective = options.clone();
-        effective.bank.banks = settings.banks.unwrap_or(options.bank.banks);
-        effective.bank.bank_width = settings.bank_width.unwrap_or(options.bank.bank_width);
-        // The command line's definitions come last, so they win.
-        effective.defines = self
-            .defines
-            .iter()
-            .chain(&options.defines)
-            .cloned()
-            .collect();
-        effective
-    }
-
-    /// [`Config::analysis_options`] for `fix`, with the strategy, budget and unsafe fixes.
-    pub fn fix_options(&self, options: &FixOptions) -> FixOptions {
-        let settings = options.analysis.command_line.over(&self.settings);
-        let mut effective = options.clone();
-        effective.analysis = self.analysis_options(&options.analysis);
-        match settings.strategy.as_deref() {
-            Some("auto") => effective.strategy.forced = None,
-            Some(strategy) => effective.strategy.forced = Some(strategy.to_string()),
-            None => {}
-        }
-        effective.strategy.smem_budget = settings.smem_budget.or(options.strategy.smem_budget);
-        effective.unsafe_fixes = settings.unsafe_fixes.unwrap_or(options.unsafe_fixes);
-        effective
-    }
-}
-
-/// The configuration of `input` and the analysis options under it.
-pub fn for_analysis(input: &Path, options: &Options) -> Result<(Options, ConfigBlocks), String> {
-    let config = Config::find(input)?;
-    Ok((config.analysis_options(options), config.blocks))
-}
-
-/// The configuration of `input` and the fix options under it: the one way `fix` reads
-/// `bankwise.toml`.
-pub fn for_fix(input: &Path, options: &FixOptions) -> Result<(FixOptions, ConfigBlocks), String> {
-    let config = Config::find(input)?;
-    Ok((config.fix_options(options), config.blocks))
 }
 
 #[cfg(test)]
@@ -230,7 +212,7 @@ mod tests {
             Settings {
                 banks: Some(16),
                 bank_width: Some(8),
-                strategy: Some("padding".into()),
+                strategy: Some(StrategySetting::Only(Family::Padding)),
                 smem_budget: Some(8192),
                 unsafe_fixes: Some(true),
             }
@@ -280,47 +262,6 @@ mod tests {
             assert!(err.contains(expected), "{text:?}: {err}");
             assert!(err.starts_with("dir/bankwise.toml"), "{text:?}: {err}");
         }
-    }
-
-    #[test]
-    fn command_line_over_file_over_defaults() {
-        let config = parse(
-            "defines = [\"TILE=16\", \"ROWS=4\"]\n[bank]\nbanks = 16\nbank_width = 8\n\
-             [fix]\nstrategy = \"padding\"\nsmem_budget = 100\nunsafe_fixes = true\n",
-        )
-        .unwrap();
-        let defaults = FixOptions::default();
-        let from_file = config.fix_options(&defaults);
-        assert_eq!(from_file.analysis.bank.banks, 16);
-        assert_eq!(from_file.analysis.bank.bank_width, 8);
-        assert_eq!(from_file.strategy.forced.as_deref(), Some("padding"));
-        assert_eq!(from_file.strategy.smem_budget, Some(100));
-        assert!(from_file.unsafe_fixes);
-        assert_eq!(from_file.analysis.defines, ["TILE=16", "ROWS=4"]);
-
-        let mut command_line = FixOptions::default();
-        command_line.analysis.command_line = Settings {
-            banks: Some(32),
-            bank_width: Some(4),
-            strategy: Some("auto".into()),
-            smem_budget: Some(200),
-            unsafe_fixes: Some(false),
-        };
-        command_line.analysis.defines = vec!["TILE=32".into()];
-        let given = config.fix_options(&command_line);
-        assert_eq!(given.analysis.bank.banks, 32);
-        assert_eq!(given.analysis.bank.bank_width, 4);
-        assert_eq!(given.strategy.forced, None);
-        assert_eq!(given.strategy.smem_budget, Some(200));
-        assert!(!given.unsafe_fixes);
-        // The parser lets the last definition of a name win.
-        assert_eq!(given.analysis.defines, ["TILE=16", "ROWS=4", "TILE=32"]);
-
-        let none = Config::default().fix_options(&defaults);
-        assert_eq!(none.analysis.bank, defaults.analysis.bank);
-        assert_eq!(none.strategy.forced, None);
-        assert_eq!(none.strategy.smem_budget, None);
-        assert!(!none.unsafe_fixes);
     }
 
     #[test]

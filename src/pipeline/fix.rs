@@ -1,0 +1,675 @@
+//! `fix` on one file: analyse, plan, apply the fixes the options allow, and validate the
+//! output (translation validation) before anything may be written.
+use super::validate;
+use crate::analysis::{analyse_text, AnalysisError, Options};
+use crate::block::ConfigBlocks;
+use crate::parse;
+use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
+use crate::rewrite::{apply, Applicability, Edit, Fix};
+use std::path::{Path, PathBuf};
+
+/// What `fix` was asked for.
+#[derive(Debug, Clone, Default)]
+pub struct FixOptions {
+    pub analysis: Options,
+    pub strategy: Strategy,
+    /// Apply unsafe fixes too (`--unsafe-fixes`).
+    pub unsafe_fixes: bool,
+}
+
+/// One file after `fix`: its text before and after, and what became of each array.
+#[derive(Debug)]
+pub struct FileFix {
+    pub path: PathBuf,
+    pub original: String,
+    pub output: String,
+    /// Every array of every reported function, in the order `check` reports them.
+    pub arrays: Vec<ArrayOutcome>,
+    /// One fix per array with a rewrite, applied or not.
+    pub fixes: Vec<Fix>,
+    /// For each fix, the index of its array in `arrays`.
+    pub fixed_arrays: Vec<usize>,
+}
+
+impl FileFix {
+    pub fn changed(&self) -> bool {
+        self.output != self.original
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FixError {
+    #[error(transparent)]
+    Input(#[from] AnalysisError),
+    #[error("{path}: no kernel could be analysed (syntax error at line {line})")]
+    Unparsable { path: String, line: usize },
+    /// The rewriter's own output failed its checks: a bug; nothing was written.
+    #[error("{path}: internal error, nothing written: {message}")]
+    Internal { path: String, message: String },
+}
+
+/// Reads `path` (and the nearest `bankwise.toml`) and fixes it.
+pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> {
+    let text =
+        parse::read_source(path, options.analysis.max_file_bytes).map_err(AnalysisError::from)?;
+    let (options, config) = super::for_fix(path, options).map_err(AnalysisError::Config)?;
+    fix_text(path, &text, &options, &config)
+}
+
+/// Fixes `text`: plans every array, applies the fixes the options allow, and validates the
+/// output (an error if it fails: then nothing may be written).
+pub fn fix_text(
+    path: &Path,
+    text: &str,
+    options: &FixOptions,
+    config: &ConfigBlocks,
+) -> Result<FileFix, FixError> {
+    let shown = path.display().to_string();
+    let analysed = analyse_text(path, text, &options.analysis, config);
+    if analysed.failed() {
+        let line = analysed
+            .parsed
+            .syntax_errors
+            .first()
+            .map_or(0, |at| at.line);
+        return Err(FixError::Unparsable { path: shown, line });
+    }
+    let plan = plan::plan(&analysed, text, &options.strategy, &options.analysis.bank);
+    let mut arrays = plan.outcomes;
+    let mut fixes = Vec::new();
+    let mut applied: Vec<&Planned> = Vec::new();
+    for planned in &plan.rewrites {
+        let outcome = &mut arrays[planned.outcome];
+        fixes.push(fix_of(planned, outcome));
+        let applies = match planned.applicability {
+            Applicability::Safe => true,
+            Applicability::Unsafe => options.unsafe_fixes,
+            Applicability::DisplayOnly => false,
+        };
+        if applies {
+            applied.push(planned);
+        } else {
+            let why = planned.caution.as_deref().unwrap_or("unsafe");
+            not_applied(
+                outcome,
+                format!("unsafe: {why}; pass --unsafe-fixes to apply it"),
+            );
+        }
+    }
+    share_map_functions(
+        &analysed,
+        &plan.rewrites,
+        &mut applied,
+        &mut fixes,
+        &mut arrays,
+    );
+    let edits: Vec<Edit> = fixes
+        .iter()
+        .zip(&plan.rewrites)
+        .filter(|(_, planned)| applied.iter().any(|p| std::ptr::eq(*p, *planned)))
+        .flat_map(|(fix, _)| fix.edits.iter().cloned())
+        .collect();
+    let internal = |message: String| FixError::Internal {
+        path: shown.clone(),
+        message,
+    };
+    let output = apply(text, &edits).map_err(|e| internal(e.to_string()))?;
+    if !applied.is_empty() {
+        let mut view = output.clone();
+        for planned in &applied {
+            if let Some(function) = &planned.rewrite.function {
+                view = view.replacen(&function.definition, &function.macro_definition, 1);
+            }
+        }
+        let measured = validate::validate(
+            path,
+            &analysed,
+            &output,
+            &view,
+            &applied,
+            &options.analysis,
+            config,
+        )
+        .map_err(internal)?;
+        for (planned, excess) in applied.iter().zip(measured) {
+            let outcome = &mut arrays[planned.outcome];
+            outcome.excess_after = Some(excess.iter().sum());
+            for (access, after) in outcome.accesses.iter_mut().zip(excess) {
+                access.excess_after = Some(after);
+            }
+        }
+    }
+    Ok(FileFix {
+        path: path.to_path_buf(),
+        original: text.to_string(),
+        output,
+        arrays,
+        fixes,
+        fixed_arrays: plan.rewrites.iter().map(|p| p.outcome).collect(),
+    })
+}
+
+/// Kernels whose arrays got one map function name (the same array and map, passed to the
+/// same functions) insert it, with its copies of those functions, once: above the first
+/// kernel, its comment naming them all. A kernel whose copies came out different is left out.
+fn share_map_functions<'p>(
+    analysed: &crate::analysis::AnalysedFile,
+    rewrites: &'p [Planned],
+    applied: &mut Vec<&'p Planned>,
+    fixes: &mut [Fix],
+    arrays: &mut [ArrayOutcome],
+) {
+    // Per map function inserted: the fix that inserts it and the last kernel named.
+    let mut first: Vec<(usize, String)> = Vec::new();
+    let mut left_out = Vec::new();
+    for (i, planned) in rewrites.iter().enumerate() {
+        let Some(function) = &planned.rewrite.function else {
+            continue;
+        };
+        if !applied.iter().any(|p| std::ptr::eq(*p, planned)) {
+            continue;
+        }
+        let kernel = analysed.parsed.functions[planned.function].name.clone();
+        let earlier = first.iter_mut().find(|(j, _)| {
+            rewrites[*j]
+                .rewrite
+                .function
+                .as_ref()
+                .is_some_and(|f| f.name == function.name)
+        });
+        let Some((j, last)) = earlier else {
+            first.push((i, kernel));
+            continue;
+        };
+        let Some(shared) = &rewrites[*j].rewrite.function else {
+            continue;
+        };
+        // The instances of a template insert the same text at the same place: one edit.
+        if shared.at == function.at {
+            continue;
+        }
+        let body = |text: &str| text.split_once('\n').map(|(_, rest)| rest.to_string());
+        if body(&shared.text) != body(&function.text) {
+            not_applied(
+                &mut arrays[planned.outcome],
+                format!(
+                    "its copies of the functions it is passed to would differ from those of \
+                     `{last}`, whose names they share"
+                ),
+            );
+            left_out.push(i);
+            continue;
+        }
+        let own = Edit::insert(function.at, function.text.clone());
+        fixes[i].edits.retain(|e| *e != own);
+        let inserted = Edit::insert(shared.at, shared.text.clone());
+        let named = format!("`{last}`: ");
+        for edit in fixes[*j].edits.iter_mut() {
+            if edit.range == inserted.range && edit.replacement.starts_with("// bankwise map") {
+                edit.replacement =
+                    edit.replacement
+                        .replacen(&named, &format!("`{last}`, `{kernel}`: "), 1);
+            }
+        }
+        *last = kernel;
+    }
+    applied.retain(|p| !left_out.iter().any(|&i| std::ptr::eq(*p, &rewrites[i])));
+}
+
+/// The fix of one planned rewrite: its edits with the map function's insertion.
+fn fix_of(planned: &Planned, outcome: &ArrayOutcome) -> Fix {
+    let mut edits = planned.rewrite.edits.clone();
+    if let Some(function) = &planned.rewrite.function {
+        edits.push(Edit::insert(function.at, function.text.clone()));
+    }
+    let map = outcome
+        .map
+        .as_ref()
+        .map_or(String::new(), |m| m.description.clone());
+    Fix {
+        message: format!(
+            "store `{}` in `{}` through {map} ({})",
+            outcome.array,
+            outcome.function,
+            planned.rewrite.form.as_str()
+        ),
+        applicability: planned.applicability,
+        edits,
+    }
+}
+
+/// Marks a planned rewrite as left out of the output.
+fn not_applied(outcome: &mut ArrayOutcome, reason: String) {
+    outcome.action = Action::NotApplied;
+    outcome.reason = Some(reason);
+    outcome.excess_after = outcome.excess_before;
+    for access in &mut outcome.accesses {
+        access.excess_after = access.excess_before;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rewrite::forms::FormKind;
+    use crate::solve::Family;
+
+    fn fixed(text: &str, options: &FixOptions) -> FileFix {
+        fix_text(Path::new("t.cu"), text, options, &ConfigBlocks::default()).expect("fixes")
+    }
+
+    fn outcome<'a>(file: &'a FileFix, array: &str) -> &'a ArrayOutcome {
+        file.arrays
+            .iter()
+            .find(|a| a.array == array)
+            .expect("the array is reported")
+    }
+
+    const TRANSPOSE: &str = "#define TILE 32\n// bankwise: block=32x8\n\
+        __global__ void t(float *o)\n{\n    __shared__ float tile[TILE][TILE];\n    \
+        for (int j = 0; j < TILE; j += 8)\n        tile[threadIdx.y + j][threadIdx.x] = o[j];\n    \
+        for (int j = 0; j < TILE; j += 8)\n        o[j] = tile[threadIdx.x][threadIdx.y + j];\n}\n";
+
+    #[test]
+    fn the_transpose_tile_is_swizzled_and_validated() {
+        let file = fixed(TRANSPOSE, &FixOptions::default());
+        let tile = outcome(&file, "tile");
+        assert_eq!(tile.action, Action::Rewritten);
+        assert_eq!(tile.form, Some(FormKind::SwizzleInPlace));
+        assert_eq!(
+            (tile.excess_before, tile.excess_after),
+            (Some(992), Some(0))
+        );
+        assert_eq!(tile.applicability, Some(Applicability::Safe));
+        assert_eq!(file.fixes.len(), 1);
+        assert!(file
+            .output
+            .contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
+        // Idempotent: the output is recognised and left as it is.
+        let again = fixed(&file.output, &FixOptions::default());
+        assert!(!again.changed());
+    }
+
+    #[test]
+    fn padding_grows_memory_so_it_needs_consent() {
+        let forced = FixOptions {
+            strategy: Strategy {
+                forced: Some(Family::Padding),
+                smem_budget: None,
+            },
+            ..FixOptions::default()
+        };
+        let file = fixed(TRANSPOSE, &forced);
+        assert!(!file.changed());
+        let tile = outcome(&file, "tile");
+        assert_eq!(tile.action, Action::NotApplied);
+        assert_eq!(tile.applicability, Some(Applicability::Unsafe));
+        assert!(tile
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("128 bytes")));
+        assert_eq!(file.fixes[0].applicability, Applicability::Unsafe);
+        let unsafe_fixes = FixOptions {
+            unsafe_fixes: true,
+            ..forced
+        };
+        let file = fixed(TRANSPOSE, &unsafe_fixes);
+        assert!(file
+            .output
+            .contains("__shared__ float tile[TILE][TILE + 1];"));
+        assert_eq!(outcome(&file, "tile").excess_after, Some(0));
+        // A budget that pays for the padded row: the kernel's choice takes it, for no ALU
+        // instruction, and it is safe.
+        let budget = FixOptions {
+            strategy: Strategy {
+                forced: None,
+                smem_budget: Some(4096 + 128),
+            },
+            ..FixOptions::default()
+        };
+        let file = fixed(TRANSPOSE, &budget);
+        let tile = outcome(&file, "tile");
+        assert_eq!(tile.form, Some(FormKind::PaddedDeclaration));
+        assert_eq!(tile.applicability, Some(Applicability::Safe));
+        assert_eq!(tile.extra_bytes, 128);
+    }
+
+    #[test]
+    fn arrays_are_left_alone_with_the_reason() {
+        let text = "__device__ void put(float *d);\n// bankwise: block=32\n\
+            __global__ void k(float *o)\n{\n    \
+            __shared__ float fine[32];\n    __shared__ float viaCall[64];\n    \
+            __shared__ float lost[64];\n    fine[threadIdx.x] = 1;\n    \
+            put(viaCall);\n    \
+            lost[2 * threadIdx.x] = 1;\n    o[0] = fine[threadIdx.x] + *(float *)(size_t)lost;\n}\n\
+            __device__ void put(float *d)\n{\n    d[2 * threadIdx.x] = 1;\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        assert_eq!(outcome(&file, "fine").action, Action::Clean);
+        let call = outcome(&file, "viaCall");
+        assert_eq!(call.action, Action::NotApplied);
+        assert_eq!(call.applicability, Some(Applicability::DisplayOnly));
+        assert_eq!(
+            call.reason.as_deref(),
+            Some(
+                "line 15: `d[2 * threadIdx.x]` is reached through the call at line 9: `put` \
+                 is not defined before `k`"
+            )
+        );
+        assert_eq!(call.excess_with_map, Some(0));
+        let lost = outcome(&file, "lost");
+        assert_eq!(lost.action, Action::LeftAlone);
+        assert!(lost
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("it escapes")));
+    }
+
+    const POINTERS: &str = "// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+        __shared__ float s[64];\n    __shared__ float t[32][32];\n    \
+        float *p = s;\n    p[2 * threadIdx.x] = 1;\n    \
+        const float *q = s + 1;\n    o[0] = q[2 * threadIdx.x] + s[threadIdx.x];\n    \
+        float *row = t[threadIdx.x];\n    row[0] = 1;\n    o[1] = *(row + 1);\n}\n";
+
+    #[test]
+    fn accesses_through_pointers_go_through_the_map_and_are_validated() {
+        let file = fixed(POINTERS, &FixOptions::default());
+        let s = outcome(&file, "s");
+        assert_eq!(s.action, Action::Rewritten);
+        assert_eq!((s.excess_before, s.excess_after), (Some(2), Some(0)));
+        // A pointer to the first element keeps its subscript; any other subscripts the array
+        // with the map of the element's offset.
+        let texts: Vec<Option<&str>> = s.accesses.iter().map(|a| a.new_text.as_deref()).collect();
+        assert_eq!(
+            texts,
+            vec![
+                Some("s[bankwise_s(threadIdx.x)]"),
+                Some("p[bankwise_s(2 * threadIdx.x)]"),
+                Some("s[bankwise_s(&q[2 * threadIdx.x] - s)]"),
+            ]
+        );
+        assert!(file
+            .output
+            .contains("    p[bankwise_s(2 * threadIdx.x)] = 1;\n"));
+        assert!(file.output.contains(
+            "o[0] = s[bankwise_s(&q[2 * threadIdx.x] - s)] + s[bankwise_s(threadIdx.x)];"
+        ));
+        let t = outcome(&file, "t");
+        assert_eq!(t.action, Action::Rewritten);
+        assert_eq!((t.excess_before, t.excess_after), (Some(62), Some(0)));
+        assert_eq!(t.form, Some(FormKind::MapFunction));
+        assert!(file
+            .output
+            .contains("(&t[0][0])[bankwise_t(&row[0] - &t[0][0])] = 1;"));
+        assert!(file
+            .output
+            .contains("o[1] = (&t[0][0])[bankwise_t((row + 1) - &t[0][0])];"));
+        assert!(file
+            .output
+            .contains("// bankwise: `t` is stored through bankwise_t() of its row-major index"));
+        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+    }
+
+    const HELPER: &str = "__device__ void put(float *d, int i)\n{\n    d[2 * i] = 1;\n}\n\n\
+        // bankwise: block=32\n__global__ void k(float *o)\n{\n    __shared__ float s[64];\n    \
+        put(s, threadIdx.x);\n    put(o, threadIdx.x);\n    put(s + 1, threadIdx.x);\n    \
+        o[1] = s[threadIdx.x];\n}\n";
+
+    #[test]
+    fn a_device_function_a_pointer_is_passed_to_is_copied_for_the_map() {
+        let file = fixed(HELPER, &FixOptions::default());
+        let s = outcome(&file, "s");
+        assert_eq!(s.action, Action::Rewritten);
+        assert_eq!((s.excess_before, s.excess_after), (Some(2), Some(0)));
+        // The original stays for the call with global memory; the copy takes the first
+        // element, since `d` is `s + 1` in one of the calls.
+        let expected = HELPER
+            .replace(
+                "// bankwise: block=32\n",
+                "// bankwise map for `s` in `k`: bitvector-xor (k1 = 0, k2 = 1, mask = 31)\n\
+                 __device__ __forceinline__ int bankwise_s(int i) { return i ^ ((i >> 1) & 31); }\n\n\
+                 // bankwise: a copy of `put` whose accesses to `s` go through bankwise_s()\n\
+                 __device__ void put_bankwise_s(float *d, int i, float *bankwise_base)\n{\n    \
+                 bankwise_base[bankwise_s(&d[2 * i] - bankwise_base)] = 1;\n}\n\n\
+                 // bankwise: block=32\n",
+            )
+            .replace(
+                "    __shared__",
+                "    // bankwise: `s` is stored through bankwise_s()\n    __shared__",
+            )
+            .replace("put(s, threadIdx.x);", "put_bankwise_s(s, threadIdx.x, s);")
+            .replace("put(s + 1, threadIdx.x);", "put_bankwise_s(s + 1, threadIdx.x, s);")
+            .replace("o[1] = s[threadIdx.x];", "o[1] = s[bankwise_s(threadIdx.x)];");
+        assert_eq!(file.output, expected);
+        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+        // With the first element in every call, the copy keeps its subscripts.
+        let first = HELPER.replace("    put(s + 1, threadIdx.x);\n", "");
+        let file = fixed(&first, &FixOptions::default());
+        assert!(file.output.contains(
+            "__device__ void put_bankwise_s(float *d, int i)\n{\n    d[bankwise_s(2 * i)] = 1;"
+        ));
+        assert!(file.output.contains("put_bankwise_s(s, threadIdx.x);"));
+    }
+
+    #[test]
+    fn kernels_that_pass_one_map_to_one_function_share_the_copy() {
+        let kernel = |name: &str, offset: bool| {
+            format!(
+                "// bankwise: block=32\n__global__ void {name}(float *o)\n{{\n    \
+                 __shared__ float s[64];\n    put(s, threadIdx.x);\n{}    \
+                 o[1] = s[threadIdx.x];\n}}\n",
+                if offset {
+                    "    put(s + 1, threadIdx.x);\n"
+                } else {
+                    ""
+                }
+            )
+        };
+        let helper = "__device__ void put(float *d, int i)\n{\n    d[2 * i] = 1;\n}\n";
+        let text = format!("{helper}{}{}", kernel("k1", false), kernel("k2", false));
+        let file = fixed(&text, &FixOptions::default());
+        let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
+        assert_eq!(actions, vec![Action::Rewritten; 2]);
+        assert_eq!(file.output.matches("int bankwise_s(int i)").count(), 1);
+        assert_eq!(file.output.matches("void put_bankwise_s(").count(), 1);
+        assert!(file
+            .output
+            .contains("// bankwise map for `s` in `k1`, `k2`: bitvector-xor"));
+        assert_eq!(
+            file.output
+                .matches("put_bankwise_s(s, threadIdx.x);")
+                .count(),
+            2
+        );
+        // `s + 1` in the second kernel needs the first element in the copy: another copy
+        // under the same name, so that kernel is left out.
+        let text = format!("{helper}{}{}", kernel("k1", false), kernel("k2", true));
+        let file = fixed(&text, &FixOptions::default());
+        let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
+        assert_eq!(actions, vec![Action::Rewritten, Action::NotApplied]);
+        assert_eq!(
+            file.arrays[1].reason.as_deref(),
+            Some(
+                "its copies of the functions it is passed to would differ from those of `k1`, \
+                 whose names they share"
+            )
+        );
+        assert!(file.output.contains("put(s + 1, threadIdx.x);"));
+    }
+
+    #[test]
+    fn one_copy_cannot_serve_two_arrays_passed_through_one_call() {
+        let text = "__device__ void pair(float *a, float *b)\n{\n    a[2 * threadIdx.x] = 1;\n    \
+            b[2 * threadIdx.x] = 1;\n}\n\n// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[64];\n    __shared__ float t[64];\n    pair(s, t);\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        let s = outcome(&file, "s");
+        assert_eq!(s.action, Action::NotApplied);
+        assert_eq!(
+            s.reason.as_deref(),
+            Some(
+                "`t` is passed through the same call at line 12: one copy of the function \
+                 cannot serve two arrays"
+            )
+        );
+    }
+
+    #[test]
+    fn a_volatile_pointer_keeps_its_subscript_or_the_array_is_left_alone() {
+        let first = POINTERS.replace("float *p = s;", "volatile float *p = s;");
+        let file = fixed(&first, &FixOptions::default());
+        assert_eq!(outcome(&file, "s").action, Action::Rewritten);
+        assert!(file
+            .output
+            .contains("    p[bankwise_s(2 * threadIdx.x)] = 1;\n"));
+        let offset = POINTERS.replace("const float *q", "volatile const float *q");
+        let file = fixed(&offset, &FixOptions::default());
+        let s = outcome(&file, "s");
+        assert_eq!(s.action, Action::NotApplied);
+        assert_eq!(
+            s.reason.as_deref(),
+            Some(
+                "line 9: `q[2 * threadIdx.x]` may go through a `volatile` pointer, whose \
+                 qualifier a subscript of the array would drop"
+            )
+        );
+    }
+
+    #[test]
+    fn dynamic_shared_memory_is_left_alone() {
+        let text = "// bankwise: block=64\n__global__ void k(float *o)\n{\n    \
+            extern __shared__ float a[];\n    extern __shared__ float b[];\n    \
+            a[2 * threadIdx.x] = 1;\n    b[2 * threadIdx.x] = 1;\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(outcome(&file, "a")
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("shares the dynamic shared memory with `b`")));
+        let one = text
+            .replace("    extern __shared__ float b[];\n", "")
+            .replace("    b[2 * threadIdx.x] = 1;\n", "");
+        let file = fixed(&one, &FixOptions::default());
+        assert_eq!(
+            outcome(&file, "a").reason.as_deref(),
+            Some(
+                "an `extern __shared__` array whose extent no launch in this file gives (or its \
+                 launches disagree): a map is only proven on a known extent"
+            )
+        );
+        // Launches that disagree leave the extent unknown.
+        let disagree =
+            format!("{one}void h() {{ k<<<1, 64, 512>>>(0); k<<<1, 64, 1024>>>(0); }}\n");
+        let file = fixed(&disagree, &FixOptions::default());
+        assert_eq!(outcome(&file, "a").action, Action::LeftAlone);
+    }
+
+    #[test]
+    fn an_extern_array_with_the_extent_of_its_launches_is_rewritten_but_never_padded() {
+        let text = "__global__ void k(float *o)\n{\n    extern __shared__ float a[];\n    \
+            a[2 * threadIdx.x] = o[0];\n    o[1] = a[threadIdx.x];\n}\n\
+            void h() { k<<<1, 64, 128 * sizeof(float)>>>(0); }\n";
+        let file = fixed(text, &FixOptions::default());
+        let a = outcome(&file, "a");
+        assert_eq!(a.action, Action::Rewritten);
+        assert_eq!((a.excess_before, a.excess_after), (Some(2), Some(0)));
+        assert!(file
+            .output
+            .contains("a[bankwise_a(2 * threadIdx.x)] = o[0];"));
+        assert!(file.output.contains("    extern __shared__ float a[];\n"));
+        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+        let padding = FixOptions {
+            strategy: Strategy {
+                forced: Some(Family::Padding),
+                smem_budget: None,
+            },
+            unsafe_fixes: true,
+            ..FixOptions::default()
+        };
+        let file = fixed(text, &padding);
+        assert!(!file.changed());
+        let a = outcome(&file, "a");
+        assert_eq!(a.action, Action::LeftAlone);
+        assert!(
+            a.reason.as_deref().is_some_and(|r| r.contains("padding")),
+            "{a:?}"
+        );
+    }
+
+    #[test]
+    fn instances_of_a_template_that_need_different_maps_are_left_alone() {
+        let text = "// bankwise: block=32\ntemplate <int S>\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[256];\n    s[S * threadIdx.x] = o[0];\n}\n\
+            template __global__ void k<1>(float *);\ntemplate __global__ void k<2>(float *);\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        let reasons: Vec<Option<&str>> = file.arrays.iter().map(|a| a.reason.as_deref()).collect();
+        assert_eq!(
+            reasons,
+            vec![Some("the instances of template `k` need different rewrites"); 2]
+        );
+        // One instance alone is rewritten.
+        let one = text.replace("template __global__ void k<1>(float *);\n", "");
+        let file = fixed(&one, &FixOptions::default());
+        assert_eq!(file.arrays[0].action, Action::Rewritten);
+        // Instances that agree share one set of edits: one map function, one marker.
+        let agree = text.replace("s[S * threadIdx.x]", "s[2 * threadIdx.x + S - S]");
+        let file = fixed(&agree, &FixOptions::default());
+        let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
+        assert_eq!(actions, vec![Action::Rewritten; 2]);
+        assert_eq!(file.output.matches("int bankwise_s(int i)").count(), 1);
+        assert_eq!(file.output.matches("// bankwise: `s`").count(), 1);
+    }
+
+    #[test]
+    fn a_map_for_extents_from_template_parameters_is_unsafe() {
+        let text = "// bankwise: block=32\ntemplate <int N>\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[N];\n    s[2 * threadIdx.x] = o[0];\n}\n\
+            template __global__ void k<64>(float *);\n";
+        let file = fixed(text, &FixOptions::default());
+        assert!(!file.changed());
+        assert_eq!(
+            file.arrays[0].reason.as_deref(),
+            Some(
+                "unsafe: its extents depend on the template parameter `N`: the map is proven \
+                 for `k<64>` only; pass --unsafe-fixes to apply it"
+            )
+        );
+        let forced = FixOptions {
+            unsafe_fixes: true,
+            ..FixOptions::default()
+        };
+        assert!(fixed(text, &forced)
+            .output
+            .contains("s[bankwise_s(2 * threadIdx.x)]"));
+    }
+
+    #[test]
+    fn map_function_names_do_not_collide() {
+        let text = "int bankwise_s;\n// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+            __shared__ float s[64];\n    s[2 * threadIdx.x] = o[0];\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert_eq!(
+            outcome(&file, "s").map_function.as_deref(),
+            Some("bankwise_k_s")
+        );
+        assert!(file.output.contains("s[bankwise_k_s(2 * threadIdx.x)]"));
+    }
+
+    #[test]
+    fn a_strategy_that_cannot_be_validated_is_refused() {
+        let rap = FixOptions {
+            strategy: Strategy {
+                forced: Some(Family::Rap),
+                smem_budget: None,
+            },
+            ..FixOptions::default()
+        };
+        let file = fixed(TRANSPOSE, &rap);
+        assert!(!file.changed());
+        assert!(outcome(&file, "tile")
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("`__constant__` table")));
+    }
+}

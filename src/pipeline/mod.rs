@@ -1,0 +1,114 @@
+//! The driver: one file through the stages, with the settings merged (command line over
+//! `bankwise.toml` over the defaults). [`analyse_file`] for `check`, [`fix_file`] for `fix`
+//! (plan, rewrite, then [`validate`] the real output before anything is written).
+pub mod fix;
+pub mod validate;
+
+pub use fix::{fix_file, fix_text, FileFix, FixError, FixOptions};
+
+use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
+use crate::block::ConfigBlocks;
+use crate::parse;
+use crate::settings::Config;
+use std::path::Path;
+
+/// Reads `path` (and the nearest `bankwise.toml`) and analyses it.
+pub fn analyse_file(path: &Path, options: &Options) -> Result<AnalysedFile, AnalysisError> {
+    let text = parse::read_source(path, options.max_file_bytes)?;
+    let (options, config) = for_analysis(path, options).map_err(AnalysisError::Config)?;
+    Ok(analyse_text(path, &text, &options, &config))
+}
+
+/// `options` for a file under `config`: what `options.command_line` sets explicitly wins,
+/// then the file, then the values already in `options`.
+pub fn analysis_options(config: &Config, options: &Options) -> Options {
+    let settings = options.command_line.over(&config.settings);
+    let mut effective = options.clone();
+    effective.bank.banks = settings.banks.unwrap_or(options.bank.banks);
+    effective.bank.bank_width = settings.bank_width.unwrap_or(options.bank.bank_width);
+    // The command line's definitions come last, so they win.
+    effective.defines = config
+        .defines
+        .iter()
+        .chain(&options.defines)
+        .cloned()
+        .collect();
+    effective
+}
+
+/// [`analysis_options`] for `fix`, with the strategy, budget and unsafe fixes.
+pub fn fix_options(config: &Config, options: &FixOptions) -> FixOptions {
+    let settings = options.analysis.command_line.over(&config.settings);
+    let mut effective = options.clone();
+    effective.analysis = analysis_options(config, &options.analysis);
+    if let Some(strategy) = settings.strategy {
+        effective.strategy.forced = strategy.forced();
+    }
+    effective.strategy.smem_budget = settings.smem_budget.or(options.strategy.smem_budget);
+    effective.unsafe_fixes = settings.unsafe_fixes.unwrap_or(options.unsafe_fixes);
+    effective
+}
+
+/// The configuration of `input` and the analysis options under it.
+pub fn for_analysis(input: &Path, options: &Options) -> Result<(Options, ConfigBlocks), String> {
+    let config = Config::find(input)?;
+    Ok((analysis_options(&config, options), config.blocks))
+}
+
+/// The configuration of `input` and the fix options under it: the one way `fix` reads
+/// `bankwise.toml`.
+pub fn for_fix(input: &Path, options: &FixOptions) -> Result<(FixOptions, ConfigBlocks), String> {
+    let config = Config::find(input)?;
+    Ok((fix_options(&config, options), config.blocks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{Settings, StrategySetting};
+    use crate::solve::Family;
+
+    fn parse(text: &str) -> Config {
+        Config::parse(text, Path::new("dir/bankwise.toml")).expect("a valid file")
+    }
+
+    #[test]
+    fn command_line_over_file_over_defaults() {
+        let config = parse(
+            "defines = [\"TILE=16\", \"ROWS=4\"]\n[bank]\nbanks = 16\nbank_width = 8\n\
+             [fix]\nstrategy = \"padding\"\nsmem_budget = 100\nunsafe_fixes = true\n",
+        );
+        let defaults = FixOptions::default();
+        let from_file = fix_options(&config, &defaults);
+        assert_eq!(from_file.analysis.bank.banks, 16);
+        assert_eq!(from_file.analysis.bank.bank_width, 8);
+        assert_eq!(from_file.strategy.forced, Some(Family::Padding));
+        assert_eq!(from_file.strategy.smem_budget, Some(100));
+        assert!(from_file.unsafe_fixes);
+        assert_eq!(from_file.analysis.defines, ["TILE=16", "ROWS=4"]);
+
+        let mut command_line = FixOptions::default();
+        command_line.analysis.command_line = Settings {
+            banks: Some(32),
+            bank_width: Some(4),
+            strategy: Some(StrategySetting::Auto),
+            smem_budget: Some(200),
+            unsafe_fixes: Some(false),
+        };
+        command_line.analysis.defines = vec!["TILE=32".into()];
+        let given = fix_options(&config, &command_line);
+        assert_eq!(given.analysis.bank.banks, 32);
+        assert_eq!(given.analysis.bank.bank_width, 4);
+        assert_eq!(given.strategy.forced, None);
+        assert_eq!(given.strategy.smem_budget, Some(200));
+        assert!(!given.unsafe_fixes);
+        // The parser lets the last definition of a name win.
+        assert_eq!(given.analysis.defines, ["TILE=16", "ROWS=4", "TILE=32"]);
+
+        let none = fix_options(&Config::default(), &defaults);
+        assert_eq!(none.analysis.bank, defaults.analysis.bank);
+        assert_eq!(none.strategy.forced, None);
+        assert_eq!(none.strategy.smem_budget, None);
+        assert!(!none.unsafe_fixes);
+    }
+}
