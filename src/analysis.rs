@@ -278,6 +278,12 @@ impl AnalysedFile {
             })
     }
 
+    /// Whether any access of the file has excess wavefronts.
+    pub fn has_conflicts(&self) -> bool {
+        self.reported()
+            .any(|r| r.costs.iter().flatten().flatten().any(|c| c.excess() > 0))
+    }
+
     /// Whether the file yielded nothing: syntax errors and no function analysed.
     pub fn failed(&self) -> bool {
         !self.parsed.syntax_errors.is_empty()

@@ -1,4 +1,4 @@
-//! Block shapes (DESIGN.md §2): which `blockDim` each kernel runs with.
+//! Block shapes (docs/ARCHITECTURE.md §2): which `blockDim` each kernel runs with.
 //!
 //! Sources, strongest first: `--block K=XxY` then `--block XxY` on the command line, the
 //! nearest `bankwise.toml` (read by the settings stage), a `// bankwise: block=XxY` comment above the

@@ -41,7 +41,7 @@ impl fmt::Display for Class {
     }
 }
 
-/// The thread indices of lane `lane` of warp `warp` (DESIGN.md §3: `l = tx + Bx·(ty + By·tz)`);
+/// The thread indices of lane `lane` of warp `warp` (docs/ARCHITECTURE.md §3: `l = tx + Bx·(ty + By·tz)`);
 /// `None` past the end of the block.
 pub fn lane_thread(block: [u32; 3], warp_size: u32, warp: u32, lane: u32) -> Option<[i64; 3]> {
     let [bx, by, bz] = block.map(|d| u64::from(d.max(1)));

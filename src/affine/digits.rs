@@ -1,4 +1,4 @@
-//! The digit-affine normal form `s = Σ c_k · d_k + o` (DESIGN.md §3, Lloyd's index digits):
+//! The digit-affine normal form `s = Σ c_k · d_k + o` (docs/ARCHITECTURE.md §3, Lloyd's index digits):
 //! each digit is a bit field `(t >> a) & (2^b − 1)` of one thread index, each coefficient and
 //! the offset are warp-uniform.
 //!

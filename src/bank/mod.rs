@@ -1,4 +1,4 @@
-//! The exact bank model (DESIGN.md §4): what one warp's shared-memory access costs.
+//! The exact bank model (docs/ARCHITECTURE.md §4): what one warp's shared-memory access costs.
 //!
 //! Independent of parsing: the input is a [`Request`] (element size, and per lane an element
 //! index or `None` for an inactive lane), the output a [`Cost`] in wavefronts. The rules:

@@ -1,4 +1,4 @@
-//! Exact costs of the patterns in DESIGN.md §9 and a few hand-computed corner cases, plus a
+//! Exact costs of the patterns in docs/ARCHITECTURE.md §9 and a few hand-computed corner cases, plus a
 //! comparison with a brute-force reference on random requests.
 use super::dmm::SplitMix64;
 use super::*;
@@ -281,7 +281,7 @@ fn degenerate_sizes_do_not_panic() {
     assert_eq!(cost.ideal_wavefronts, 2);
 }
 
-/// The rules of DESIGN.md §4 written as plainly as possible: sets of words per bank.
+/// The rules of docs/ARCHITECTURE.md §4 written as plainly as possible: sets of words per bank.
 fn reference(config: &BankConfig, request: &Request) -> Cost {
     let banks = i64::from(config.banks.max(1));
     let width = i64::from(config.bank_width.max(1));

@@ -147,7 +147,7 @@ fn table6(out: &mut String, bench: &Bench) {
         "\nThe paper hashes the word address of the whole scratchpad in hardware, one hash per \
          kernel, and averages over its 22 benchmarks, the two histograms included; bankwise \
          maps each array's element indices in software, only by bijections of the array \
-         (DESIGN.md §5), and averages over the kernels above.\n"
+         (ARCHITECTURE.md §5), and averages over the kernels above.\n"
     );
 }
 
@@ -304,7 +304,7 @@ pub fn table5(bench: &Bench) -> String {
          two. The paper's `a` is a word address of the whole scratchpad and one hash serves a \
          kernel; ours is the element index of one array (a word for the 4-byte elements of \
          the suite) and each array gets its own map, completed to a bijection of the array \
-         (DESIGN.md §5). After `→`: the excess wavefronts the map leaves in that array \
+         (ARCHITECTURE.md §5). After `→`: the excess wavefronts the map leaves in that array \
          (`{WORSE}`: worse than declared at some access, `{CUT_SHORT}`: the exact search hit \
          its search bound); *(= Table 5)* marks the paper's own parameters. Only arrays with \
          conflicts are listed.\n"

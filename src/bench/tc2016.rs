@@ -288,7 +288,7 @@ pub const BENCHMARKS: [Benchmark; 22] = [
         perm_mih: "(4) (5) (6) (7) (0)",
         xor_gh: "(1^4) (2^5) (0^6) (4^5) (3^7)",
         xor_mih: "(0^5) (2^4) (3^6) (1^7) (4)",
-        results_note: "the tile `h[17][17]` has an odd number of elements, so no XOR-linear map may change any index bit without leaving the array (DESIGN.md §5) and the XOR families have nothing to offer; padding the rows to 18 clears all conflicts but needs 68 more bytes, which the default budget does not allow. A skewed layout, element `[y][x]` stored at `[y][(x + y) % 17]`, clears them all in the same 289 elements: the chosen map.",
+        results_note: "the tile `h[17][17]` has an odd number of elements, so no XOR-linear map may change any index bit without leaving the array (ARCHITECTURE.md §5) and the XOR families have nothing to offer; padding the rows to 18 clears all conflicts but needs 68 more bytes, which the default budget does not allow. A skewed layout, element `[y][x]` stored at `[y][(x + y) % 17]`, clears them all in the same 289 elements: the chosen map.",
         table5_note: "None of the XOR families applies (289 elements, odd); the paper hashes word addresses of the whole scratchpad, where `h` is one region among others.",
     },
     Benchmark {

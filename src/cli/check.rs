@@ -3,9 +3,7 @@ use super::{
     collect_sources, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
 use bankwise::analysis::{AnalysedFile, AnalysisError};
-use bankwise::parse;
-use bankwise::pipeline::analyse_file;
-use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
+use bankwise::pipeline::{self, FileFix};
 use bankwise::report::{self, sarif};
 use bankwise::settings::Settings;
 use clap::ValueEnum;
@@ -32,17 +30,10 @@ pub struct CheckArgs {
 enum CheckFormat {
     /// `file:line:col: severity: message` lines.
     Text,
-    /// One object with every kernel, array and access (DESIGN.md §8).
+    /// One object with every kernel, array and access (docs/ARCHITECTURE.md §8).
     Json,
     /// SARIF 2.1.0 for code review, with the fixes `bankwise fix` would make.
     Sarif,
-}
-
-/// One file as `check` saw it; the text and the fixes only for SARIF.
-struct Checked {
-    analysed: Result<AnalysedFile, AnalysisError>,
-    text: Option<String>,
-    fix: Option<Result<FileFix, FixError>>,
 }
 
 pub fn run(args: CheckArgs) -> ExitCode {
@@ -53,59 +44,32 @@ pub fn run(args: CheckArgs) -> ExitCode {
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
     };
-    let fix_options = FixOptions {
-        analysis: options.clone(),
-        ..FixOptions::default()
-    };
     let sarif = args.format == CheckFormat::Sarif;
     let mut failed = false;
     let sources = collect_sources(&args.files, &mut failed);
     let checked = args.run.each("checking", &sources, |path| {
-        let analysed = analyse_file(path, &options);
-        if !sarif || analysed.is_err() {
-            return Checked {
-                analysed,
-                text: None,
-                fix: None,
-            };
+        let mut checked = pipeline::check_file(path, &options, sarif)?;
+        if !sarif {
+            // Only SARIF needs the text again (it counts columns in code points).
+            checked.text = String::new();
         }
-        // Read again for the columns: SARIF counts code points, the analysis bytes.
-        let text = match parse::read_source(path, options.max_file_bytes) {
-            Ok(text) => text,
-            Err(err) => {
-                return Checked {
-                    analysed: Err(err.into()),
-                    text: None,
-                    fix: None,
-                }
-            }
-        };
-        let fix = analysed
-            .as_ref()
-            .is_ok_and(has_conflicts)
-            .then(|| pipeline::fix_file(path, &fix_options));
-        Checked {
-            analysed,
-            text: Some(text),
-            fix,
-        }
+        Ok::<_, AnalysisError>(checked)
     });
     let mut analysed: Vec<AnalysedFile> = Vec::new();
     let mut texts: Vec<String> = Vec::new();
     let mut fixes: Vec<Option<FileFix>> = Vec::new();
     for file in checked {
-        match file.analysed {
-            Ok(file) => {
-                failed |= file.failed();
-                analysed.push(file);
-            }
+        let file = match file {
+            Ok(file) => file,
             Err(err) => {
                 eprintln!("bankwise: error: {err}");
                 failed = true;
                 continue;
             }
-        }
-        texts.push(file.text.unwrap_or_default());
+        };
+        failed |= file.analysed.failed();
+        analysed.push(file.analysed);
+        texts.push(file.text);
         fixes.push(match file.fix {
             Some(Ok(fix)) => Some(fix),
             Some(Err(err)) => {
@@ -154,7 +118,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             failed = true;
         }
     }
-    let conflicts = analysed.iter().any(has_conflicts);
+    let conflicts = analysed.iter().any(AnalysedFile::has_conflicts);
     if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
     } else if args.deny_conflicts && conflicts {
@@ -162,10 +126,4 @@ pub fn run(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
-}
-
-/// Whether any access of the file has excess wavefronts.
-fn has_conflicts(file: &AnalysedFile) -> bool {
-    file.reported()
-        .any(|r| r.costs.iter().flatten().flatten().any(|c| c.excess() > 0))
 }

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// Exit status for usage and input errors (DESIGN.md §8).
+/// Exit status for usage and input errors (docs/ARCHITECTURE.md §8).
 const EXIT_INPUT_ERROR: u8 = 2;
 /// Exit status of `check --deny-conflicts` when an access has bank conflicts.
 const EXIT_CONFLICTS: u8 = 1;

@@ -670,7 +670,7 @@ fn pick_iteration(
 
 /// Nakano's congestion of one warp request: on a DMM as wide as a phase when every lane
 /// reads one word; a lane that reads several words is no DMM request, and its congestion is
-/// the conflict degree (DESIGN.md §4).
+/// the conflict degree (docs/ARCHITECTURE.md §4).
 fn congestion(config: &BankConfig, units: Units, lanes: &[Option<i64>]) -> u32 {
     let width = i64::from(config.bank_width.max(1));
     let bytes = i64::from(units.unit_bytes.max(1));

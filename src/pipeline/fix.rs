@@ -1,7 +1,7 @@
 //! `fix` on one file: analyse, plan, apply the fixes the options allow, and validate the
 //! output (translation validation) before anything may be written.
 use super::validate;
-use crate::analysis::{analyse_text, AnalysisError, Options};
+use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
 use crate::block::ConfigBlocks;
 use crate::parse;
 use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
@@ -64,8 +64,19 @@ pub fn fix_text(
     options: &FixOptions,
     config: &ConfigBlocks,
 ) -> Result<FileFix, FixError> {
-    let shown = path.display().to_string();
     let analysed = analyse_text(path, text, &options.analysis, config);
+    fix_analysed(&analysed, text, options, config)
+}
+
+/// [`fix_text`] on a file already analysed with `options.analysis`.
+pub fn fix_analysed(
+    analysed: &AnalysedFile,
+    text: &str,
+    options: &FixOptions,
+    config: &ConfigBlocks,
+) -> Result<FileFix, FixError> {
+    let path = analysed.path.as_path();
+    let shown = path.display().to_string();
     if analysed.failed() {
         let line = analysed
             .parsed
@@ -74,7 +85,7 @@ pub fn fix_text(
             .map_or(0, |at| at.line);
         return Err(FixError::Unparsable { path: shown, line });
     }
-    let plan = plan::plan(&analysed, text, &options.strategy, &options.analysis.bank);
+    let plan = plan::plan(analysed, text, &options.strategy, &options.analysis.bank);
     let mut arrays = plan.outcomes;
     let mut fixes = Vec::new();
     let mut applied: Vec<&Planned> = Vec::new();
@@ -97,7 +108,7 @@ pub fn fix_text(
         }
     }
     share_map_functions(
-        &analysed,
+        analysed,
         &plan.rewrites,
         &mut applied,
         &mut fixes,
@@ -123,7 +134,7 @@ pub fn fix_text(
         }
         let measured = validate::validate(
             path,
-            &analysed,
+            analysed,
             &output,
             &view,
             &applied,
@@ -153,7 +164,7 @@ pub fn fix_text(
 /// same functions) insert it, with its copies of those functions, once: above the first
 /// kernel, its comment naming them all. A kernel whose copies came out different is left out.
 fn share_map_functions<'p>(
-    analysed: &crate::analysis::AnalysedFile,
+    analysed: &AnalysedFile,
     rewrites: &'p [Planned],
     applied: &mut Vec<&'p Planned>,
     fixes: &mut [Fix],

@@ -4,7 +4,7 @@
 pub mod fix;
 pub mod validate;
 
-pub use fix::{fix_file, fix_text, FileFix, FixError, FixOptions};
+pub use fix::{fix_analysed, fix_file, fix_text, FileFix, FixError, FixOptions};
 
 use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
 use crate::block::ConfigBlocks;
@@ -17,6 +17,51 @@ pub fn analyse_file(path: &Path, options: &Options) -> Result<AnalysedFile, Anal
     let text = parse::read_source(path, options.max_file_bytes)?;
     let (options, config) = for_analysis(path, options).map_err(AnalysisError::Config)?;
     Ok(analyse_text(path, &text, &options, &config))
+}
+
+/// One file as `check` sees it: read once, analysed once, and (when asked) fixed from that
+/// analysis.
+#[derive(Debug)]
+pub struct CheckedFile {
+    pub analysed: AnalysedFile,
+    pub text: String,
+    /// What `fix` would do, when asked for and the file has conflicts; an error is `fix`'s
+    /// own, which leaves the analysis standing.
+    pub fix: Option<Result<FileFix, FixError>>,
+}
+
+/// Reads `path` and the nearest `bankwise.toml`, analyses the file and, with `plan_fixes`
+/// and conflicts found, plans and validates the fixes `fix` would make.
+pub fn check_file(
+    path: &Path,
+    options: &Options,
+    plan_fixes: bool,
+) -> Result<CheckedFile, AnalysisError> {
+    let text = parse::read_source(path, options.max_file_bytes)?;
+    let config = Config::find(path).map_err(AnalysisError::Config)?;
+    let analysed = analyse_text(
+        path,
+        &text,
+        &analysis_options(&config, options),
+        &config.blocks,
+    );
+    let fix = (plan_fixes && analysed.has_conflicts()).then(|| {
+        let asked = FixOptions {
+            analysis: options.clone(),
+            ..FixOptions::default()
+        };
+        fix_analysed(
+            &analysed,
+            &text,
+            &fix_options(&config, &asked),
+            &config.blocks,
+        )
+    });
+    Ok(CheckedFile {
+        analysed,
+        text,
+        fix,
+    })
 }
 
 /// `options` for a file under `config`: what `options.command_line` sets explicitly wins,

@@ -1,4 +1,4 @@
-//! Translation validation (DESIGN.md §7): the rewritten source is parsed and analysed again,
+//! Translation validation (docs/ARCHITECTURE.md §7): the rewritten source is parsed and analysed again,
 //! and for every access of every rewritten array the element index it computes, in every
 //! warp request, must be the map applied to the one the original computed; its re-analysed
 //! excess wavefronts must be the solver's prediction; every other array must cost what it

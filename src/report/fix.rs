@@ -1,5 +1,5 @@
 //! What `fix` reports: a line per array it rewrote or left alone, and the JSON object of
-//! `fix --format json` (DESIGN.md §8: per array the chosen map, the totals before and after,
+//! `fix --format json` (docs/ARCHITECTURE.md §8: per array the chosen map, the totals before and after,
 //! and the ALU instructions added per access).
 use crate::pipeline::FileFix;
 use crate::plan::{Action, ArrayOutcome};

@@ -1,85 +1,20 @@
 //! `check --format sarif`: SARIF 2.1.0 (OASIS), the format code review tools read (GitHub
-//! code scanning among them). One run; one result per conflicting access, per escaping use
-//! of an array, per kernel without a block shape and per other diagnostic; the fix that
-//! `bankwise fix` makes for an array rides on the array's first conflict result in the file.
+//! code scanning among them). One run; one result per finding with a rule (a conflicting
+//! access, an escaping use of an array, a kernel without a block shape, another
+//! diagnostic); the fix that `bankwise fix` makes for an array rides on the array's first
+//! conflict result in the file.
 //!
 //! Columns count Unicode code points (`columnKind` says so), 1-based; an end column is the
 //! column just after the region.
-use super::{conflict_message, escape_message};
+use super::finding::{attach_fixes, findings, Finding, Rule};
 use crate::analysis::AnalysedFile;
-use crate::parse::{AccessKind, Location, Severity, Span};
+use crate::parse::{Location, Span};
 use crate::pipeline::FileFix;
-use crate::plan::Action;
-use crate::rewrite::Edit;
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::path::Path;
 
 /// The base every artifact URI is relative to: the directory `check` ran in.
 const SOURCE_ROOT: &str = "%SRCROOT%";
-
-/// One kind of diagnostic. The ids are stable: code scanning tracks alerts by them.
-struct Rule {
-    id: &'static str,
-    name: &'static str,
-    short: &'static str,
-    /// The README section that explains it.
-    /// The README section that explains it (the project has no public URL to link to).
-    section: &'static str,
-    level: &'static str,
-}
-
-const CONFLICT_ON_LOAD: usize = 0;
-const CONFLICT_ON_STORE: usize = 1;
-const CONFLICT_ON_ATOMIC: usize = 2;
-const ESCAPE: usize = 3;
-const UNKNOWN_BLOCK: usize = 4;
-const OTHER: usize = 5;
-
-const RULES: [Rule; 6] = [
-    Rule {
-        id: "BW001",
-        name: "bank-conflict-load",
-        short: "Shared-memory load with bank conflicts: the warp's request takes more wavefronts than it must.",
-        section: "`bankwise check`",
-        level: "warning",
-    },
-    Rule {
-        id: "BW002",
-        name: "bank-conflict-store",
-        short: "Shared-memory store with bank conflicts: the warp's request takes more wavefronts than it must.",
-        section: "`bankwise check`",
-        level: "warning",
-    },
-    Rule {
-        id: "BW003",
-        name: "bank-conflict-atomic",
-        short: "Shared-memory atomic with bank conflicts: the warp's request takes more wavefronts than it must.",
-        section: "`bankwise check`",
-        level: "warning",
-    },
-    Rule {
-        id: "BW004",
-        name: "array-escapes-analysis",
-        short: "A shared array escapes analysis (its address goes out of sight): it is left unanalysed there and never rewritten.",
-        section: "`bankwise check`",
-        level: "note",
-    },
-    Rule {
-        id: "BW005",
-        name: "block-shape-unknown",
-        short: "The block shape of a kernel is unknown: its accesses are not simulated; pass --block or set it in bankwise.toml.",
-        section: "Configuration: `bankwise.toml`",
-        level: "note",
-    },
-    Rule {
-        id: "BW006",
-        name: "analysis-diagnostic",
-        short: "Something the analysis could not follow: a syntax error, launches that disagree, an unknown constant.",
-        section: "`bankwise check`",
-        level: "warning",
-    },
-];
 
 /// One analysed file with its text (for columns) and, when `fix` could plan it, its fixes.
 pub struct SarifFile<'a> {
@@ -95,15 +30,15 @@ pub fn sarif(files: &[SarifFile], root: &Path) -> Value {
     for file in files {
         results.extend(file_results(file, root));
     }
-    let rules: Vec<Value> = RULES
+    let rules: Vec<Value> = Rule::ALL
         .iter()
         .map(|rule| {
             json!({
-                "id": rule.id,
-                "name": rule.name,
-                "shortDescription": { "text": rule.short },
-                "help": { "text": format!("See the bankwise README, section {}.", rule.section) },
-                "defaultConfiguration": { "level": rule.level },
+                "id": rule.id(),
+                "name": rule.name(),
+                "shortDescription": { "text": rule.summary() },
+                "help": { "text": format!("See the bankwise README, section {}.", rule.section()) },
+                "defaultConfiguration": { "level": rule.default_severity().as_str() },
             })
         })
         .collect();
@@ -124,137 +59,68 @@ pub fn sarif(files: &[SarifFile], root: &Path) -> Value {
 }
 
 fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
-    let analysed = file.analysed;
-    let place = Place::new(file.text, &analysed.path, root);
-    let mut fixes = file
+    let place = Place::new(file.text, &file.analysed.path, root);
+    let mut findings = findings(file.analysed);
+    if let Some(fix) = file.fix {
+        attach_fixes(&mut findings, fix);
+    }
+    let fix_place = file
         .fix
-        .map(|fix| array_fixes(fix, root))
-        .unwrap_or_default();
-    // Each result with its place and, for a conflict, its array.
-    let mut results: Vec<(Location, Value, Option<ArrayKey>)> = Vec::new();
-    let mut block_messages = Vec::new();
-    for reported in analysed.reported() {
-        let function = reported.function;
-        if let (Err(why), None) = (reported.block, function.syntax_error) {
-            block_messages.push((function.at, why.clone()));
-            results.push((
-                function.at,
-                result(UNKNOWN_BLOCK, why, place.at(function.at)),
-                None,
-            ));
-        }
-        for (a, array) in function.arrays.iter().enumerate() {
-            for escape in &array.escapes {
-                let message = escape_message(array, function, escape);
-                let value = result(ESCAPE, &message, place.at(escape.at));
-                results.push((escape.at, value, None));
-            }
-            let key = (function.display_name(), array.name.clone(), array.at);
-            for (i, access) in array.accesses.iter().enumerate() {
-                let site = reported.affine.and_then(|f| f.sites[a][i].as_ref());
-                let (Ok(cost), Some(site)) = (&reported.costs[a][i], site) else {
-                    continue;
-                };
-                if cost.excess() == 0 {
-                    continue;
-                }
-                let rule = match access.kind {
-                    AccessKind::Load => CONFLICT_ON_LOAD,
-                    AccessKind::Store => CONFLICT_ON_STORE,
-                    AccessKind::Atomic => CONFLICT_ON_ATOMIC,
-                };
-                let message = conflict_message(array, access, site, cost);
-                let mut value = result(rule, &message, place.span(access.span));
+        .map(|fix| Place::new(&fix.original, &fix.path, root));
+    findings
+        .iter()
+        .filter_map(|finding| {
+            let rule = finding.rule?;
+            let location = match finding.span {
+                Some(span) => place.span(span),
+                None => place.at(finding.at),
+            };
+            let mut value = result(rule, finding, location);
+            if let Some(figures) = &finding.conflict {
                 value["properties"] = json!({
-                    "conflict_degree": cost.conflict_degree,
-                    "excess_wavefronts": cost.excess(),
-                    "wavefronts": cost.wavefronts,
-                    "ideal_wavefronts": cost.ideal_wavefronts,
+                    "conflict_degree": figures.conflict_degree,
+                    "excess_wavefronts": figures.excess_wavefronts,
+                    "wavefronts": figures.wavefronts,
+                    "ideal_wavefronts": figures.ideal_wavefronts,
                 });
-                results.push((access.at, value, Some(key.clone())));
             }
-        }
-    }
-    for diagnostic in &analysed.diagnostics {
-        if block_messages.contains(&(diagnostic.at, diagnostic.message.clone())) {
-            continue;
-        }
-        let mut value = result(OTHER, &diagnostic.message, place.at(diagnostic.at));
-        value["level"] = match diagnostic.severity {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Note => "note",
-        }
-        .into();
-        results.push((diagnostic.at, value, None));
-    }
-    // Stable: the results at one place keep the order above.
-    results.sort_by_key(|(at, _, _)| *at);
-    results
-        .into_iter()
-        .map(|(_, mut value, array)| {
-            // The array's first conflict in the file takes its fix.
-            if let Some(fix) = array.and_then(|key| fixes.remove(&key)) {
-                value["fixes"] = json!([fix]);
+            if let (Some(fix), Some(fix_place)) = (&finding.fix, &fix_place) {
+                value["fixes"] = json!([fix_json(fix, fix_place)]);
             }
-            value
+            Some(value)
         })
         .collect()
 }
 
-fn result(rule: usize, message: &str, location: Value) -> Value {
+fn result(rule: Rule, finding: &Finding, location: Value) -> Value {
     json!({
-        "ruleId": RULES[rule].id,
-        "ruleIndex": rule,
-        "level": RULES[rule].level,
-        "message": { "text": message },
+        "ruleId": rule.id(),
+        "ruleIndex": Rule::ALL.iter().position(|r| *r == rule),
+        "level": finding.level().as_str(),
+        "message": { "text": finding.message },
         "locations": [{ "physicalLocation": location }],
     })
 }
 
-/// An array in a file: its function's display name, its name, its declaration.
-type ArrayKey = (String, String, Location);
-
-/// The SARIF fix of each array that `fix` rewrites, by (function, array, declaration).
-/// Fixes it would not apply (unsafe without `--unsafe-fixes`, display-only) are left out.
-fn array_fixes(file: &FileFix, root: &Path) -> HashMap<ArrayKey, Value> {
-    let place = Place::new(&file.original, &file.path, root);
-    let mut fixes = HashMap::new();
-    for (fix, &outcome) in file.fixes.iter().zip(&file.fixed_arrays) {
-        let outcome = &file.arrays[outcome];
-        if outcome.action != Action::Rewritten {
-            continue;
-        }
-        let mut edits: Vec<&Edit> = Vec::new();
-        for edit in &fix.edits {
-            // A compound assignment makes one edit twice (its load and its store).
-            if !edits.contains(&edit) {
-                edits.push(edit);
-            }
-        }
-        // In the original text's order; insertions at one place keep theirs.
-        edits.sort_by_key(|e| (e.range.start, !e.range.is_empty(), e.range.end));
-        let replacements: Vec<Value> = edits
-            .iter()
-            .map(|edit| {
-                json!({
-                    "deletedRegion": place.region(edit.range.start, edit.range.end),
-                    "insertedContent": { "text": edit.replacement },
-                })
-            })
-            .collect();
-        fixes.insert(
-            (outcome.function.clone(), outcome.array.clone(), outcome.at),
+/// A fix as SARIF writes it: its edits as replacements in the original text.
+fn fix_json(fix: &super::finding::FindingFix, place: &Place) -> Value {
+    let replacements: Vec<Value> = fix
+        .edits
+        .iter()
+        .map(|edit| {
             json!({
-                "description": { "text": fix.message },
-                "artifactChanges": [{
-                    "artifactLocation": place.artifact.clone(),
-                    "replacements": replacements,
-                }],
-            }),
-        );
-    }
-    fixes
+                "deletedRegion": place.region(edit.range.start, edit.range.end),
+                "insertedContent": { "text": edit.replacement },
+            })
+        })
+        .collect();
+    json!({
+        "description": { "text": fix.description },
+        "artifactChanges": [{
+            "artifactLocation": place.artifact.clone(),
+            "replacements": replacements,
+        }],
+    })
 }
 
 /// Positions in one file, in SARIF's terms.

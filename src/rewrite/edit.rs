@@ -1,4 +1,4 @@
-//! Source edits (DESIGN.md §7): byte ranges of the original text and their replacements,
+//! Source edits (docs/ARCHITECTURE.md §7): byte ranges of the original text and their replacements,
 //! grouped into fixes that say how safe they are to apply, as ruff's fixes do.
 use std::collections::HashSet;
 use std::fmt;

@@ -3,7 +3,7 @@
 //! An index `a` is a vector of bits; an XOR-linear map is a matrix over GF(2) whose row `j`
 //! is the set of input bits XORed into output bit `j` ([`LinearMap`]). Such a map is a
 //! bijection on `[0, N)` when it writes only the bits below `2^w`, the largest power of two
-//! dividing `N`, and its rows restricted to those bits are linearly independent (DESIGN.md §5):
+//! dividing `N`, and its rows restricted to those bits are linearly independent (docs/ARCHITECTURE.md §5):
 //! it then keeps the high part `a >> w` and, for each high part, permutes the `2^w` low values
 //! (an invertible `w × w` block plus a translation by a function of the high bits). That is
 //! the rank argument [`check_bijection`] relies on beyond [`EXHAUSTIVE_LIMIT`] elements.

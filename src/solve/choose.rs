@@ -1,4 +1,4 @@
-//! The choice for one array (DESIGN.md §6): every family's best candidate scored on every
+//! The choice for one array (docs/ARCHITECTURE.md §6): every family's best candidate scored on every
 //! site; the chosen one makes no site worse than the array as declared, fits the array's
 //! extra-byte allowance, and has the fewest excess wavefronts, then is a map of elements
 //! rather than the struct-of-arrays layout (which adds instructions), then has the fewest ALU
@@ -313,7 +313,7 @@ mod tests {
 
     /// Every testdata array whose accesses can all be simulated: the excess wavefronts before
     /// and after the choice. Two need the families made for them: `m_arith` (65 floats: odd,
-    /// so no XOR-linear map may write a bit, DESIGN.md §5) is cleared by a rotation by one
+    /// so no XOR-linear map may write a bit, docs/ARCHITECTURE.md §5) is cleared by a rotation by one
     /// before a swizzle of its first 64, and `tileSum`'s padded `s_tile[16][17]` by moving the
     /// padding column after a 16-wide swizzled tile. Where some remain, no bijection of
     /// elements can do better:

@@ -1,4 +1,4 @@
-//! The per-kernel choice (DESIGN.md §6): one candidate per array, minimising
+//! The per-kernel choice (docs/ARCHITECTURE.md §6): one candidate per array, minimising
 //! `Σ excess + λ · ALU` subject to the kernel's shared-memory budget, as a 0-1 integer
 //! program solved by good_lp's pure-Rust `microlp` backend (a multiple-choice knapsack: with
 //! padding competing for a few bytes across arrays, the per-array rule cannot decide).

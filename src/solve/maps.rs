@@ -1,4 +1,4 @@
-//! Address maps (DESIGN.md §5): one type per family, each a bijection π on the element
+//! Address maps (docs/ARCHITECTURE.md §5): one type per family, each a bijection π on the element
 //! indices `[0, N)` of one array (padding: an injection into a larger array), so that the
 //! element stored at index `a` moves to `π(a)` and its bank becomes `bank(π(a))`.
 //!
@@ -395,7 +395,7 @@ impl AddressMap for FixedAdd {
     }
 }
 
-/// Padding (DESIGN.md §5): rows of `pitch` elements stored `pitch + pad` apart. `declared`:
+/// Padding (docs/ARCHITECTURE.md §5): rows of `pitch` elements stored `pitch + pad` apart. `declared`:
 /// the pitch is the array's row length (it divides the extent), so the rewrite changes the
 /// declaration only; otherwise the flat index is padded (`i + (i / pitch) * pad`).
 #[derive(Debug, Clone, PartialEq, Eq)]

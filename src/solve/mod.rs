@@ -1,4 +1,4 @@
-//! Address maps and the solvers that configure them (DESIGN.md §5–6).
+//! Address maps and the solvers that configure them (docs/ARCHITECTURE.md §5–6).
 //!
 //! - [`maps`]: one type per family behind the [`AddressMap`](maps::AddressMap) trait, each a
 //!   proven bijection with its CUDA expression ([`expr`]) and ALU cost; [`algebra`]: the GF(2)

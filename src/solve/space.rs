@@ -13,7 +13,7 @@ pub struct Space<'a> {
     pub extent: u64,
     /// Index bits: every index is below `2^bits`.
     pub bits: u32,
-    /// Bits a bijection may write (DESIGN.md §5: below the largest power of two dividing the
+    /// Bits a bijection may write (docs/ARCHITECTURE.md §5: below the largest power of two dividing the
     /// extent).
     pub writable: u32,
     /// Index bits that select the bank (in element units).

@@ -1,4 +1,4 @@
-//! The forms a rewrite takes (DESIGN.md §7), in order of preference: the index swizzle in
+//! The forms a rewrite takes (docs/ARCHITECTURE.md §7), in order of preference: the index swizzle in
 //! place (`tile[r][c ^ r]`), a `__device__ __forceinline__` map function through which every
 //! subscript goes (a multi-dimensional declaration flattened first), and a padded
 //! declaration. Every form writes the access's own index expressions as they are in the
