@@ -1,0 +1,360 @@
+//! `__global__`/`__device__` function definitions: the function's model, and the walk over its
+//! body that finds the shared arrays in scope and every use of their names.
+use super::arrays::mark_dynamic_aliases;
+use super::templates::{template_parameters, Prototype};
+use super::walk::{children, named_children, walk, walk_with_ancestors, Lineage, Preorder};
+use super::{function_name, leftmost_identifier, Extractor};
+use crate::parse::ast::{self, compact_text, Expr, Span};
+use crate::parse::body::{parameters, Lowering};
+use crate::parse::consts::{identifier_tokens, Bindings};
+use crate::parse::model::*;
+use crate::parse::packed::{Body, Packed};
+use crate::parse::symbols::{self, child, children_in, FIELDS};
+use crate::parse::syntax::Node;
+use std::collections::{HashMap, HashSet};
+
+impl<'s> Extractor<'s> {
+    pub(super) fn function(&mut self, node: Node) {
+        let kind = if has_modifier(node, self.src, "__global__") {
+            FunctionKind::Kernel
+        } else if has_modifier(node, self.src, "__device__") {
+            FunctionKind::Device
+        } else {
+            return;
+        };
+        let Some(name) = function_name(node, self.src) else {
+            return;
+        };
+        let Some(body) = child(node, FIELDS.body) else {
+            return;
+        };
+        let outer = match node.parent() {
+            Some(parent) if symbols::kind(parent) == "template_declaration" => parent,
+            _ => node,
+        };
+        let syntax_error = outer.has_error().then(|| {
+            let mut first = None;
+            walk(outer, |n| {
+                if first.is_none() && (n.is_error() || n.is_missing()) {
+                    first = Some(self.at(n));
+                }
+                first.is_none() && n.has_error()
+            });
+            first.unwrap_or_else(|| self.at(outer))
+        });
+        let launch_bounds = named_children(node)
+            .into_iter()
+            .find(|c| symbols::kind(*c) == "launch_bounds")
+            .and_then(|lb| named_children(lb).first().copied())
+            .map(|e| ast::lower(e, self.src));
+        let annotated_block = self.block_annotation(outer);
+        let template_params = template_parameters(outer, self.src);
+        let mut function = Function {
+            name,
+            kind,
+            template_args: Vec::new(),
+            bindings: Bindings::default(),
+            at: self.at(node),
+            span: Span::of(node),
+            launch_bounds: None,
+            annotated_block,
+            callees: Vec::new(),
+            syntax_error,
+            arrays: Vec::new(),
+            params: parameters(node, self.src),
+            body: Body::default(),
+        };
+        let constants = match syntax_error {
+            None => {
+                // The body is walked several times: once with a cursor, then from a list.
+                let nodes = Preorder::of(body);
+                let dead = self.dead_branches(body, &nodes);
+                let constants = self.analyse_body(&mut function, body, &nodes, &dead);
+                let lowering = Lowering {
+                    src: self.src,
+                    dead: &dead,
+                    condition: &|node| self.preproc_condition(node),
+                };
+                function.body = Body::new(&lowering.body(body));
+                constants
+            }
+            Some(_) => Vec::new(),
+        };
+        let mut prototype = Prototype {
+            function: Box::new(function),
+            params: template_params,
+            constants: Packed::new(&constants),
+            launch_bounds,
+        };
+        if prototype.params.is_empty() {
+            let arrays = std::mem::take(&mut prototype.function.arrays);
+            let function = self.instantiate(&prototype, arrays, Vec::new(), Bindings::default());
+            self.functions.push(function);
+        } else {
+            // Instantiated once every instantiation and launch of the file is known.
+            self.templates.push(prototype);
+        }
+    }
+
+    /// Finds the function's shared arrays and classifies every use; returns the body's
+    /// integer constants, for binding per template instantiation.
+    /// `dead` are the body's dead `#if` branches ([`Extractor::dead_branches`]).
+    fn analyse_body(
+        &mut self,
+        function: &mut Function,
+        body: Node,
+        nodes: &Preorder,
+        dead: &[std::ops::Range<usize>],
+    ) -> Vec<(String, Expr)> {
+        let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
+        let definitions = self.local_definitions(nodes, dead);
+        let locals = self.bind_constants(&definitions.constants, &function.bindings);
+        let decl_nodes = definitions.shared;
+        let mut arrays = Vec::new();
+        for decl in &decl_nodes {
+            arrays.extend(self.shared_arrays(*decl, &locals, false, None));
+        }
+        arrays.extend(self.macro_declared_arrays(&definitions.shared_macro_calls, &locals));
+        let local_count = arrays.len();
+        arrays.extend(self.file_scope_arrays.iter().cloned());
+
+        let candidates: HashSet<&str> = arrays.iter().map(|a| a.name.as_str()).collect();
+        let declarator_starts: HashSet<usize> = decl_nodes
+            .iter()
+            .flat_map(|d| {
+                let mut starts = Vec::new();
+                walk(*d, |n| {
+                    if symbols::kind(n) == "identifier" {
+                        starts.push(n.start_byte());
+                    }
+                    true
+                });
+                starts
+            })
+            .collect();
+        let declaring_macros: Vec<Span> = arrays[..local_count]
+            .iter()
+            .filter(|a| a.declared_by_macro.is_some())
+            .map(|a| a.decl_span)
+            .collect();
+        // Scopes by node id: the shared arrays (by index) and the other names declared in
+        // them so far. Source order makes "so far" the C++ rule.
+        let mut shared_in_scope: HashMap<usize, Vec<usize>> = HashMap::new();
+        let mut others_in_scope: HashMap<usize, HashSet<String>> = HashMap::new();
+        let parameters = function_parameters(body, self.src);
+        others_in_scope.insert(body.id(), parameters);
+        let mut uses: Vec<Vec<Lineage>> = (0..arrays.len()).map(|_| Vec::new()).collect();
+        let mut asm_uses: Vec<Vec<Node>> = vec![Vec::new(); arrays.len()];
+        let mut callees = Vec::new();
+        let mut provider_calls = Vec::new();
+        let resolve = |name: &str,
+                       ancestors: &[Node],
+                       shared_in_scope: &HashMap<usize, Vec<usize>>,
+                       others_in_scope: &HashMap<usize, HashSet<String>>|
+         -> Option<usize> {
+            for scope in ancestors
+                .iter()
+                .rev()
+                .filter(|a| is_scope(symbols::kind(**a)))
+            {
+                let mut shared = shared_in_scope.get(&scope.id()).into_iter().flatten();
+                if let Some(&i) = shared.rfind(|&&i| arrays[i].name == name) {
+                    return Some(i);
+                }
+                if others_in_scope
+                    .get(&scope.id())
+                    .is_some_and(|names| names.contains(name))
+                {
+                    return None;
+                }
+            }
+            (local_count..arrays.len()).find(|&i| arrays[i].name == name)
+        };
+        nodes.walk_with_ancestors(|node, ancestors| {
+            if is_dead(node) {
+                return false;
+            }
+            let scope = || {
+                ancestors
+                    .iter()
+                    .rev()
+                    .find(|a| is_scope(symbols::kind(**a)))
+                    .map_or(body.id(), |a| a.id())
+            };
+            match symbols::kind(node) {
+                // Operands of sizeof/alignof/decltype are not evaluated: no access.
+                "sizeof_expression" | "alignof_expression" | "decltype" => return false,
+                "gnu_asm_expression" => {
+                    let mut inner_uses = Vec::new();
+                    walk_with_ancestors(node, |inner, inner_ancestors| {
+                        if symbols::kind(inner) == "identifier"
+                            && candidates.contains(self.text(inner))
+                        {
+                            let chain: Vec<Node> =
+                                ancestors.iter().chain(inner_ancestors).copied().collect();
+                            inner_uses.push((self.text(inner), chain));
+                        }
+                        true
+                    });
+                    for (name, chain) in inner_uses {
+                        if let Some(i) = resolve(name, &chain, &shared_in_scope, &others_in_scope) {
+                            asm_uses[i].push(node);
+                        }
+                    }
+                    return false;
+                }
+                "identifier" => {
+                    let name = self.text(node);
+                    let in_declaring_macro = declaring_macros
+                        .iter()
+                        .any(|span| (span.start..span.end).contains(&node.start_byte()));
+                    if candidates.contains(name)
+                        && !declarator_starts.contains(&node.start_byte())
+                        && !in_declaring_macro
+                    {
+                        if let Some(i) =
+                            resolve(name, ancestors, &shared_in_scope, &others_in_scope)
+                        {
+                            let chain = std::iter::once(node)
+                                .chain(ancestors.iter().rev().copied())
+                                .collect();
+                            uses[i].push(Lineage { chain });
+                        }
+                    }
+                }
+                "call_expression" => {
+                    if let Some(f) = child(node, FIELDS.function) {
+                        if matches!(symbols::kind(f), "identifier" | "qualified_identifier") {
+                            let name = compact_text(f, self.src);
+                            callees.push(name.rsplit("::").next().unwrap_or(&name).to_string());
+                        }
+                    }
+                    if !self.shared_providers.is_empty() {
+                        provider_calls.extend(self.provider_call(node, &locals));
+                    }
+                }
+                _ => {}
+            }
+            let span = Span::of(node);
+            let declares = |i: &usize| arrays[*i].decl_span == span;
+            // Checked before collecting: most nodes declare no array.
+            if (0..local_count).any(|i| declares(&i)) {
+                let declared = (0..local_count).filter(declares);
+                shared_in_scope.entry(scope()).or_default().extend(declared);
+            } else if matches!(symbols::kind(node), "declaration" | "parameter_declaration") {
+                let names = children_in(node, FIELDS.declarator)
+                    .into_iter()
+                    .map(|d| leftmost_identifier(d, self.src).to_string());
+                others_in_scope.entry(scope()).or_default().extend(names);
+            }
+            true
+        });
+        callees.sort();
+        callees.dedup();
+        callees.shrink_to_fit();
+        function.callees = callees;
+
+        let body_text = self.text(body);
+        let mut kept = Vec::new();
+        for (i, mut array) in arrays.into_iter().enumerate() {
+            if i >= local_count && uses[i].is_empty() && asm_uses[i].is_empty() {
+                continue;
+            }
+            for lineage in &uses[i] {
+                self.classify_use(&mut array, lineage);
+            }
+            for asm in &asm_uses[i] {
+                array.escapes.push(self.escape(EscapeKind::Asm, *asm, None));
+            }
+            for macro_name in self.macro_mentions.get(&array.name).into_iter().flatten() {
+                let Some(mac) = self.env.macro_named(macro_name) else {
+                    continue;
+                };
+                let declares = Some(macro_name) == array.declared_by_macro.as_ref();
+                let parameter = mac
+                    .params
+                    .as_ref()
+                    .is_some_and(|params| params.contains(&array.name));
+                // Reachable from this body: named in it, or in another macro's body (a
+                // macro may expand another, so this errs on the side of an escape).
+                let reachable = identifier_tokens(body_text).any(|t| t == macro_name)
+                    || self.macro_mentions.contains_key(macro_name);
+                if !declares && !parameter && reachable {
+                    array.escapes.push(Escape {
+                        kind: EscapeKind::MacroBody(macro_name.clone()),
+                        at: Location {
+                            line: mac.line,
+                            col: 1,
+                        },
+                        text: mac.body.clone(),
+                        name_use: None,
+                        calls: Vec::new(),
+                    });
+                }
+            }
+            array.escapes.sort_by_key(|e| e.at);
+            // Kept until the end of the run, for every function of the file: no spare capacity.
+            array.accesses.shrink_to_fit();
+            kept.push(array);
+        }
+        kept.extend(self.provided_arrays(provider_calls));
+        mark_dynamic_aliases(&mut kept);
+        kept.shrink_to_fit();
+        function.arrays = kept;
+        definitions.constants
+    }
+}
+
+/// Node kinds that open a C++ scope for the names declared in them.
+fn is_scope(kind: &str) -> bool {
+    matches!(
+        kind,
+        "compound_statement"
+            | "for_statement"
+            | "for_range_loop"
+            | "lambda_expression"
+            | "if_statement"
+            | "while_statement"
+            | "switch_statement"
+            | "catch_clause"
+    )
+}
+
+/// The names of the parameters of the function whose body is `body`.
+fn function_parameters(body: Node, src: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    let declarator = body.parent().and_then(|f| child(f, FIELDS.declarator));
+    let mut list = None;
+    if let Some(declarator) = declarator {
+        walk(declarator, |n| {
+            if symbols::kind(n) == "parameter_list" && list.is_none() {
+                list = Some(n);
+            }
+            list.is_none()
+        });
+    }
+    for param in list.map(named_children).unwrap_or_default() {
+        if let Some(declarator) = child(param, FIELDS.declarator) {
+            names.insert(leftmost_identifier(declarator, src).to_string());
+        }
+    }
+    names
+}
+
+/// Whether a function definition carries `__global__` / `__device__` (as a modifier, not
+/// inside its body).
+fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
+    let body_start = child(function, FIELDS.body).map_or(function.end_byte(), |b| b.start_byte());
+    if !src[function.start_byte()..body_start].contains(keyword) {
+        return false;
+    }
+    children(function).iter().any(|c| {
+        c.end_byte() <= body_start
+            && (src[c.byte_range()].trim() == keyword
+                || (symbols::kind(*c) != "function_declarator"
+                    && c.child_count() > 0
+                    && children(*c)
+                        .iter()
+                        .any(|g| src[g.byte_range()].trim() == keyword)))
+    })
+}

@@ -1,0 +1,400 @@
+//! Walks one syntax tree and extracts functions, shared arrays, their uses and launch sites.
+//!
+//! Every walk here is iterative (a tree cursor or an explicit stack), so deeply nested input
+//! cannot overflow the stack.
+//!
+//! This module holds the entry point, the [`Extractor`] that accumulates a file's model and
+//! its top-level walk; each concern of the walk is in a submodule.
+mod arrays;
+mod constants;
+mod functions;
+mod launches;
+mod preprocess;
+mod providers;
+mod templates;
+mod types;
+mod uses;
+mod walk;
+
+use self::launches::dynamic_extent_from_launches;
+use self::providers::SharedProvider;
+use self::templates::Prototype;
+pub use self::uses::is_atomic;
+use self::walk::named_children;
+pub(crate) use self::walk::walk;
+use super::ast::compact_text;
+use super::consts::{Bindings, ConstEnv};
+use super::model::*;
+use super::source::LineIndex;
+use super::symbols::{self, child, FIELDS};
+use super::syntax::{Node, SyntaxTree};
+use std::collections::{HashMap, HashSet};
+
+/// Source bytes parsed as one tree: larger files are split at top-level boundaries. A
+/// tree-sitter tree takes ~36 bytes per source byte, its flat copy ([`SyntaxTree`]) ~11; a
+/// parser thread holds one of each at a time, and up to `PARSE_THREADS + 1` copies are alive.
+/// 32 KB rather than 64 lowered the frontend bench's peak by 3 MB at the same speed.
+const CHUNK_BYTES: usize = 32 * 1024;
+
+/// Threads that parse pieces ahead of the analysis (the CI machine has 2 cores). Each keeps
+/// at most one parsed tree waiting.
+const PARSE_THREADS: usize = 2;
+
+/// Accumulates a file's model chunk by chunk. It holds no syntax nodes between chunks,
+/// so only one chunk's tree is alive at a time.
+struct Extractor<'s> {
+    src: &'s str,
+    lines: LineIndex,
+    env: ConstEnv,
+    /// Macro names by the identifiers their bodies mention (for macro-body escapes).
+    macro_mentions: HashMap<String, Vec<String>>,
+    diagnostics: Vec<Diagnostic>,
+    syntax_errors: Vec<Location>,
+    /// Template arguments by function name, from `template __global__ void k<16>(…);`.
+    instantiations: HashMap<String, Vec<Vec<String>>>,
+    launches: Vec<LaunchSite>,
+    file_scope_arrays: Vec<SharedArray>,
+    /// Template functions, instantiated once every instantiation and launch is known.
+    templates: Vec<Prototype>,
+    functions: Vec<Function>,
+    /// Functions (and structs with a pointer conversion, like the CUDA samples'
+    /// `SharedMemory<T>`) that return the dynamic shared memory, by name.
+    shared_providers: HashMap<String, SharedProvider>,
+    /// Whether the file declares any `extern __shared__` array (else no provider exists).
+    mentions_extern_shared: bool,
+}
+
+pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
+    // Parse plans, cheapest first: 32 KB pieces; the whole file (a boundary may have been
+    // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
+    // error from swallowing the kernels around it. The first clean plan wins; otherwise the
+    // one that analyses the most functions without a syntax error.
+    // Each plan is made only when the ones before it had syntax errors.
+    let coarse = super::chunks::top_level_chunks(src, CHUNK_BYTES);
+    let whole = (coarse.len() > 1).then(|| super::chunks::whole(src));
+    let plans = std::iter::once(coarse)
+        .chain(whole)
+        .chain(std::iter::once_with(|| {
+            super::chunks::top_level_chunks(src, 0)
+        }));
+    let mut best: Option<(usize, Extractor)> = None;
+    for plan in plans {
+        let (clean, ex) = Extractor::run(src, defines, &plan);
+        if clean {
+            return ex.finish();
+        }
+        let analysed = ex
+            .functions
+            .iter()
+            .filter(|f| f.syntax_error.is_none())
+            .count();
+        // On a tie the later, finer plan wins: its errors are more local.
+        if best.as_ref().is_none_or(|(most, _)| analysed >= *most) {
+            best = Some((analysed, ex));
+        }
+    }
+    match best {
+        Some((_, ex)) => ex.finish(),
+        None => Extractor::run(src, defines, &super::chunks::whole(src))
+            .1
+            .finish(),
+    }
+}
+
+impl<'s> Extractor<'s> {
+    /// Extracts the file parsing `ranges` one at a time; also says whether no piece had a
+    /// syntax error.
+    fn run(src: &'s str, defines: &[String], ranges: &[std::ops::Range<usize>]) -> (bool, Self) {
+        let mut ex = Extractor::new(src, ConstEnv::with_command_line(defines));
+        let mut clean = true;
+        let mut consume = |ex: &mut Extractor,
+                           range: &std::ops::Range<usize>,
+                           tree: Option<SyntaxTree>| match tree {
+            Some(tree) => {
+                clean &= !tree.root_node().has_error();
+                ex.scan_tree(&tree);
+            }
+            None => {
+                clean = false;
+                let at = ex.lines.location(range.start);
+                ex.syntax_errors.push(at);
+                ex.diagnose(Severity::Error, at, "the parser gave up here".into());
+            }
+        };
+        if let [range] = ranges {
+            let tree = ex.parse_range(range.clone());
+            consume(&mut ex, range, tree);
+        } else {
+            // Parse the next pieces on other threads while this one is analysed: parsing costs
+            // more than the analysis, so it gets [`PARSE_THREADS`]. Parser `p` parses pieces
+            // p, p + PARSE_THREADS, …; the pieces are taken back from the parsers in turn, so
+            // they are analysed in order. The channels hold nothing: a parsed tree waits until
+            // it is taken, so at most one tree per parser is alive besides the one analysed.
+            let included: Vec<tree_sitter::Range> = ranges
+                .iter()
+                .map(|r| ex.included_range(r.clone()))
+                .collect();
+            let parsers = PARSE_THREADS.min(ranges.len());
+            std::thread::scope(|scope| {
+                let receivers: Vec<_> = (0..parsers)
+                    .map(|first| {
+                        let (sender, receiver) = std::sync::mpsc::sync_channel(0);
+                        let mine: Vec<tree_sitter::Range> = included
+                            .iter()
+                            .skip(first)
+                            .step_by(parsers)
+                            .copied()
+                            .collect();
+                        scope.spawn(move || {
+                            for range in mine {
+                                if sender.send(super::parse_ranges(src, &[range])).is_err() {
+                                    break;
+                                }
+                            }
+                        });
+                        receiver
+                    })
+                    .collect();
+                for (i, range) in ranges.iter().enumerate() {
+                    // Every parser sends each of its pieces, so a receive fails only if a
+                    // parser thread panicked; the scope then re-raises that panic.
+                    let Ok(tree) = receivers[i % parsers].recv() else {
+                        break;
+                    };
+                    consume(&mut ex, range, tree);
+                }
+            });
+        }
+        ex.analyse_templates();
+        (clean, ex)
+    }
+
+    fn finish(mut self) -> ParsedFile {
+        self.functions.sort_by_key(|f| f.span.start);
+        // Each kernel's launches looked up by name: scanning every launch for every kernel
+        // grows with the square of the file.
+        let mut launches_of: HashMap<&str, Vec<&LaunchSite>> = HashMap::new();
+        for launch in &self.launches {
+            launches_of.entry(&launch.kernel).or_default().push(launch);
+        }
+        for function in &mut self.functions {
+            let launches = launches_of
+                .get(function.name.as_str())
+                .map_or(&[][..], Vec::as_slice);
+            dynamic_extent_from_launches(function, launches);
+        }
+        ParsedFile {
+            functions: self.functions,
+            launches: self.launches,
+            diagnostics: self.diagnostics,
+            syntax_errors: self.syntax_errors,
+            constants: self.env,
+        }
+    }
+
+    /// A fresh state for `src` with the given constants.
+    fn new(src: &'s str, env: ConstEnv) -> Self {
+        Extractor {
+            src,
+            lines: LineIndex::new(src),
+            env,
+            macro_mentions: HashMap::new(),
+            diagnostics: Vec::new(),
+            syntax_errors: Vec::new(),
+            instantiations: HashMap::new(),
+            launches: Vec::new(),
+            file_scope_arrays: Vec::new(),
+            templates: Vec::new(),
+            functions: Vec::new(),
+            shared_providers: HashMap::new(),
+            mentions_extern_shared: src.contains("extern") && src.contains("__shared__"),
+        }
+    }
+
+    /// Parses only `range` of the file; node offsets stay offsets into the whole file.
+    fn parse_range(&self, range: std::ops::Range<usize>) -> Option<SyntaxTree> {
+        super::parse_ranges(self.src, &[self.included_range(range)])
+    }
+
+    fn included_range(&self, range: std::ops::Range<usize>) -> tree_sitter::Range {
+        let point = |offset: usize| {
+            let at = self.lines.location(offset);
+            tree_sitter::Point::new(at.line - 1, at.col - 1)
+        };
+        tree_sitter::Range {
+            start_byte: range.start,
+            end_byte: range.end,
+            start_point: point(range.start),
+            end_point: point(range.end),
+        }
+    }
+
+    fn scan_tree(&mut self, tree: &SyntaxTree) {
+        let root = tree.root_node();
+        let errors = self.collect_syntax_errors(root);
+        self.syntax_errors.extend(errors);
+        if self.mentions_extern_shared {
+            self.find_shared_providers(root);
+        }
+        self.scan_top_level(root);
+    }
+
+    fn text(&self, node: Node) -> &'s str {
+        &self.src[node.byte_range()]
+    }
+
+    fn at(&self, node: Node) -> Location {
+        self.lines.location(node.start_byte())
+    }
+
+    fn one_line(&self, node: Node) -> String {
+        compact_text(node, self.src)
+    }
+
+    fn diagnose(&mut self, severity: Severity, at: Location, message: String) {
+        self.diagnostics.push(Diagnostic {
+            severity,
+            at,
+            message,
+        });
+    }
+
+    fn collect_syntax_errors(&mut self, root: Node) -> Vec<Location> {
+        let mut errors = Vec::new();
+        walk(root, |node| {
+            if node.is_error() || node.is_missing() {
+                errors.push((
+                    self.at(node),
+                    node.is_missing(),
+                    symbols::kind(node).to_string(),
+                ));
+                return false;
+            }
+            node.has_error()
+        });
+        for (at, missing, kind) in &errors {
+            let message = if *missing {
+                format!("syntax error: expected `{kind}`")
+            } else {
+                "syntax error: code here could not be parsed".to_string()
+            };
+            self.diagnose(Severity::Error, *at, message);
+        }
+        errors.into_iter().map(|(at, _, _)| at).collect()
+    }
+
+    /// Collects, in source order, the constants, types, functions and instantiations of the
+    /// file, following `#ifdef`/`#if` branches that can be decided and both branches otherwise.
+    /// Order matters: a function is analysed with the definitions that precede it.
+    fn scan_top_level(&mut self, root: Node) {
+        let mut stack = vec![named_children(root).into_iter()];
+        while let Some(items) = stack.last_mut() {
+            let Some(item) = items.next() else {
+                stack.pop();
+                continue;
+            };
+            match symbols::kind(item) {
+                "preproc_def" | "preproc_function_def" => self.define(item),
+                "function_definition" => {
+                    self.function(item);
+                    self.launch_sites(item);
+                }
+                "template_declaration" => {
+                    for child in named_children(item) {
+                        match symbols::kind(child) {
+                            "function_definition" => {
+                                self.function(child);
+                                self.launch_sites(child);
+                            }
+                            "declaration" => self.declaration_at_file_scope(child),
+                            _ => {}
+                        }
+                    }
+                }
+                "template_instantiation" => self.instantiation(item),
+                "declaration" => self.declaration_at_file_scope(item),
+                "type_definition" => self.type_definition(item),
+                "alias_declaration" => self.alias(item),
+                "struct_specifier" | "union_specifier" | "class_specifier" | "enum_specifier" => {
+                    self.type_specifier(item);
+                }
+                "namespace_definition" | "linkage_specification" => {
+                    match child(item, FIELDS.body) {
+                        Some(body) if symbols::kind(body) == "declaration_list" => {
+                            stack.push(named_children(body).into_iter())
+                        }
+                        // `extern "C" __global__ void k() {…}`: the body is the item itself.
+                        Some(body) => stack.push(vec![body].into_iter()),
+                        None => {}
+                    }
+                }
+                "declaration_list" | "preproc_else" => stack.push(named_children(item).into_iter()),
+                "preproc_ifdef" | "preproc_if" | "preproc_elif" | "preproc_elifdef" => {
+                    stack.push(self.live_preproc_items(item).into_iter())
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A namespace-scope declaration: integer constants, `__shared__` arrays, and any struct
+    /// or enum it defines.
+    fn declaration_at_file_scope(&mut self, node: Node) {
+        if let Some(ty) = child(node, FIELDS.type_) {
+            self.type_specifier(ty);
+        }
+        if has_qualifier(node, self.src, "__shared__") {
+            let arrays = self.shared_arrays(node, &Bindings::default(), true, None);
+            self.file_scope_arrays.extend(arrays);
+            return;
+        }
+        let definitions = self.integer_definitions(node, &HashSet::new());
+        for (name, value) in self.bind_constants(&definitions, &Bindings::default()).ints {
+            self.env.define_value(&name, value);
+        }
+    }
+}
+
+/// The first identifier of a declarator or lvalue: `p` in `*p`, `p[3]`, `p.x = …`, and `v`
+/// in a member's `v[4]`.
+pub(super) fn leftmost_identifier<'s>(node: Node, src: &'s str) -> &'s str {
+    let mut found = "";
+    walk(node, |n| {
+        if found.is_empty() && matches!(symbols::kind(n), "identifier" | "field_identifier") {
+            found = &src[n.byte_range()];
+        }
+        found.is_empty()
+    });
+    found
+}
+
+fn has_qualifier(decl: Node, src: &str, keyword: &str) -> bool {
+    // Most declarations do not mention the keyword at all: a text search rules them out
+    // without visiting the children.
+    if !src[decl.byte_range()].contains(keyword) {
+        return false;
+    }
+    named_children(decl).iter().any(|c| {
+        matches!(
+            symbols::kind(*c),
+            "type_qualifier" | "storage_class_specifier" | "attribute_specifier"
+        ) && src[c.byte_range()].trim() == keyword
+    })
+}
+
+fn function_name(function: Node, src: &str) -> Option<String> {
+    let mut declarator = child(function, FIELDS.declarator)?;
+    while symbols::kind(declarator) != "function_declarator" {
+        declarator = child(declarator, FIELDS.declarator)?;
+    }
+    let name = child(declarator, FIELDS.declarator)?;
+    let name = match symbols::kind(name) {
+        "template_function" => child(name, FIELDS.name)?,
+        _ => name,
+    };
+    let text = compact_text(name, src);
+    Some(text.rsplit("::").next().unwrap_or(&text).to_string())
+}
+
+#[cfg(test)]
+mod tests;

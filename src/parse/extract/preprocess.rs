@@ -1,0 +1,127 @@
+//! The preprocessor: `#define`s and function-like macro expansion, and which `#if`/`#ifdef`
+//! branches are live (at file scope and inside function bodies).
+use super::walk::{named_children, Preorder};
+use super::Extractor;
+use crate::parse::ast;
+use crate::parse::consts::{identifier_tokens, Macro};
+use crate::parse::symbols::{self, child, FIELDS};
+use crate::parse::syntax::Node;
+
+impl<'s> Extractor<'s> {
+    /// The items of a preprocessor conditional that can be live. An undecidable condition keeps
+    /// both branches (the first definition of a name wins).
+    pub(super) fn live_preproc_items<'t>(&self, node: Node<'t>) -> Vec<Node<'t>> {
+        let condition = self.preproc_condition(node);
+        let alternative = child(node, FIELDS.alternative);
+        let guards = [
+            alternative,
+            child(node, FIELDS.condition),
+            child(node, FIELDS.name),
+        ];
+        let body: Vec<Node> = named_children(node)
+            .into_iter()
+            .filter(|item| !guards.contains(&Some(*item)))
+            .collect();
+        match condition {
+            Some(true) => body,
+            Some(false) => alternative.into_iter().collect(),
+            None => body.into_iter().chain(alternative).collect(),
+        }
+    }
+
+    /// Whether the condition of an `#if`/`#ifdef`/`#elif` holds; `None` when undecidable.
+    pub(super) fn preproc_condition(&self, node: Node) -> Option<bool> {
+        match symbols::kind(node) {
+            "preproc_ifdef" | "preproc_elifdef" => {
+                let negated = self
+                    .text(node)
+                    .trim_start_matches('#')
+                    .trim_start()
+                    .starts_with("ifndef")
+                    || self
+                        .text(node)
+                        .trim_start_matches('#')
+                        .trim_start()
+                        .starts_with("elifndef");
+                child(node, FIELDS.name).map(|name| self.env.is_defined(self.text(name)) != negated)
+            }
+            _ => child(node, FIELDS.condition)
+                .and_then(|cond| self.env.eval_condition(&ast::lower(cond, self.src)).ok()),
+        }
+    }
+
+    pub(super) fn define(&mut self, node: Node) {
+        let Some(name) = child(node, FIELDS.name) else {
+            return;
+        };
+        let params = child(node, FIELDS.parameters).map(|list| {
+            named_children(list)
+                .into_iter()
+                .map(|p| self.text(p).to_string())
+                .collect()
+        });
+        let body = child(node, FIELDS.value).map_or("", |value| self.text(value));
+        let line = self.at(node).line;
+        let name = self.text(name).to_string();
+        if self.env.macro_named(&name).is_none() {
+            let mut mentioned: Vec<&str> = identifier_tokens(body).collect();
+            mentioned.sort_unstable();
+            mentioned.dedup();
+            for token in mentioned {
+                self.macro_mentions
+                    .entry(token.to_string())
+                    .or_default()
+                    .push(name.clone());
+            }
+        }
+        self.env.define_macro(&name, Macro::new(params, body, line));
+    }
+
+    /// Byte ranges of `#if`/`#ifdef` branches inside `body` that are known to be dead.
+    pub(super) fn dead_branches(
+        &self,
+        body: Node,
+        nodes: &Preorder,
+    ) -> Vec<std::ops::Range<usize>> {
+        let mut dead = Vec::new();
+        if !self.text(body).contains('#') {
+            return dead;
+        }
+        nodes.walk(|node| {
+            if matches!(
+                symbols::kind(node),
+                "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
+            ) {
+                let live: Vec<Node> = self.live_preproc_items(node);
+                let guards = [child(node, FIELDS.condition), child(node, FIELDS.name)];
+                for child in named_children(node) {
+                    if !live.contains(&child) && !guards.contains(&Some(child)) {
+                        dead.push(child.byte_range());
+                    }
+                }
+            }
+            true
+        });
+        dead
+    }
+}
+
+/// Substitutes a function-like macro's parameters by the argument texts.
+pub(super) fn expand_macro(mac: &Macro, args: &[&str]) -> String {
+    let Some(params) = &mac.params else {
+        return mac.body.clone();
+    };
+    let mut out = String::with_capacity(mac.body.len());
+    let mut rest = mac.body.as_str();
+    for token in identifier_tokens(&mac.body) {
+        let offset = token.as_ptr() as usize - rest.as_ptr() as usize;
+        out.push_str(&rest[..offset]);
+        match params.iter().position(|p| p == token) {
+            Some(i) => out.push_str(args.get(i).copied().unwrap_or("")),
+            None => out.push_str(token),
+        }
+        rest = &rest[offset + token.len()..];
+    }
+    out.push_str(rest);
+    out
+}

@@ -1,0 +1,278 @@
+//! Templates: their parameters, the prototype a template function is analysed into, explicit
+//! instantiations, and instantiating a prototype once per set of template arguments.
+use super::walk::{named_children, walk};
+use super::{leftmost_identifier, Extractor};
+use crate::parse::ast::{compact_text, Expr};
+use crate::parse::consts::Bindings;
+use crate::parse::model::*;
+use crate::parse::packed::Packed;
+use crate::parse::symbols::{self, child, FIELDS};
+use crate::parse::syntax::Node;
+
+impl<'s> Extractor<'s> {
+    /// Template functions, once every instantiation and launch of the file is known.
+    pub(super) fn analyse_templates(&mut self) {
+        // Each template's launches are found by binary search in launch indices sorted (stably)
+        // by kernel: maps keyed by cloned names took ~1 MB per 10,000 kernels, at the moment
+        // the front end holds the most.
+        let mut by_kernel: Vec<usize> = (0..self.launches.len()).collect();
+        by_kernel.sort_by(|&a, &b| self.launches[a].kernel.cmp(&self.launches[b].kernel));
+        let prototypes = std::mem::take(&mut self.templates);
+        // Every template has at least one instance: growing `functions` by doubling instead
+        // holds two buffers while it copies and ends with up to twice the room it needs
+        // (a 10 MB file has ~10,000 templates of 312 bytes).
+        self.functions.reserve_exact(prototypes.len());
+        for mut prototype in prototypes {
+            let name = prototype.function.name.clone();
+            let first = by_kernel.partition_point(|&i| self.launches[i].kernel < name);
+            let launches: Vec<usize> = by_kernel[first..]
+                .iter()
+                .copied()
+                .take_while(|&i| self.launches[i].kernel == name)
+                .collect();
+            let instances = self.instantiations_of(&name, &prototype.params, &launches);
+            let last = instances.len().saturating_sub(1);
+            for (i, (args, bindings)) in instances.into_iter().enumerate() {
+                // The last instance takes the prototype's arrays rather than a copy.
+                let arrays = if i == last {
+                    std::mem::take(&mut prototype.function.arrays)
+                } else {
+                    prototype.function.arrays.clone()
+                };
+                let function = self.instantiate(&prototype, arrays, args, bindings);
+                self.functions.push(function);
+            }
+            // Tie each launch of this template to the instance it runs.
+            for &i in &launches {
+                let (args, _) = self.instance(&prototype.params, &self.launches[i].template_args);
+                self.launches[i].instance = Some(instance_name(&name, &args));
+            }
+        }
+    }
+
+    pub(super) fn instantiation(&mut self, node: Node) {
+        let Some(declarator) = child(node, FIELDS.declarator) else {
+            return;
+        };
+        let mut target = None;
+        walk(declarator, |n| {
+            if symbols::kind(n) == "template_function" && target.is_none() {
+                target = Some(n);
+            }
+            target.is_none()
+        });
+        if let Some(function) = target {
+            let (name, args) = self.template_id(function);
+            self.instantiations.entry(name).or_default().push(args);
+        }
+    }
+
+    /// The name and the argument texts of a template id `k<16, float>`.
+    pub(super) fn template_id(&self, node: Node) -> (String, Vec<String>) {
+        let name = child(node, FIELDS.name)
+            .map(|n| self.one_line(n))
+            .unwrap_or_default();
+        let args = child(node, FIELDS.arguments)
+            .map(|list| {
+                named_children(list)
+                    .into_iter()
+                    .map(|a| self.one_line(a))
+                    .collect()
+            })
+            .unwrap_or_default();
+        (name, args)
+    }
+
+    /// A function with its template arguments bound: the constants, extents, element types
+    /// and launch bounds evaluated with them.
+    /// `arrays` are the prototype's (its own or a copy), bound here.
+    pub(super) fn instantiate(
+        &mut self,
+        prototype: &Prototype,
+        arrays: Vec<SharedArray>,
+        template_args: Vec<(String, String)>,
+        bindings: Bindings,
+    ) -> Function {
+        let template = &prototype.function;
+        let scope = self.bind_constants(&prototype.constants.unpack(), &bindings);
+        let arrays = arrays
+            .into_iter()
+            .map(|mut array| {
+                if !array.file_scope {
+                    let (base, pointers) = split_pointer(&array.elem_type);
+                    if let Some(bound) = bindings.types.get(base) {
+                        array.elem_type = format!("{bound}{pointers}");
+                    }
+                    array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
+                    for detail in array.accesses.iter_mut().filter_map(Access::detail_mut) {
+                        detail.member_bytes = detail
+                            .member
+                            .as_deref()
+                            .and_then(|m| self.env.types.member_range(&array.elem_type, m));
+                        detail.member_layout = detail
+                            .member
+                            .as_deref()
+                            .and_then(|m| self.env.types.member_layout(&array.elem_type, m));
+                    }
+                    array.dims = array
+                        .dim_exprs
+                        .unpack()
+                        .iter()
+                        .map(|e| self.extent(e.as_ref(), &scope))
+                        .collect();
+                }
+                array
+            })
+            .collect();
+        let launch_bounds = prototype
+            .launch_bounds
+            .as_ref()
+            .and_then(|e| self.env.eval(e, &bindings).ok())
+            .and_then(|v| u32::try_from(v).ok());
+        let function = Function {
+            name: template.name.clone(),
+            kind: template.kind,
+            template_args,
+            bindings,
+            at: template.at,
+            span: template.span,
+            launch_bounds,
+            annotated_block: template.annotated_block,
+            callees: template.callees.clone(),
+            syntax_error: template.syntax_error,
+            arrays,
+            params: template.params.clone(),
+            body: template.body.clone(),
+        };
+        for array in &function.arrays {
+            self.report_unknown_extents(&function, array);
+        }
+        function
+    }
+
+    /// Every known set of template arguments for a function: explicit instantiations, launch
+    /// sites, then `-D` values and defaults. One empty set for non-templates.
+    fn instantiations_of(
+        &mut self,
+        name: &str,
+        params: &[TemplateParam],
+        launches: &[usize],
+    ) -> Vec<(Vec<(String, String)>, Bindings)> {
+        if params.is_empty() {
+            return vec![(Vec::new(), Bindings::default())];
+        }
+        // Launches `k<64><<<…>>>` instantiate templates like `template … k<64>(…);` does; a
+        // launch without arguments (`k<<<…>>>`) instantiates the defaults.
+        let mut arg_lists = self.instantiations.get(name).cloned().unwrap_or_default();
+        arg_lists.extend(
+            launches
+                .iter()
+                .map(|&i| self.launches[i].template_args.clone()),
+        );
+        if arg_lists.is_empty() {
+            arg_lists.push(Vec::new());
+        }
+        let mut seen = Vec::new();
+        for args in arg_lists {
+            let entry = self.instance(params, &args);
+            if !seen.contains(&entry) {
+                seen.push(entry);
+            }
+        }
+        seen
+    }
+
+    /// The template arguments and bindings that `args` (as written, possibly fewer than the
+    /// parameters) give, completed from `-D` values and defaults.
+    fn instance(
+        &self,
+        params: &[TemplateParam],
+        args: &[String],
+    ) -> (Vec<(String, String)>, Bindings) {
+        let mut shown = Vec::new();
+        let mut bindings = Bindings::default();
+        for (i, param) in params.iter().enumerate() {
+            let value = args
+                .get(i)
+                .cloned()
+                .or_else(|| {
+                    self.env
+                        .command_line_value(&param.name)
+                        .and_then(Result::ok)
+                        .map(|v| v.to_string())
+                })
+                .or_else(|| param.default.clone());
+            let Some(value) = value else { continue };
+            if param.is_type {
+                bindings.types.insert(param.name.clone(), value.clone());
+            } else if let Some(expr) = crate::parse::parse_expression_text(&value) {
+                match self.env.eval(&expr, &bindings) {
+                    Ok(v) => {
+                        bindings.ints.insert(param.name.clone(), v);
+                    }
+                    Err(_) => continue,
+                }
+            }
+            shown.push((param.name.clone(), value));
+        }
+        (shown, bindings)
+    }
+}
+
+/// A function analysed once; template functions are instantiated from it per argument set.
+pub(super) struct Prototype {
+    /// Boxed: the prototypes are collected in a vector that grows by doubling, and a
+    /// function is 312 bytes.
+    pub(super) function: Box<Function>,
+    pub(super) params: Vec<TemplateParam>,
+    /// The body's integer constants, unevaluated (they may depend on template arguments).
+    /// Packed: every template's are kept until the whole file is scanned.
+    pub(super) constants: Packed<Vec<(String, Expr)>>,
+    pub(super) launch_bounds: Option<Expr>,
+}
+
+/// `("T", "**")` for `T**`.
+fn split_pointer(ty: &str) -> (&str, &str) {
+    let base = ty.trim_end_matches('*').trim_end();
+    (base, &ty[base.len()..])
+}
+
+pub(super) struct TemplateParam {
+    pub(super) name: String,
+    is_type: bool,
+    default: Option<String>,
+}
+
+pub(super) fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> {
+    if symbols::kind(outer) != "template_declaration" {
+        return Vec::new();
+    }
+    let Some(list) = child(outer, FIELDS.parameters) else {
+        return Vec::new();
+    };
+    named_children(list)
+        .into_iter()
+        .filter_map(|param| {
+            let is_type = symbols::kind(param).contains("type_parameter");
+            let name = if is_type {
+                named_children(param)
+                    .into_iter()
+                    .find(|c| symbols::kind(*c) == "type_identifier")
+                    .or_else(|| child(param, FIELDS.name))?
+            } else {
+                let declarator = child(param, FIELDS.declarator)?;
+                let ident = leftmost_identifier(declarator, src);
+                return Some(TemplateParam {
+                    name: ident.to_string(),
+                    is_type,
+                    default: child(param, FIELDS.default_value).map(|d| compact_text(d, src)),
+                });
+            };
+            Some(TemplateParam {
+                name: src[name.byte_range()].to_string(),
+                is_type,
+                default: child(param, FIELDS.default_type).map(|d| compact_text(d, src)),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,126 @@
+//! Iterative walks over syntax trees ([`walk`], [`walk_with_ancestors`], [`Preorder`]), a
+//! use's ancestor chain ([`Lineage`]) and the child lists the other walks are built from.
+use crate::parse::syntax::Node;
+
+/// Calls `visit` on `root` and its descendants in source order; `visit` returns whether to
+/// descend into the node's children.
+pub(crate) fn walk<'t>(root: Node<'t>, mut visit: impl FnMut(Node<'t>) -> bool) {
+    let mut cursor = root.walk();
+    let mut descend = visit(root);
+    loop {
+        if descend && cursor.goto_first_child() {
+            descend = visit(cursor.node());
+            continue;
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                descend = visit(cursor.node());
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+pub(super) fn named_children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+pub(super) fn children(node: Node) -> Vec<Node> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+/// A node and its ancestors, nearest first. Climbing is O(1) per step, whereas
+/// `Node::parent` walks down from the root each time (quadratic on deeply nested input).
+pub(super) struct Lineage<'t> {
+    pub(super) chain: Vec<Node<'t>>,
+}
+
+impl<'t> Lineage<'t> {
+    /// The node `level` steps above the use (0 is the use itself).
+    pub(super) fn node(&self, level: usize) -> Node<'t> {
+        self.chain[level]
+    }
+
+    pub(super) fn parent(&self, level: usize) -> Option<Node<'t>> {
+        self.chain.get(level + 1).copied()
+    }
+}
+
+/// Like [`walk`], also passing each node's ancestors (root first, `root` included).
+pub(super) fn walk_with_ancestors<'t>(
+    root: Node<'t>,
+    mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool,
+) {
+    let mut cursor = root.walk();
+    let mut ancestors: Vec<Node<'t>> = Vec::new();
+    let mut descend = visit(root, &ancestors);
+    loop {
+        if descend {
+            let parent = cursor.node();
+            if cursor.goto_first_child() {
+                ancestors.push(parent);
+                descend = visit(cursor.node(), &ancestors);
+                continue;
+            }
+        }
+        loop {
+            if cursor.node() == root {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                descend = visit(cursor.node(), &ancestors);
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            ancestors.pop();
+        }
+    }
+}
+
+/// The nodes of a subtree in source order (pre-order), for the walks a function body gets
+/// several times: the flat tree stores them in that order, so a walk is a pass over an
+/// array range.
+pub(super) struct Preorder<'t> {
+    root: Node<'t>,
+}
+
+impl<'t> Preorder<'t> {
+    pub(super) fn of(root: Node<'t>) -> Self {
+        Preorder { root }
+    }
+
+    /// [`walk`] over the subtree.
+    pub(super) fn walk(&self, mut visit: impl FnMut(Node<'t>) -> bool) {
+        let mut next = Some(self.root);
+        while let Some(node) = next {
+            let descend = visit(node);
+            next = node.next_in_preorder(descend, self.root);
+        }
+    }
+
+    /// [`walk_with_ancestors`] over the subtree.
+    pub(super) fn walk_with_ancestors(&self, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
+        let mut ancestors: Vec<Node<'t>> = Vec::new();
+        let mut next = Some(self.root);
+        while let Some(node) = next {
+            while ancestors.last().is_some_and(|a| !a.subtree_contains(node)) {
+                ancestors.pop();
+            }
+            let descend = visit(node, &ancestors);
+            if descend {
+                ancestors.push(node);
+            }
+            next = node.next_in_preorder(descend, self.root);
+        }
+    }
+}
