@@ -28,10 +28,9 @@ fn main() {
     let cpu = cpu::cpu_line(mb, cpu_before);
     let notes = report.lines().count();
     let simulated = analysed
-        .costs
+        .per_function
         .iter()
-        .flatten()
-        .flatten()
+        .flat_map(|f| f.costs.iter().flatten())
         .filter(|cost| cost.is_ok())
         .count();
     assert_eq!(analysed.parsed.functions.len(), kernels);

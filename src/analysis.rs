@@ -8,7 +8,7 @@ use crate::parse::{
     self, Access, AccessDetail, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex,
     Packed, ParsedFile, Severity, SharedArray, SourceError, Span,
 };
-use crate::settings::Settings;
+use crate::settings::{ConfigError, Settings};
 use std::path::{Path, PathBuf};
 
 /// What the user asked for, shared by every file.
@@ -39,22 +39,29 @@ impl Default for Options {
 pub struct AnalysedFile {
     pub path: PathBuf,
     pub parsed: ParsedFile,
-    /// Block shape of each function in `parsed.functions`, same order.
-    pub blocks: Vec<Resolution>,
     /// Parser diagnostics plus the block-shape ones, sorted by location.
     pub diagnostics: Vec<Diagnostic>,
-    /// The affine analysis of each function whose block shape is known, same order.
-    pub affine: Vec<Option<FunctionAffine>>,
-    /// Per function, array and access: the simulated conflict figures, or why there are none.
-    pub costs: Vec<FunctionCosts>,
+    /// What the stages found about each function of `parsed.functions`, same order.
+    pub per_function: Vec<FunctionAnalysis>,
+}
+
+/// One function through the stages after the front end.
+#[derive(Debug)]
+pub struct FunctionAnalysis {
+    /// Its block shape, or why it is unknown.
+    pub block: Resolution,
+    /// The affine analysis, when the block shape is known.
+    pub affine: Option<FunctionAffine>,
+    /// Per array and access: the simulated conflict figures, or why there are none.
+    pub costs: FunctionCosts,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalysisError {
     #[error(transparent)]
     Source(#[from] SourceError),
-    #[error("{0}")]
-    Config(String),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
 }
 
 pub fn analyse_text(
@@ -110,18 +117,26 @@ pub fn analyse_text(
     let costs = parallel::map(parsed.functions.len(), FUNCTIONS_PER_THREAD, |i| {
         costs_of(&parsed.functions[i], affine[i].as_ref(), &options.bank)
     });
+    let per_function = blocks
+        .into_iter()
+        .zip(affine)
+        .zip(costs)
+        .map(|((block, affine), costs)| FunctionAnalysis {
+            block,
+            affine,
+            costs,
+        })
+        .collect();
     AnalysedFile {
         path: path.to_path_buf(),
         parsed,
-        blocks,
         diagnostics,
-        affine,
-        costs,
+        per_function,
     }
 }
 
 /// Per array, per access: the conflict figures, or why there are none.
-type FunctionCosts = Vec<Vec<Result<SiteCost, String>>>;
+pub type FunctionCosts = Vec<Vec<Result<SiteCost, String>>>;
 
 /// Functions below which a thread is not worth starting.
 const FUNCTIONS_PER_THREAD: usize = 16;
@@ -267,14 +282,13 @@ impl AnalysedFile {
         self.parsed
             .functions
             .iter()
-            .zip(&self.blocks)
-            .zip(self.affine.iter().zip(&self.costs))
-            .filter(|((f, _), _)| is_reported(f))
-            .map(|((function, block), (affine, costs))| Reported {
+            .zip(&self.per_function)
+            .filter(|(f, _)| is_reported(f))
+            .map(|(function, analysis)| Reported {
                 function,
-                block,
-                affine: affine.as_ref(),
-                costs,
+                block: &analysis.block,
+                affine: analysis.affine.as_ref(),
+                costs: &analysis.costs,
             })
     }
 
@@ -310,11 +324,5 @@ pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<
             array.elem_type
         ));
     }
-    let unknown_extent = array
-        .dims
-        .iter()
-        .zip(&array.dim_texts)
-        .enumerate()
-        .find(|(i, (dim, _))| dim.is_none() && !(array.is_extern && *i == 0));
-    unknown_extent.map(|(_, (_, text))| format!("extent `{text}` is unknown"))
+    array.unknown_static_extent()
 }

@@ -7,7 +7,7 @@
 use crate::parse::{parse_block_shape, Function, FunctionKind, LaunchSite, Location};
 use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Block shapes given with `--block`.
 #[derive(Debug, Default, Clone)]
@@ -45,45 +45,6 @@ pub struct ConfigBlocks {
     pub path: Option<PathBuf>,
     pub all: Option<[u32; 3]>,
     pub per_kernel: HashMap<String, [u32; 3]>,
-}
-
-/// A block shape as a `bankwise.toml` writes it.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-pub(crate) enum ShapeValue {
-    List(Vec<u32>),
-    Text(String),
-}
-
-impl ConfigBlocks {
-    /// The `[block]` table of the file at `path`.
-    pub(crate) fn from_table(
-        table: HashMap<String, ShapeValue>,
-        path: &Path,
-    ) -> Result<Self, String> {
-        let mut config = ConfigBlocks {
-            path: Some(path.to_path_buf()),
-            ..Self::default()
-        };
-        for (kernel, value) in table {
-            let text = match value {
-                ShapeValue::List(dims) => dims
-                    .iter()
-                    .map(u32::to_string)
-                    .collect::<Vec<_>>()
-                    .join("x"),
-                ShapeValue::Text(text) => text,
-            };
-            let shape = parse_block_shape(&text)
-                .map_err(|e| format!("{}: [block] {kernel}: {e}", path.display()))?;
-            if kernel == "*" {
-                config.all = Some(shape);
-            } else {
-                config.per_kernel.insert(kernel, shape);
-            }
-        }
-        Ok(config)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1341,7 +1341,8 @@ mod unknown_value_tests {
             &Options::default(),
             &ConfigBlocks::default(),
         );
-        file.costs[0]
+        file.per_function[0]
+            .costs
             .iter()
             .flatten()
             .map(|cost| {
@@ -1418,7 +1419,10 @@ mod member_tests {
     fn lanes(source: &str) -> Vec<Result<Lanes, String>> {
         let file = analyse(source);
         let array = &file.parsed.functions[0].arrays[0];
-        let affine = file.affine[0].as_ref().expect("block shape known");
+        let affine = file.per_function[0]
+            .affine
+            .as_ref()
+            .expect("block shape known");
         let config = BankConfig::default();
         array
             .accesses
@@ -1543,7 +1547,10 @@ __global__ void k(float *out) {
 "#;
         let file = analyse(source);
         let array = &file.parsed.functions[0].arrays[0];
-        let affine = file.affine[0].as_ref().expect("block shape known");
+        let affine = file.per_function[0]
+            .affine
+            .as_ref()
+            .expect("block shape known");
         let config = BankConfig::default();
         let pattern = |i: usize| {
             let site = affine.sites[0][i].as_ref().expect("reached");

@@ -6,7 +6,8 @@
 //! up to the repository root (a directory holding `.git`) or the filesystem root, as
 //! rustfmt.toml and .clang-tidy are found. The command line wins over the file, the file over
 //! the defaults.
-use crate::block::{ConfigBlocks, ShapeValue};
+use crate::block::ConfigBlocks;
+use crate::parse::parse_block_shape;
 use crate::solve::family::{Family, AUTO};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -66,6 +67,30 @@ impl StrategySetting {
     }
 }
 
+/// Why a `bankwise.toml` cannot be used; each names the file, and the line or the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// Not TOML, an unknown key or a value of the wrong type.
+    #[error("{}{}: {message}", path.display(), line.map_or(String::new(), |l| format!(":{l}")))]
+    Syntax {
+        path: PathBuf,
+        line: Option<usize>,
+        message: String,
+    },
+    /// A key with a value bankwise does not take (`[bank] banks = 12`).
+    #[error("{}: {setting}: {problem}", path.display())]
+    Value {
+        path: PathBuf,
+        setting: String,
+        problem: String,
+    },
+}
+
 /// One `bankwise.toml`, read and checked.
 #[derive(Debug, Default, Clone)]
 pub struct Config {
@@ -91,6 +116,14 @@ struct FileSyntax {
     defines: Vec<String>,
 }
 
+/// A block shape as a `bankwise.toml` writes it.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum ShapeValue {
+    List(Vec<u32>),
+    Text(String),
+}
+
 #[derive(serde::Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct BankSection {
@@ -108,7 +141,7 @@ struct FixSection {
 
 impl Config {
     /// The nearest `bankwise.toml` above `input` (a file), or the defaults when there is none.
-    pub fn find(input: &Path) -> Result<Config, String> {
+    pub fn find(input: &Path) -> Result<Config, ConfigError> {
         let dir = match input.parent() {
             Some(dir) if !dir.as_os_str().is_empty() => dir,
             _ => Path::new("."),
@@ -124,8 +157,11 @@ impl Config {
                     .as_deref()
                     .and_then(|cwd| candidate.strip_prefix(cwd).ok())
                     .map_or_else(|| candidate.clone(), Path::to_path_buf);
-                let text = std::fs::read_to_string(&candidate)
-                    .map_err(|err| format!("{}: cannot read: {err}", shown.display()))?;
+                let text =
+                    std::fs::read_to_string(&candidate).map_err(|source| ConfigError::Read {
+                        path: shown.clone(),
+                        source,
+                    })?;
                 return Config::parse(&text, &shown);
             }
             if dir.join(".git").exists() {
@@ -136,32 +172,37 @@ impl Config {
     }
 
     /// Reads the text of a `bankwise.toml`; `path` names it in errors and in block sources.
-    pub fn parse(text: &str, path: &Path) -> Result<Config, String> {
-        let shown = path.display();
-        let file: FileSyntax = toml::from_str(text).map_err(|err| {
-            let at = err
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let value = |setting: String, problem: &str| ConfigError::Value {
+            path: path.to_path_buf(),
+            setting,
+            problem: problem.to_string(),
+        };
+        let file: FileSyntax = toml::from_str(text).map_err(|err| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line: err
                 .span()
-                .map(|span| {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    format!(":{line}")
-                })
-                .unwrap_or_default();
-            format!("{shown}{at}: {}", err.message().trim_end())
+                .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1),
+            message: err.message().trim_end().to_string(),
         })?;
         if let Some(banks) = file.bank.banks.filter(|b| ![16, 32].contains(b)) {
-            return Err(format!("{shown}: [bank] banks = {banks}: must be 16 or 32"));
+            return Err(value(format!("[bank] banks = {banks}"), "must be 16 or 32"));
         }
         if let Some(width) = file.bank.bank_width.filter(|w| ![4, 8].contains(w)) {
-            return Err(format!(
-                "{shown}: [bank] bank_width = {width}: must be 4 or 8"
+            return Err(value(
+                format!("[bank] bank_width = {width}"),
+                "must be 4 or 8",
             ));
         }
         let strategy = match file.fix.strategy.as_deref() {
             None => None,
             Some(name) => Some(StrategySetting::parse(name).ok_or_else(|| {
-                format!(
-                    "{shown}: [fix] strategy = \"{name}\": must be one of {}",
-                    Family::strategy_names().collect::<Vec<_>>().join(", ")
+                value(
+                    format!("[fix] strategy = \"{name}\""),
+                    &format!(
+                        "must be one of {}",
+                        Family::strategy_names().collect::<Vec<_>>().join(", ")
+                    ),
                 )
             })?),
         };
@@ -170,11 +211,32 @@ impl Config {
             .iter()
             .find(|d| d.split('=').next().unwrap_or("").trim().is_empty())
         {
-            return Err(format!("{shown}: defines: \"{bad}\": the name is empty"));
+            return Err(value(format!("defines: \"{bad}\""), "the name is empty"));
+        }
+        let mut blocks = ConfigBlocks {
+            path: Some(path.to_path_buf()),
+            ..ConfigBlocks::default()
+        };
+        for (kernel, shape) in file.block {
+            let text = match shape {
+                ShapeValue::List(dims) => dims
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join("x"),
+                ShapeValue::Text(text) => text,
+            };
+            let shape =
+                parse_block_shape(&text).map_err(|e| value(format!("[block] {kernel}"), &e))?;
+            if kernel == "*" {
+                blocks.all = Some(shape);
+            } else {
+                blocks.per_kernel.insert(kernel, shape);
+            }
         }
         Ok(Config {
             path: Some(path.to_path_buf()),
-            blocks: ConfigBlocks::from_table(file.block, path)?,
+            blocks,
             settings: Settings {
                 banks: file.bank.banks,
                 bank_width: file.bank.bank_width,
@@ -192,7 +254,7 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Config, String> {
-        Config::parse(text, Path::new("dir/bankwise.toml"))
+        Config::parse(text, Path::new("dir/bankwise.toml")).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -284,7 +346,7 @@ mod tests {
         assert_eq!(nearest.settings.smem_budget, Some(64));
         assert_eq!(nearest.settings.bank_width, None);
         std::fs::write(kernels.join(CONFIG_FILE), "[fix]\nbudget = 64\n").unwrap();
-        let err = Config::find(&input).unwrap_err();
+        let err = Config::find(&input).unwrap_err().to_string();
         assert!(
             err.contains("kernels/bankwise.toml:2: unknown field `budget`"),
             "{err}"

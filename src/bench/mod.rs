@@ -12,7 +12,6 @@ use crate::analysis::{AnalysedFile, Reported};
 use crate::bank::BankConfig;
 use crate::cost::{SiteCost, SitePattern, SiteRequests, Units};
 use crate::parse::{SharedArray, TypeTable};
-use crate::rewrite::soa;
 use crate::solve::kernel::{choose_kernel, KernelChoice, TIE_BREAK_LAMBDA};
 use crate::solve::space::Candidate;
 use crate::solve::{choose, ArrayProblem, Choice, Family, FamilyResult};
@@ -118,11 +117,7 @@ impl KernelBench {
                 .sum();
             let problem = match reported.affine {
                 None => Err("block shape unknown".to_string()),
-                Some(affine) => ArrayProblem::from_analysis(affine, a, array, config)
-                    .map(|mut problem| {
-                        problem.struct_of_arrays = soa::posed(function, a, affine, types, config);
-                        problem
-                    })
+                Some(affine) => ArrayProblem::pose(function, a, affine, types, config)
                     .map_err(|why| {
                         let traced = trace.and_then(|t| {
                             let name = function.display_name();

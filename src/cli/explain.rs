@@ -58,7 +58,7 @@ fn explain(args: &ExplainArgs) -> Result<String, String> {
     if !args.file.is_file() {
         return Err(format!("{}: no such file", args.file.display()));
     }
-    let explanation = explain_file(&args.file, &options, &query)?;
+    let explanation = explain_file(&args.file, &options, &query).map_err(|e| e.to_string())?;
     if let Some(out) = &args.svg {
         write_file(out, &explanation.svg(), false)
             .map_err(|message| format!("{}: {message}", out.display()))?;

@@ -16,7 +16,7 @@ pub use bits::{BitForm, Fields};
 
 use pick::Picked;
 
-use crate::analysis::{analyse_text, AnalysedFile};
+use crate::analysis::{analyse_text, AnalysedFile, AnalysisError};
 use crate::bank::{dmm, lanes_per_phase, simulate, BankConfig, Request};
 use crate::block::ConfigBlocks;
 use crate::cost::{SiteCost, SiteRequests, Units};
@@ -211,17 +211,28 @@ fn loop_values_text(values: &[(String, i64)]) -> String {
     parts.join(", ")
 }
 
+/// Why an access cannot be explained.
+#[derive(Debug, thiserror::Error)]
+pub enum ExplainError {
+    /// The file or its `bankwise.toml` cannot be read.
+    #[error(transparent)]
+    Input(#[from] AnalysisError),
+    /// The line asked for holds no access that can be explained, and why.
+    #[error("{0}")]
+    Query(String),
+}
+
 /// Reads `path` (and its `bankwise.toml`, as `fix` does) and explains the access `query`
 /// names.
 pub fn explain_file(
     path: &Path,
     options: &FixOptions,
     query: &Query,
-) -> Result<Explanation, String> {
+) -> Result<Explanation, ExplainError> {
     let text =
-        parse::read_source(path, options.analysis.max_file_bytes).map_err(|e| e.to_string())?;
-    let (options, config) = pipeline::for_fix(path, options)?;
-    explain_text(path, &text, &options, &config, query)
+        parse::read_source(path, options.analysis.max_file_bytes).map_err(AnalysisError::from)?;
+    let (options, config) = pipeline::for_fix(path, options).map_err(AnalysisError::from)?;
+    explain_text(path, &text, &options, &config, query).map_err(ExplainError::Query)
 }
 
 /// [`explain_file`] on text already read.
@@ -259,14 +270,17 @@ pub fn explain_text(
             access.at, access.text
         )
     };
-    let affine = file.affine[picked.function].as_ref().ok_or_else(|| {
-        let why = match &file.blocks[picked.function] {
-            Err(why) => why.clone(),
-            Ok(_) => "the function is not analysed".to_string(),
-        };
-        not_simulated(&why)
-    })?;
-    let check = file.costs[picked.function][picked.array][picked.access]
+    let affine = file.per_function[picked.function]
+        .affine
+        .as_ref()
+        .ok_or_else(|| {
+            let why = match &file.per_function[picked.function].block {
+                Err(why) => why.clone(),
+                Ok(_) => "the function is not analysed".to_string(),
+            };
+            not_simulated(&why)
+        })?;
+    let check = file.per_function[picked.function].costs[picked.array][picked.access]
         .clone()
         .map_err(|why| not_simulated(&why))?;
     let site = affine.sites[picked.array][picked.access]

@@ -503,6 +503,24 @@ fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
 }
 
 impl Expr {
+    /// Whether evaluating the expression twice is the same as once: no assignment, step or
+    /// call (an operand of `sizeof` is not evaluated). Iterative: any depth.
+    pub fn is_pure(&self) -> bool {
+        let mut pending = vec![self];
+        while let Some(expr) = pending.pop() {
+            match &expr.kind {
+                ExprKind::Assign { .. }
+                | ExprKind::Step { .. }
+                | ExprKind::Call { .. }
+                | ExprKind::Comma { .. }
+                | ExprKind::Opaque(_) => return false,
+                ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => {}
+                _ => expr.for_each_child(|child| pending.push(child)),
+            }
+        }
+        true
+    }
+
     /// Calls `visit` on each direct subexpression, in source order.
     pub fn for_each_child<'a>(&'a self, mut visit: impl FnMut(&'a Expr)) {
         match &self.kind {

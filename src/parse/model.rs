@@ -146,6 +146,27 @@ impl SharedArray {
             .try_fold(self.elem_bytes?, |acc, d| acc.checked_mul((*d)?))
     }
 
+    /// Every extent, or why one is not known: the one check of the stages that need them all
+    /// (a map is proven a bijection on a known extent only).
+    pub fn extents(&self) -> Result<Vec<u64>, String> {
+        self.dims
+            .iter()
+            .zip(&self.dim_texts)
+            .map(|(dim, text)| dim.ok_or_else(|| unknown_extent(text)))
+            .collect()
+    }
+
+    /// Why the array's size is not known, but for an `extern __shared__` array's first
+    /// extent, which its launches set.
+    pub fn unknown_static_extent(&self) -> Option<String> {
+        self.dims
+            .iter()
+            .zip(&self.dim_texts)
+            .enumerate()
+            .find(|(i, (dim, _))| dim.is_none() && !(self.is_extern && *i == 0))
+            .map(|(_, (_, text))| unknown_extent(text))
+    }
+
     pub fn rewritable(&self) -> bool {
         self.escapes.is_empty()
     }
@@ -154,6 +175,10 @@ impl SharedArray {
     pub fn reason(&self) -> Option<String> {
         self.escapes.first().map(|escape| escape.to_string())
     }
+}
+
+fn unknown_extent(text: &str) -> String {
+    format!("extent `{text}` is unknown")
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -52,7 +52,7 @@ pub enum FixError {
 pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> {
     let text =
         parse::read_source(path, options.analysis.max_file_bytes).map_err(AnalysisError::from)?;
-    let (options, config) = super::for_fix(path, options).map_err(AnalysisError::Config)?;
+    let (options, config) = super::for_fix(path, options).map_err(AnalysisError::from)?;
     fix_text(path, &text, &options, &config)
 }
 

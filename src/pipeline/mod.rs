@@ -9,13 +9,13 @@ pub use fix::{fix_analysed, fix_file, fix_text, FileFix, FixError, FixOptions};
 use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
 use crate::block::ConfigBlocks;
 use crate::parse;
-use crate::settings::Config;
+use crate::settings::{Config, ConfigError};
 use std::path::Path;
 
 /// Reads `path` (and the nearest `bankwise.toml`) and analyses it.
 pub fn analyse_file(path: &Path, options: &Options) -> Result<AnalysedFile, AnalysisError> {
     let text = parse::read_source(path, options.max_file_bytes)?;
-    let (options, config) = for_analysis(path, options).map_err(AnalysisError::Config)?;
+    let (options, config) = for_analysis(path, options)?;
     Ok(analyse_text(path, &text, &options, &config))
 }
 
@@ -38,7 +38,7 @@ pub fn check_file(
     plan_fixes: bool,
 ) -> Result<CheckedFile, AnalysisError> {
     let text = parse::read_source(path, options.max_file_bytes)?;
-    let config = Config::find(path).map_err(AnalysisError::Config)?;
+    let config = Config::find(path)?;
     let analysed = analyse_text(
         path,
         &text,
@@ -95,14 +95,20 @@ pub fn fix_options(config: &Config, options: &FixOptions) -> FixOptions {
 }
 
 /// The configuration of `input` and the analysis options under it.
-pub fn for_analysis(input: &Path, options: &Options) -> Result<(Options, ConfigBlocks), String> {
+pub fn for_analysis(
+    input: &Path,
+    options: &Options,
+) -> Result<(Options, ConfigBlocks), ConfigError> {
     let config = Config::find(input)?;
     Ok((analysis_options(&config, options), config.blocks))
 }
 
 /// The configuration of `input` and the fix options under it: the one way `fix` reads
 /// `bankwise.toml`.
-pub fn for_fix(input: &Path, options: &FixOptions) -> Result<(FixOptions, ConfigBlocks), String> {
+pub fn for_fix(
+    input: &Path,
+    options: &FixOptions,
+) -> Result<(FixOptions, ConfigBlocks), ConfigError> {
     let config = Config::find(input)?;
     Ok((fix_options(&config, options), config.blocks))
 }

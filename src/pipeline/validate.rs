@@ -49,7 +49,9 @@ pub fn validate(
     let old = &original.parsed.functions;
     for (f, before) in old.iter().enumerate() {
         let n = functions.new_of_old[f];
-        let shape = |file: &AnalysedFile, f: usize| file.blocks[f].as_ref().ok().map(|b| b.shape);
+        let shape = |file: &AnalysedFile, f: usize| {
+            file.per_function[f].block.as_ref().ok().map(|b| b.shape)
+        };
         // A function without shared arrays that only the copies call now has no block shape
         // of its own, and needs none.
         if is_reported(before) && shape(original, f) != shape(&rewritten, n) {
@@ -61,7 +63,7 @@ pub fn validate(
         for (a, array) in before.arrays.iter().enumerate() {
             let is_applied = applied.iter().any(|p| (p.function, p.array) == (f, a));
             let excess = |file: &AnalysedFile, f: usize, a: usize| -> Vec<Option<u64>> {
-                file.costs[f][a]
+                file.per_function[f].costs[a]
                     .iter()
                     .map(|c| c.as_ref().ok().map(|c| c.excess()))
                     .collect()
@@ -197,7 +199,10 @@ fn same_elements(
             old_array.accesses.len()
         ));
     }
-    let (Some(old_affine), Some(new_affine)) = (&original.affine[f], &rewritten.affine[n]) else {
+    let (Some(old_affine), Some(new_affine)) = (
+        &original.per_function[f].affine,
+        &rewritten.per_function[n].affine,
+    ) else {
         return Err("the function is no longer analysed".into());
     };
     let map = planned.map.as_ref();
@@ -244,7 +249,7 @@ fn same_elements(
                 &old_access.text,
             )
         })?;
-        let excess = rewritten.costs[n][a][m]
+        let excess = rewritten.per_function[n].costs[a][m]
             .as_ref()
             .map(|c| c.excess())
             .map_err(|why| format!("line {line}: {why}"))?;
@@ -275,7 +280,10 @@ fn same_members(
     let (f, a) = (planned.function, planned.array);
     let n = functions.new_of_old[f];
     let old_array = &original.parsed.functions[f].arrays[a];
-    let (Some(old_affine), Some(new_affine)) = (&original.affine[f], &rewritten.affine[n]) else {
+    let (Some(old_affine), Some(new_affine)) = (
+        &original.per_function[f].affine,
+        &rewritten.per_function[n].affine,
+    ) else {
         return Err("the function is no longer analysed".into());
     };
     let mut measured = vec![0u64; old_array.accesses.len()];
@@ -352,7 +360,7 @@ fn same_members(
                     &old_access.text,
                 )
             })?;
-            let excess = rewritten.costs[n][new_a][j]
+            let excess = rewritten.per_function[n].costs[new_a][j]
                 .as_ref()
                 .map(|c| c.excess())
                 .map_err(|why| format!("line {line}: {why}"))?;

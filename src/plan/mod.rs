@@ -206,7 +206,7 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
 /// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
 /// not be simulated.
 fn excess_before(file: &AnalysedFile, f: usize, a: usize) -> Option<u64> {
-    file.costs[f][a]
+    file.per_function[f].costs[a]
         .iter()
         .map(|c| c.as_ref().ok().map(|c| c.excess()))
         .sum()
@@ -294,16 +294,17 @@ impl<'a> KernelPlanner<'a> {
         if array.file_scope {
             return left("declared at file scope, where several functions may use it".into());
         }
-        if let Some(reason) = not_rewritable_reason(array, &file.blocks[self.function]) {
+        if let Some(reason) = not_rewritable_reason(array, &file.per_function[self.function].block)
+        {
             return left(reason);
         }
-        let affine = file.affine[self.function]
+        let affine = file.per_function[self.function]
+            .affine
             .as_ref()
             .ok_or_else(|| Decision::LeftAlone("not analysed".into()))?;
-        let mut problem = ArrayProblem::from_analysis(affine, a, array, self.bank)
+        let types = &file.parsed.constants.types;
+        let mut problem = ArrayProblem::pose(function, a, affine, types, self.bank)
             .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))?;
-        problem.struct_of_arrays =
-            soa::posed(function, a, affine, &file.parsed.constants.types, self.bank);
         // The launch sets an extern array's size: it is never padded.
         problem.max_extra_bytes = if array.is_extern {
             0
@@ -654,7 +655,7 @@ fn pointer_made_at(
     text: &str,
 ) -> Option<usize> {
     let function = file.parsed.functions[f].span;
-    let affine = file.affine[f].as_ref()?;
+    let affine = file.per_function[f].affine.as_ref()?;
     let start = affine
         .followed
         .iter()
@@ -710,7 +711,7 @@ fn reconcile_instances(file: &AnalysedFile, decisions: &mut [(usize, usize, Deci
 fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> ArrayOutcome {
     let function = &file.parsed.functions[f];
     let array = &function.arrays[a];
-    let costs = &file.costs[f][a];
+    let costs = &file.per_function[f].costs[a];
     let mut outcome = ArrayOutcome {
         function: function.display_name(),
         array: array.name.clone(),

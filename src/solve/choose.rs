@@ -375,18 +375,12 @@ mod tests {
                     continue;
                 };
                 for (a, array) in reported.function.arrays.iter().enumerate() {
-                    let Ok(mut problem) =
-                        ArrayProblem::from_analysis(affine, a, array, &options.bank)
+                    let types = &file.parsed.constants.types;
+                    let Ok(problem) =
+                        ArrayProblem::pose(reported.function, a, affine, types, &options.bank)
                     else {
                         continue;
                     };
-                    problem.struct_of_arrays = crate::rewrite::soa::posed(
-                        reported.function,
-                        a,
-                        affine,
-                        &file.parsed.constants.types,
-                        &options.bank,
-                    );
                     let choice = choose(&problem).expect("solvable");
                     let chosen = choice.chosen();
                     let best = chosen.best.as_ref().expect("chosen has a map");

@@ -36,7 +36,7 @@ pub use family::{Family, MapKind};
 use crate::affine::{FunctionAffine, Site};
 use crate::bank::BankConfig;
 use crate::cost::{SitePattern, SiteRequests};
-use crate::parse::{Access, SharedArray};
+use crate::parse::{Access, Function, SharedArray, TypeTable};
 
 /// The site the affine analysis made of access number `access_index` of array number
 /// `array_index`, or why there is none.
@@ -99,6 +99,22 @@ impl ArrayProblem {
         }
     }
 
+    /// Array number `array_index` of `function` posed to the solver: [`Self::from_analysis`]
+    /// with the struct-of-arrays layout posed too (or why it does not apply). The one way
+    /// `fix`, `bench` and `explain` pose an array.
+    pub fn pose(
+        function: &Function,
+        array_index: usize,
+        affine: &FunctionAffine,
+        types: &TypeTable,
+        config: &BankConfig,
+    ) -> Result<Self, String> {
+        let array = function.arrays.get(array_index).ok_or("no such array")?;
+        let mut problem = ArrayProblem::from_analysis(affine, array_index, array, config)?;
+        problem.struct_of_arrays = soa::posed(function, array_index, affine, types, config);
+        Ok(problem)
+    }
+
     /// The problem of array number `array_index` of a function, every access enumerated
     /// (vector width 1, no extra bytes), or why it cannot be posed: an unknown extent or
     /// element size, or an access that cannot be simulated (a map would change its conflicts
@@ -113,12 +129,7 @@ impl ArrayProblem {
             .elem_bytes
             .and_then(|b| u32::try_from(b).ok())
             .ok_or_else(|| format!("element type `{}` has no known size", array.elem_type))?;
-        let dims = array
-            .dims
-            .iter()
-            .zip(&array.dim_texts)
-            .map(|(dim, text)| dim.ok_or_else(|| format!("extent `{text}` is unknown")))
-            .collect::<Result<Vec<u64>, String>>()?;
+        let dims = array.extents()?;
         let sites = array
             .accesses
             .iter()

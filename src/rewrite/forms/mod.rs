@@ -78,28 +78,6 @@ fn is_primary(expr: &Expr) -> bool {
     )
 }
 
-/// Whether evaluating `expr` twice is the same as once: no assignment, step or call.
-pub(super) fn is_pure(expr: &Expr) -> bool {
-    match &expr.kind {
-        ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Name(_) => true,
-        ExprKind::SizeofType(_) | ExprKind::SizeofExpr(_) => true,
-        ExprKind::Member { base, .. } => is_pure(base),
-        ExprKind::Index { base, index } => is_pure(base) && is_pure(index),
-        ExprKind::Unary { operand, .. } | ExprKind::Cast { operand, .. } => is_pure(operand),
-        ExprKind::Binary { lhs, rhs, .. } => is_pure(lhs) && is_pure(rhs),
-        ExprKind::Conditional {
-            cond,
-            then,
-            otherwise,
-        } => is_pure(cond) && is_pure(then) && is_pure(otherwise),
-        ExprKind::Assign { .. }
-        | ExprKind::Step { .. }
-        | ExprKind::Call { .. }
-        | ExprKind::Comma { .. }
-        | ExprKind::Opaque(_) => false,
-    }
-}
-
 /// How an array is rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FormKind {
@@ -202,12 +180,7 @@ pub struct Target<'a> {
 
 impl Target<'_> {
     fn dims(&self) -> Result<Vec<u64>, String> {
-        self.array
-            .dims
-            .iter()
-            .zip(&self.array.dim_texts)
-            .map(|(dim, text)| dim.ok_or_else(|| format!("extent `{text}` is unknown")))
-            .collect()
+        self.array.extents()
     }
 
     /// The accesses that subscript the array's name, each of every dimension.

@@ -114,7 +114,7 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
             .collect();
         let (column, index) = swizzled_index(swizzle, &dims, &extents, &indices)?;
         // The row subscripts now appear twice.
-        if let Some(impure) = subscripts.iter().find(|e| !is_pure(e)) {
+        if let Some(impure) = subscripts.iter().find(|e| !e.is_pure()) {
             return Err(format!(
                 "line {}: `{}` would be evaluated twice",
                 access.at.line,

@@ -6,6 +6,10 @@
 //! families search. Its record index is the identity map; what changes is the layout, scored
 //! here on the member arrays' own requests: a member access is an access of its member's
 //! array at the record's index, a whole-record store or read one access per member.
+mod layout;
+
+pub use layout::{layout, posed};
+
 use super::choose::FamilyResult;
 use super::expr::Expr;
 use super::family::MapKind;
