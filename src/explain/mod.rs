@@ -16,6 +16,7 @@ pub use bits::{BitForm, Fields};
 
 use pick::Picked;
 
+use crate::affine::Site;
 use crate::analysis::{analyse_text, AnalysedFile, AnalysisError};
 use crate::bank::{dmm, lanes_per_phase, simulate, BankConfig, Request};
 use crate::block::ConfigBlocks;
@@ -297,60 +298,12 @@ pub fn explain_text(
     let chosen = fix_choice(&planned, &file, picked);
     let map = chosen.as_ref().ok().map(|(map, _, _)| *map);
 
-    let units = requests.units();
-    // Stored as a struct of arrays, member `m` of record `e` is element `e` of array `m`: a
-    // lane touches its record's index in units of the member (for a whole record, each
-    // member's array alike: the first one's is shown).
-    let units_after = map
-        .and_then(|map| map.struct_of_arrays())
-        .map_or(units, |layout| {
-            let uses = layout.uses.get(picked.access);
-            let first = uses.map_or(0, |u| u.members(layout.members.len()).start);
-            layout
-                .members
-                .get(first)
-                .and_then(|m| u32::try_from(m.bytes).ok())
-                .map_or(units, Units::whole)
-        });
-    let units_of = |mapped: bool| if mapped { units_after } else { units };
-    let split_record = map
-        .and_then(|map| map.struct_of_arrays())
-        .filter(|_| units_after != units)
-        .map(|layout| layout.members.len());
-    let unit_of = |element: &Option<i64>, mapped: bool| -> Option<i64> {
-        element.map(|e| {
-            let e = match (map, mapped) {
-                (Some(map), true) => u64::try_from(e).map_or(e, |e| map.apply(e) as i64),
-                _ => e,
-            };
-            units_of(mapped).of(e)
-        })
-    };
-    let cost_of = |elements: &[Option<i64>], mapped: bool| {
-        let lanes: Vec<Option<i64>> = elements.iter().map(|e| unit_of(e, mapped)).collect();
-        simulate(
-            &bank,
-            &Request {
-                elem_bytes: units_of(mapped).unit_bytes,
-                lanes: &lanes,
-            },
-        )
-    };
-
-    // The combination of unknown values check reports: the one with the most excess.
-    let mut worst: Option<(usize, u64, u64)> = None;
-    for combination in 0..requests.combinations() {
-        let (mut excess, mut wavefronts) = (0u64, 0u64);
-        requests.for_each_in(combination, |_, _, elements| {
-            let cost = cost_of(elements, false);
-            excess += u64::from(cost.excess());
-            wavefronts += u64::from(cost.wavefronts);
-        });
-        if worst.is_none_or(|(_, e, w)| (excess, wavefronts) > (e, w)) {
-            worst = Some((combination, excess, wavefronts));
-        }
-    }
-    let (combination, _, _) = worst.ok_or_else(|| not_simulated("no request to simulate"))?;
+    let layouts = Layouts::new(bank, requests.units(), map, picked.access);
+    let units = layouts.before;
+    let unit_of = |element: &Option<i64>, mapped: bool| layouts.unit_of(element, mapped);
+    let cost_of = |elements: &[Option<i64>], mapped: bool| layouts.cost(elements, mapped);
+    let combination = worst_combination(&requests, &layouts)
+        .ok_or_else(|| not_simulated("no request to simulate"))?;
     let mut warp_excess = vec![Excess::default(); warps as usize];
     requests.for_each_in(combination, |warp, _, elements| {
         if let Some(excess) = warp_excess.get_mut(warp as usize) {
@@ -412,10 +365,10 @@ pub fn explain_text(
     let fields = Fields::new(&bank, units.unit_bytes, largest);
     let shown_warp = warp_excess.get(warp as usize).copied().unwrap_or_default();
     let view = |lanes: &[Option<i64>], mapped: bool| View {
-        map: BankMap::new(&bank, units_of(mapped).unit_bytes, lanes),
+        map: BankMap::new(&bank, layouts.units(mapped).unit_bytes, lanes),
         // The bit table is in the declared units; a record split into member arrays has none.
         bits: match fields {
-            Some(f) if units_of(mapped).unit_bytes == units.unit_bytes => {
+            Some(f) if layouts.units(mapped).unit_bytes == units.unit_bytes => {
                 bits::bit_forms(lanes, &f)
             }
             _ => Vec::new(),
@@ -426,7 +379,7 @@ pub fn explain_text(
             .iter()
             .map(|elements| {
                 let lanes: Vec<Option<i64>> = elements.iter().map(|e| unit_of(e, mapped)).collect();
-                congestion(&bank, units_of(mapped), &lanes)
+                congestion(&bank, layouts.units(mapped), &lanes)
             })
             .collect(),
     };
@@ -440,11 +393,139 @@ pub fn explain_text(
         Err(why) => After::LeftAlone(why),
     };
 
+    let (form, class) = form_and_class(site, iteration);
+    let (lane_names, thread_names) = bits::lane_bit_names(block, bank.warp, warp);
+    let notes = notes(&file, picked, &others, layouts.split_record(), &check);
+    Ok(Explanation {
+        path: shown,
+        at: access.at,
+        kind: access.kind,
+        access: access.text.clone(),
+        function: function.display_name(),
+        block,
+        array: array.name.clone(),
+        shape: shape_text(array),
+        form,
+        class,
+        config: bank,
+        unit_bytes: units.unit_bytes,
+        lanes_per_phase: lanes_per_phase(&bank, units.unit_bytes) as u32,
+        check,
+        warps,
+        warp,
+        warp_choice,
+        iterations: iterations.len(),
+        iteration: iteration.clone(),
+        iteration_choice: chosen_iteration.1,
+        lane_names,
+        thread_names,
+        fields,
+        before,
+        after,
+        notes,
+    })
+}
+
+/// The units a lane touches and how its element is stored, as declared and through fix's
+/// map: what every figure of an explanation is simulated on.
+struct Layouts<'m> {
+    bank: BankConfig,
+    map: Option<&'m dyn AddressMap>,
+    before: Units,
+    after: Units,
+}
+
+impl<'m> Layouts<'m> {
+    /// For access number `access` of an array whose requests come in `units`.
+    fn new(bank: BankConfig, units: Units, map: Option<&'m dyn AddressMap>, access: usize) -> Self {
+        // Stored as a struct of arrays, member `m` of record `e` is element `e` of array `m`:
+        // a lane touches its record's index in units of the member (for a whole record, each
+        // member's array alike: the first one's is shown).
+        let after = map
+            .and_then(|map| map.struct_of_arrays())
+            .map_or(units, |layout| {
+                let uses = layout.uses.get(access);
+                let first = uses.map_or(0, |u| u.members(layout.members.len()).start);
+                layout
+                    .members
+                    .get(first)
+                    .and_then(|m| u32::try_from(m.bytes).ok())
+                    .map_or(units, Units::whole)
+            });
+        Layouts {
+            bank,
+            map,
+            before: units,
+            after,
+        }
+    }
+
+    fn units(&self, mapped: bool) -> Units {
+        if mapped {
+            self.after
+        } else {
+            self.before
+        }
+    }
+
+    /// The members of a record the map splits into arrays, when it does.
+    fn split_record(&self) -> Option<usize> {
+        self.map
+            .and_then(|map| map.struct_of_arrays())
+            .filter(|_| self.after != self.before)
+            .map(|layout| layout.members.len())
+    }
+
+    /// The unit a lane touches for `element`, as declared or stored through the map.
+    fn unit_of(&self, element: &Option<i64>, mapped: bool) -> Option<i64> {
+        element.map(|e| {
+            let e = match (self.map, mapped) {
+                (Some(map), true) => u64::try_from(e).map_or(e, |e| map.apply(e) as i64),
+                _ => e,
+            };
+            self.units(mapped).of(e)
+        })
+    }
+
+    /// One warp's request for `elements` through the bank model.
+    fn cost(&self, elements: &[Option<i64>], mapped: bool) -> crate::bank::Cost {
+        let lanes: Vec<Option<i64>> = elements.iter().map(|e| self.unit_of(e, mapped)).collect();
+        simulate(
+            &self.bank,
+            &Request {
+                elem_bytes: self.units(mapped).unit_bytes,
+                lanes: &lanes,
+            },
+        )
+    }
+}
+
+/// The combination of unknown values that `check` reports: the one with the most excess
+/// wavefronts (then the most wavefronts); `None` when there is no request.
+fn worst_combination(requests: &SiteRequests, layouts: &Layouts) -> Option<usize> {
+    let mut worst: Option<(usize, u64, u64)> = None;
+    for combination in 0..requests.combinations() {
+        let (mut excess, mut wavefronts) = (0u64, 0u64);
+        requests.for_each_in(combination, |_, _, elements| {
+            let cost = layouts.cost(elements, false);
+            excess += u64::from(cost.excess());
+            wavefronts += u64::from(cost.wavefronts);
+        });
+        if worst.is_none_or(|(_, e, w)| (excess, wavefronts) > (e, w)) {
+            worst = Some((combination, excess, wavefronts));
+        }
+    }
+    worst.map(|(combination, _, _)| combination)
+}
+
+/// The access's address form and class at `iteration` (its own when it changes per
+/// iteration).
+fn form_and_class(site: &Site, iteration: &[(String, i64)]) -> (String, String) {
     let per_iteration_form = site
         .iterations
         .iter()
         .find(|it| it.loop_values.iter().all(|value| iteration.contains(value)));
-    let (form, class) = match per_iteration_form {
+    match per_iteration_form {
         Some(it) => (it.form.to_string(), it.class.to_string()),
         None => (
             match &site.form {
@@ -453,8 +534,19 @@ pub fn explain_text(
             },
             site.class.to_string(),
         ),
-    };
-    let (lane_names, thread_names) = bits::lane_bit_names(block, bank.warp, warp);
+    }
+}
+
+/// What the reader should know beside the figures: a split record, the same expression as
+/// another access or in other template instances, unknown values, per-iteration figures.
+fn notes(
+    file: &AnalysedFile,
+    picked: Picked,
+    others: &[Picked],
+    split_record: Option<usize>,
+    check: &SiteCost,
+) -> Vec<String> {
+    let function = &file.parsed.functions[picked.function];
     let mut notes = Vec::new();
     if let Some(members) = split_record {
         notes.push(format!(
@@ -492,34 +584,7 @@ pub fn explain_text(
             "loop `{name}` has unknown bounds: the figures are per iteration of it"
         ));
     }
-    Ok(Explanation {
-        path: shown,
-        at: access.at,
-        kind: access.kind,
-        access: access.text.clone(),
-        function: function.display_name(),
-        block,
-        array: array.name.clone(),
-        shape: shape_text(array),
-        form,
-        class,
-        config: bank,
-        unit_bytes: units.unit_bytes,
-        lanes_per_phase: lanes_per_phase(&bank, units.unit_bytes) as u32,
-        check,
-        warps,
-        warp,
-        warp_choice,
-        iterations: iterations.len(),
-        iteration: iteration.clone(),
-        iteration_choice: chosen_iteration.1,
-        lane_names,
-        thread_names,
-        fields,
-        before,
-        after,
-        notes,
-    })
+    notes
 }
 
 /// Excess wavefronts with the array as declared and through fix's map.
