@@ -5,8 +5,8 @@ use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
 use crate::cost::{self, SiteCost};
 use crate::parallel;
 use crate::parse::{
-    self, Access, AccessDetail, ConstEnv, Diagnostic, Escape, Function, FunctionKind, LineIndex,
-    Packed, ParsedFile, Severity, SharedArray, SourceError, Span,
+    self, Access, AccessDetail, CallSite, ConstEnv, Diagnostic, Escape, Function, FunctionKind,
+    LineIndex, Packed, ParsedFile, Severity, SharedArray, SourceError, Span,
 };
 use crate::settings::{ConfigError, Settings};
 use std::path::{Path, PathBuf};
@@ -241,7 +241,10 @@ fn adopt_pointer_analysis(
                 alias
                     .calls
                     .iter()
-                    .map(|call| lines.location(call.start))
+                    .map(|call| CallSite {
+                        offset: call.start,
+                        at: lines.location(call.start),
+                    })
                     .collect(),
             ),
             pointer_offset: alias.base_offset,

@@ -214,6 +214,14 @@ pub struct Access {
     detail: Option<Box<AccessDetail>>,
 }
 
+/// A call an access through a pointer is reached through: its byte offset, where the
+/// rewriter copies the callee, and its place for reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallSite {
+    pub offset: usize,
+    pub at: Location,
+}
+
 /// What only some accesses have: a member path, an atomic function, a pointer they go
 /// through.
 #[derive(Debug, Clone, Default)]
@@ -235,7 +243,7 @@ pub struct AccessDetail {
     /// For an access through a pointer (`row[tx]` after `float *row = tile[ty];`): the calls
     /// it is reached through, outermost first (empty when it is in the function itself).
     /// `None` for a subscript of the array's own name.
-    pub via_pointer: Option<Vec<Location>>,
+    pub via_pointer: Option<Vec<CallSite>>,
     /// For an access through a pointer: the pointer's constant offset from the array's start
     /// in elements, when the analysis knows it (`p` in `p[i]`, `*p`).
     pub pointer_offset: Option<i64>,

@@ -358,7 +358,7 @@ fn via_pointer_text(access: &Access) -> String {
         None => String::new(),
         Some([]) => " through a pointer".to_string(),
         Some(calls) => {
-            let lines: Vec<String> = calls.iter().map(|at| at.line.to_string()).collect();
+            let lines: Vec<String> = calls.iter().map(|call| call.at.line.to_string()).collect();
             format!(
                 " through a pointer (called at line {})",
                 lines.join(" → line ")

@@ -158,7 +158,7 @@ fn access_json(
     if let Some(calls) = &access.detail().via_pointer {
         let calls: Vec<Value> = calls
             .iter()
-            .map(|at| json!({"line": at.line, "col": at.col}))
+            .map(|call| json!({"line": call.at.line, "col": call.at.col}))
             .collect();
         object.insert("via_pointer".into(), json!({ "calls": calls }));
     }

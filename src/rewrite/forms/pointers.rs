@@ -234,7 +234,6 @@ pub(super) struct CallGraph {
 
 impl CallGraph {
     fn of(target: &Target, pointers: &[&Access], name: &str) -> Result<Self, String> {
-        let text = target.source.text;
         let mut graph = CallGraph {
             callees: Vec::new(),
             spans: Vec::new(),
@@ -243,14 +242,14 @@ impl CallGraph {
         let mut at_calls: Vec<(usize, usize)> = Vec::new();
         for access in pointers {
             for call in access.detail().via_pointer.iter().flatten() {
-                let at = offset_of(text, *call).ok_or("a call outside the file")?;
+                let at = call.offset;
                 if at_calls.iter().any(|(a, _)| *a == at) {
                     continue;
                 }
                 let callee = callee_at(target, at, name).map_err(|why| {
                     format!(
                         "line {}: `{}` is reached through the call at line {}: {why}",
-                        access.at.line, access.text, call.line
+                        access.at.line, access.text, call.at.line
                     )
                 })?;
                 at_calls.push((at, callee));
@@ -275,9 +274,12 @@ impl CallGraph {
                 continue;
             }
             let through_calls = |access: &&Access| {
-                access.detail().via_pointer.iter().flatten().any(|call| {
-                    offset_of(text, *call).is_some_and(|at| graph.calls.iter().any(|c| c.0 == at))
-                })
+                access
+                    .detail()
+                    .via_pointer
+                    .iter()
+                    .flatten()
+                    .any(|call| graph.calls.iter().any(|c| c.0 == call.offset))
             };
             let Some(shared) = other.accesses.iter().find(through_calls) else {
                 continue;
@@ -294,7 +296,7 @@ impl CallGraph {
                     .iter()
                     .flatten()
                     .next()
-                    .map_or(0, |c| c.line);
+                    .map_or(0, |c| c.at.line);
                 return Err(format!(
                     "`{}` is passed through the same call at line {call}: one copy of the \
                      function cannot serve two arrays",
@@ -316,17 +318,6 @@ impl CallGraph {
         let span = self.spans[callee];
         target.source.text.get(span.start..span.end).unwrap_or("")
     }
-}
-
-/// The byte offset of a location.
-pub(super) fn offset_of(text: &str, at: Location) -> Option<usize> {
-    let line = if at.line <= 1 {
-        0
-    } else {
-        text.match_indices('\n').nth(at.line - 2)?.0 + 1
-    };
-    let offset = line + at.col.checked_sub(1)?;
-    (offset <= text.len()).then_some(offset)
 }
 
 /// The function called at `at`, which can be copied for the map function `name`: a
