@@ -114,6 +114,11 @@ pub fn for_fix(
 }
 
 #[cfg(test)]
+mod rewrite_tests;
+#[cfg(test)]
+mod testdata_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::settings::{Settings, StrategySetting};

@@ -329,3 +329,6 @@ pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<
     }
     array.unknown_static_extent()
 }
+
+#[cfg(test)]
+mod cost_tests;

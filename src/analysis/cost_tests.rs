@@ -1,0 +1,271 @@
+//! The conflict figures of whole kernels through the analysis: unknown values evaluated over
+//! the residues that matter, and members of records (the cost stage's tests that need the
+//! front end and the affine stage to build their input).
+mod unknown_values {
+    use crate::analysis::{analyse_text, Options};
+    use crate::block::ConfigBlocks;
+    use crate::cost::*;
+    use std::path::Path;
+
+    /// (excess, how each unknown value was evaluated) of every access of the first kernel.
+    fn figures(source: &str) -> Vec<(u64, Vec<(String, Evaluated)>)> {
+        let file = analyse_text(
+            Path::new("k.cu"),
+            source,
+            &Options::default(),
+            &ConfigBlocks::default(),
+        );
+        file.per_function[0]
+            .costs
+            .iter()
+            .flatten()
+            .map(|cost| {
+                let cost = cost.as_ref().expect("simulated");
+                let unknowns = cost
+                    .unknown_values
+                    .iter()
+                    .map(|u| (u.name.clone(), u.evaluated.clone()))
+                    .collect();
+                (cost.excess(), unknowns)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unknown_values_are_evaluated_over_every_residue_that_matters() {
+        let source = r#"
+// bankwise: block=32
+__global__ void k(float *out, int stride, int offset, int n) {
+    __shared__ float s[4096];
+    __shared__ char c[4096];
+    out[0] = s[threadIdx.x * stride];
+    out[1] = s[threadIdx.x + offset];
+    out[2] = c[4 * threadIdx.x + offset];
+    if (threadIdx.x < n)
+        s[threadIdx.x] = 0.0f;
+}
+"#;
+        let residues = |name: &str, modulus, worst| {
+            vec![(name.to_string(), Evaluated::Residues { modulus, worst })]
+        };
+        assert_eq!(
+            figures(source),
+            vec![
+                // A stride that is a multiple of 32 puts every lane in one bank.
+                (31, residues("stride", 32, 0)),
+                // A 4-byte index moved by any offset keeps its banks' pattern.
+                (0, vec![("offset".to_string(), Evaluated::AnyValue)]),
+                (0, vec![("n".to_string(), Evaluated::InConditions)]),
+                // 1-byte elements 4 apart: an offset of 1..3 only moves within words.
+                (0, residues("offset", 4, 0)),
+            ]
+        );
+    }
+}
+
+mod members {
+    use crate::analysis::{analyse_text, AnalysedFile, Options};
+    use crate::bank::BankConfig;
+    use crate::block::ConfigBlocks;
+    use crate::cost::*;
+    use std::path::Path;
+
+    fn analyse(source: &str) -> AnalysedFile {
+        analyse_text(
+            Path::new("k.cu"),
+            source,
+            &Options::default(),
+            &ConfigBlocks::default(),
+        )
+    }
+
+    /// What one access of the first kernel's first array does in warp 0's first request.
+    #[derive(Debug, PartialEq)]
+    struct Lanes {
+        /// The first 4-byte word each lane touches.
+        words: Vec<i64>,
+        /// Whether the lanes carry unit indices (a varying member subscript).
+        varying: bool,
+        /// Conflict degree, wavefronts and excess over the block.
+        figures: (u32, u64, u64),
+    }
+
+    fn lanes(source: &str) -> Vec<Result<Lanes, String>> {
+        let file = analyse(source);
+        let array = &file.parsed.functions[0].arrays[0];
+        let affine = file.per_function[0]
+            .affine
+            .as_ref()
+            .expect("block shape known");
+        let config = BankConfig::default();
+        array
+            .accesses
+            .iter()
+            .enumerate()
+            .map(|(i, access)| {
+                let site = affine.sites[0][i].as_ref().expect("reached");
+                let requests = SiteRequests::new(affine, site, array, access, &config)?;
+                let units = requests.units();
+                let mut words = None;
+                requests.for_each(|_, _, lanes| {
+                    words.get_or_insert_with(|| {
+                        lanes
+                            .iter()
+                            .map(|l| {
+                                let unit = units.of(l.expect("every lane active"));
+                                unit * i64::from(units.unit_bytes) / 4
+                            })
+                            .collect()
+                    });
+                });
+                let cost = measure(affine, site, array, access, &config)?;
+                Ok(Lanes {
+                    words: words.expect("one request"),
+                    varying: requests.varying_member().is_some(),
+                    figures: (cost.conflict_degree, cost.wavefronts, cost.excess()),
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_member_array_subscript_picks_the_word_of_the_element() {
+        let source = r#"
+#define K 1
+struct __align__(16) Quad { float v[4]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Quad q[32];
+    int t = threadIdx.x;
+    q[t / 4].v[t % 4] = 1.0f;
+    out[t] = q[t / 4].v[3 - t % 4];
+    out[t] = q[t].v[t % 2];
+    out[t] = q[t].v[K];
+}
+"#;
+        let all = lanes(source);
+        // Lane t writes word t: the quads tile the banks.
+        let store = all[0].as_ref().expect("simulated");
+        assert_eq!(store.words, (0..32).collect::<Vec<i64>>());
+        assert_eq!(store.figures, (1, 1, 0));
+        assert!(store.varying);
+        // Each quad read backwards: lane t reads word 4·(t/4) + 3 − t%4.
+        let reversed = all[1].as_ref().expect("simulated");
+        assert_eq!(reversed.words[..8], [3, 2, 1, 0, 7, 6, 5, 4]);
+        assert_eq!(reversed.figures, (1, 1, 0));
+        // Word 4t + t%2: lanes 0, 8, 16, 24 all hit bank 0 (words 0, 32, 64, 96).
+        let alternating = all[2].as_ref().expect("simulated");
+        assert_eq!(alternating.words[..4], [0, 5, 8, 13]);
+        assert_eq!(alternating.figures, (4, 4, 3));
+        // A constant subscript (a macro) folds into the unit: the lanes stay elements.
+        let constant = all[3].as_ref().expect("simulated");
+        assert_eq!(constant.words[..3], [1, 5, 9]);
+        assert_eq!(constant.figures, (4, 4, 3));
+        assert!(!constant.varying);
+    }
+
+    #[test]
+    fn a_two_dimensional_member_array_is_linearised_row_major() {
+        let source = r#"
+struct Tile { float m[4][8]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Tile g[2];
+    int t = threadIdx.x;
+    out[t] = g[0].m[t % 4][t / 4];
+    out[t] = g[t % 2].m[t / 8][t / 2 % 4];
+}
+"#;
+        let all = lanes(source);
+        // Word 8·(t%4) + t/4: a transpose of the 4×8 tile, conflict-free.
+        let transposed = all[0].as_ref().expect("simulated");
+        assert_eq!(transposed.words[..6], [0, 8, 16, 24, 1, 9]);
+        assert_eq!(transposed.figures, (1, 1, 0));
+        // Word 32·(t%2) + 8·(t/8) + (t/2)%4: lanes 0 and 1 meet in bank 0 (words 0 and 32).
+        let split = all[1].as_ref().expect("simulated");
+        assert_eq!(split.words[..4], [0, 32, 1, 33]);
+        assert_eq!(split.figures, (2, 2, 1));
+    }
+
+    #[test]
+    fn a_member_array_of_doubles_is_read_in_two_phases() {
+        let source = r#"
+struct Acc { float w; double d[3]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Acc a[16];
+    int t = threadIdx.x;
+    out[t] = a[t / 2].d[t % 2];
+}
+"#;
+        let all = lanes(source);
+        // `d` lies at byte 8 of each 32-byte element: lane t reads the 8 bytes at
+        // 32·(t/2) + 8 + 8·(t%2), words 8·(t/2) + 2 + 2·(t%2).
+        let read = all[0].as_ref().expect("simulated");
+        assert_eq!(read.words[..5], [2, 4, 10, 12, 18]);
+        // Each half-warp phase covers 16 elements of 8 words: every bank twice.
+        assert_eq!(read.figures, (2, 4, 2));
+    }
+
+    #[test]
+    fn varying_member_subscripts_are_not_scored_by_maps_on_elements() {
+        let source = r#"
+struct Quad { float v[4]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Quad q[32];
+    int t = threadIdx.x;
+    out[t] = q[t].v[t % 2];
+    out[t] = q[t].v[1];
+}
+"#;
+        let file = analyse(source);
+        let array = &file.parsed.functions[0].arrays[0];
+        let affine = file.per_function[0]
+            .affine
+            .as_ref()
+            .expect("block shape known");
+        let config = BankConfig::default();
+        let pattern = |i: usize| {
+            let site = affine.sites[0][i].as_ref().expect("reached");
+            let requests = SiteRequests::new(affine, site, array, &array.accesses[i], &config)?;
+            SitePattern::collect(&requests, &config)
+        };
+        assert_eq!(
+            pattern(0),
+            Err(
+                "member subscripts `.v[t % 2]` vary: a map moves whole elements and is not \
+                 scored on the word of the element each lane touches"
+                    .to_string()
+            )
+        );
+        assert!(pattern(1).is_ok());
+    }
+
+    #[test]
+    fn member_subscripts_through_pointers_and_with_side_effects() {
+        let source = r#"
+struct Quad { float v[4]; };
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ Quad q[8];
+    int t = threadIdx.x;
+    int j = 0;
+    out[t] = q[t / 4].v[j++ % 4];
+    Quad *p = &q[t / 4];
+    out[t] = p->v[3 - t % 4];
+}
+"#;
+        let all = lanes(source);
+        assert_eq!(
+            all[0].as_ref().err().map(String::as_str),
+            Some(
+                "member subscript is data-dependent (`(j++ % 4)`, a member subscript with side \
+                 effects)"
+            )
+        );
+        let through_pointer = all[1].as_ref().expect("simulated");
+        assert_eq!(through_pointer.words[..8], [3, 2, 1, 0, 7, 6, 5, 4]);
+        assert_eq!(through_pointer.figures, (1, 1, 0));
+    }
+}
