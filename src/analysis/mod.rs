@@ -50,8 +50,9 @@ pub struct AnalysedFile {
 pub struct FunctionAnalysis {
     /// Its block shape, or why it is unknown.
     pub block: Resolution,
-    /// The affine analysis, when the block shape is known.
-    pub affine: Option<FunctionAffine>,
+    /// The affine analysis, when the block shape is known (boxed, so that assembling the
+    /// records moves a pointer, not the analysis).
+    pub affine: Option<Box<FunctionAffine>>,
     /// Per array and access: the simulated conflict figures, or why there are none.
     pub costs: FunctionCosts,
 }
@@ -115,7 +116,7 @@ pub fn analyse_text(
         }
     }
     let costs = parallel::map(parsed.functions.len(), FUNCTIONS_PER_THREAD, |i| {
-        costs_of(&parsed.functions[i], affine[i].as_ref(), &options.bank)
+        costs_of(&parsed.functions[i], affine[i].as_deref(), &options.bank)
     });
     let per_function = blocks
         .into_iter()
@@ -146,14 +147,14 @@ fn affine_of(
     block: &Resolution,
     callees: &affine::Callees,
     constants: &ConstEnv,
-) -> Option<FunctionAffine> {
+) -> Option<Box<FunctionAffine>> {
     match (block, function.syntax_error) {
-        (Ok(block), None) if is_reported(function) => Some(affine::analyse_function(
+        (Ok(block), None) if is_reported(function) => Some(Box::new(affine::analyse_function(
             function,
             callees,
             block.shape,
             constants,
-        )),
+        ))),
         _ => None,
     }
 }
@@ -267,6 +268,8 @@ fn adopt_pointer_analysis(
 
 /// One function with everything the stages found about it.
 pub struct Reported<'a> {
+    /// The function's index in `parsed.functions` (and `per_function`).
+    pub index: usize,
     pub function: &'a Function,
     pub block: &'a Resolution,
     pub affine: Option<&'a FunctionAffine>,
@@ -286,11 +289,13 @@ impl AnalysedFile {
             .functions
             .iter()
             .zip(&self.per_function)
-            .filter(|(f, _)| is_reported(f))
-            .map(|(function, analysis)| Reported {
+            .enumerate()
+            .filter(|(_, (f, _))| is_reported(f))
+            .map(|(index, (function, analysis))| Reported {
+                index,
                 function,
                 block: &analysis.block,
-                affine: analysis.affine.as_ref(),
+                affine: analysis.affine.as_deref(),
                 costs: &analysis.costs,
             })
     }

@@ -7,6 +7,7 @@ use crate::parse::{Access, AccessKind, Escape, Function, Location, Severity, Sha
 use crate::pipeline::FileFix;
 use crate::plan::Action;
 use crate::rewrite::Edit;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// A kind of finding, with an id that never changes (code scanning tracks alerts by it).
@@ -100,9 +101,13 @@ pub struct ConflictFigures {
     pub ideal_wavefronts: u64,
 }
 
-/// An array in a file: its function's display name, its name, its declaration. A fix of
-/// `fix` belongs to the findings of the array it rewrites.
-pub type ArrayKey = (String, String, Location);
+/// An array of an analysed file: its function's index in `parsed.functions` and its index
+/// among that function's arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArrayRef {
+    pub function: usize,
+    pub array: usize,
+}
 
 /// One thing `check` says.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,14 +118,21 @@ pub struct Finding {
     /// As the text output shows it.
     pub severity: Severity,
     pub at: Location,
-    /// The access's bytes, for a conflict.
-    pub span: Option<Span>,
     pub message: String,
-    pub conflict: Option<ConflictFigures>,
-    /// The array a conflict is on.
-    pub array: Option<ArrayKey>,
+    /// What a bank conflict has besides (boxed: most findings are notes without it).
+    pub conflict: Option<Box<Conflict>>,
+}
+
+/// A conflicting access: where it is, its figures, its array and that array's fix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conflict {
+    /// The access's bytes.
+    pub span: Span,
+    pub figures: ConflictFigures,
+    /// The array it is on.
+    pub array: ArrayRef,
     /// The rewrite of that array, on the array's first finding ([`attach_fixes`]).
-    pub fix: Option<FindingFix>,
+    pub fix: Option<Box<FindingFix>>,
 }
 
 /// The edits that rewrite a finding's array, as `fix` would apply them.
@@ -137,11 +149,8 @@ impl Finding {
             rule,
             severity,
             at,
-            span: None,
             message,
             conflict: None,
-            array: None,
-            fix: None,
         }
     }
 
@@ -188,16 +197,36 @@ pub fn findings(file: &AnalysedFile) -> Vec<Finding> {
     findings
 }
 
-/// Gives each array that `file` rewrites its fix, on the array's first finding. Fixes that
-/// `fix` would not apply (unsafe without `--unsafe-fixes`, display-only) are left out.
-pub fn attach_fixes(findings: &mut [Finding], file: &FileFix) {
+/// Gives each array that `file` (the fix of `analysed`) rewrites its fix, on the array's
+/// first finding. Fixes that `fix` would not apply (unsafe without `--unsafe-fixes`,
+/// display-only) are left out.
+pub fn attach_fixes(findings: &mut [Finding], analysed: &AnalysedFile, file: &FileFix) {
+    // An outcome names its array as the report does: function, array, declaration.
+    let mut first_finding: HashMap<(String, String, Location), usize> = HashMap::new();
+    let mut named: HashSet<ArrayRef> = HashSet::new();
+    for (i, finding) in findings.iter().enumerate() {
+        let Some(conflict) = &finding.conflict else {
+            continue;
+        };
+        if !named.insert(conflict.array) {
+            continue;
+        }
+        let function = &analysed.parsed.functions[conflict.array.function];
+        let declared = &function.arrays[conflict.array.array];
+        first_finding
+            .entry((function.display_name(), declared.name.clone(), declared.at))
+            .or_insert(i);
+    }
     for (fix, &outcome) in file.fixes.iter().zip(&file.fixed_arrays) {
         let outcome = &file.arrays[outcome];
         if outcome.action != Action::Rewritten {
             continue;
         }
         let key = (outcome.function.clone(), outcome.array.clone(), outcome.at);
-        let Some(first) = findings.iter_mut().find(|f| f.array.as_ref() == Some(&key)) else {
+        let Some(first) = first_finding
+            .get(&key)
+            .and_then(|&i| findings[i].conflict.as_deref_mut())
+        else {
             continue;
         };
         let mut edits: Vec<Edit> = Vec::new();
@@ -209,16 +238,17 @@ pub fn attach_fixes(findings: &mut [Finding], file: &FileFix) {
         }
         // In the original text's order; insertions at one place keep theirs.
         edits.sort_by_key(|e| (e.range.start, !e.range.is_empty(), e.range.end));
-        first.fix = Some(FindingFix {
+        first.fix = Some(Box::new(FindingFix {
             description: fix.message.clone(),
             edits,
-        });
+        }));
     }
 }
 
 /// The findings of one function: its escapes and its accesses.
 fn function_findings(reported: &Reported) -> Vec<Finding> {
     let Reported {
+        index,
         function,
         block,
         affine,
@@ -245,14 +275,20 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
             if let (Ok(cost), Some(site)) = (&costs[a][i], site) {
                 if cost.excess() > 0 {
                     findings.push(Finding {
-                        span: Some(access.span),
-                        conflict: Some(ConflictFigures {
-                            conflict_degree: cost.conflict_degree,
-                            excess_wavefronts: cost.excess(),
-                            wavefronts: cost.wavefronts,
-                            ideal_wavefronts: cost.ideal_wavefronts,
-                        }),
-                        array: Some((function.display_name(), array.name.clone(), array.at)),
+                        conflict: Some(Box::new(Conflict {
+                            span: access.span,
+                            figures: ConflictFigures {
+                                conflict_degree: cost.conflict_degree,
+                                excess_wavefronts: cost.excess(),
+                                wavefronts: cost.wavefronts,
+                                ideal_wavefronts: cost.ideal_wavefronts,
+                            },
+                            array: ArrayRef {
+                                function: index,
+                                array: a,
+                            },
+                            fix: None,
+                        })),
                         ..Finding::new(
                             Some(Rule::of_access(access.kind)),
                             Severity::Warning,

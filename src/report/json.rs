@@ -64,6 +64,7 @@ fn function_json(reported: &Reported) -> Value {
         block,
         affine,
         costs,
+        ..
     } = *reported;
     let mut object = Map::new();
     object.insert("name".into(), function.display_name().into());

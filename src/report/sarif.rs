@@ -6,7 +6,7 @@
 //!
 //! Columns count Unicode code points (`columnKind` says so), 1-based; an end column is the
 //! column just after the region.
-use super::finding::{attach_fixes, findings, Finding, Rule};
+use super::finding::{attach_fixes, findings, Conflict, Finding, Rule};
 use crate::analysis::AnalysedFile;
 use crate::parse::{Location, Span};
 use crate::pipeline::FileFix;
@@ -62,7 +62,7 @@ fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
     let place = Place::new(file.text, &file.analysed.path, root);
     let mut findings = findings(file.analysed);
     if let Some(fix) = file.fix {
-        attach_fixes(&mut findings, fix);
+        attach_fixes(&mut findings, file.analysed, fix);
     }
     let fix_place = file
         .fix
@@ -71,12 +71,13 @@ fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
         .iter()
         .filter_map(|finding| {
             let rule = finding.rule?;
-            let location = match finding.span {
-                Some(span) => place.span(span),
+            let conflict = finding.conflict.as_deref();
+            let location = match conflict {
+                Some(conflict) => place.span(conflict.span),
                 None => place.at(finding.at),
             };
             let mut value = result(rule, finding, location);
-            if let Some(figures) = &finding.conflict {
+            if let Some(Conflict { figures, .. }) = conflict {
                 value["properties"] = json!({
                     "conflict_degree": figures.conflict_degree,
                     "excess_wavefronts": figures.excess_wavefronts,
@@ -84,7 +85,8 @@ fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
                     "ideal_wavefronts": figures.ideal_wavefronts,
                 });
             }
-            if let (Some(fix), Some(fix_place)) = (&finding.fix, &fix_place) {
+            let fix = conflict.and_then(|c| c.fix.as_ref());
+            if let (Some(fix), Some(fix_place)) = (fix, &fix_place) {
                 value["fixes"] = json!([fix_json(fix, fix_place)]);
             }
             Some(value)
