@@ -203,6 +203,15 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        path: "testdata/multi_decl_tiles.cu",
+        flags: &[],
+        launches: &[launch(
+            "complexTranspose",
+            "complexTranspose(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2), \
+             bankwise::buffer(3))",
+        )],
+    },
+    Case {
         path: "testdata/no_shared.cu",
         flags: &[],
         launches: &[
@@ -273,6 +282,14 @@ const CASES: &[Case] = &[
                 "transposeShort(bankwise::buffer(0), bankwise::buffer(1))",
             ),
         ],
+    },
+    Case {
+        path: "testdata/template_depth.cu",
+        flags: &[],
+        launches: &[launch(
+            "batchedTransposeDepth<4>",
+            "batchedTransposeDepth<4>(bankwise::buffer(0), bankwise::buffer(1))",
+        )],
     },
     Case {
         path: "testdata/template_sizes.cu",
@@ -1532,11 +1549,11 @@ fn fix_keeps_every_result_and_its_predicted_conflicts() {
     println!("{report}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // With the oracle's flags, `--block mystery=32x4` makes block_hints.cu's `q_tile`
-    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 17 testdata
-    // files and 22 arrays (two more of each than `fix` without flags), and 12 files and 20
+    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 19 testdata
+    // files and 25 arrays (two more of each than `fix` without flags), and 12 files and 20
     // arrays of the suite.
-    assert_eq!(fixed, 29);
-    assert_eq!(report.matches("predicted").count(), 42, "{report}");
+    assert_eq!(fixed, 31);
+    assert_eq!(report.matches("predicted").count(), 45, "{report}");
 }
 
 /// The comparison can fail: a rewrite that swizzles the transpose tile's store but not its

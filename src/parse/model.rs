@@ -167,6 +167,13 @@ impl SharedArray {
             .map(|(_, (_, text))| unknown_extent(text))
     }
 
+    /// Which declarator declares the array. The instances of a template share theirs (one
+    /// declarator, one rewrite); the arrays of one declaration (`__shared__ float a[N],
+    /// b[N];`) do not.
+    pub fn declarator_key(&self) -> DeclaratorKey {
+        (self.decl_span.start, self.decl_span.end, self.name.clone())
+    }
+
     pub fn rewritable(&self) -> bool {
         self.escapes.is_empty()
     }
@@ -176,6 +183,9 @@ impl SharedArray {
         self.escapes.first().map(|escape| escape.to_string())
     }
 }
+
+/// See [`SharedArray::declarator_key`]: the declaration's bytes and the array's name.
+pub type DeclaratorKey = (usize, usize, String);
 
 fn unknown_extent(text: &str) -> String {
     format!("extent `{text}` is unknown")

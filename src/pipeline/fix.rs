@@ -656,6 +656,55 @@ mod tests {
     }
 
     #[test]
+    fn a_swizzle_that_reads_only_extents_free_of_template_parameters_is_safe() {
+        // The swizzle edits the last subscript from the second: `DEPTH` may be anything.
+        let depth = "template <int DEPTH>\n__global__ void k(float *o)\n{\n    \
+            __shared__ float t[DEPTH][32][32];\n    \
+            t[threadIdx.z][threadIdx.y][threadIdx.x] = o[0];\n    \
+            o[1] = t[threadIdx.z][threadIdx.x][threadIdx.y];\n}\n\
+            int main() { k<2><<<1, dim3(32, 8, 2)>>>(0); }\n";
+        let file = fixed(depth, &FixOptions::default());
+        let t = outcome(&file, "t");
+        assert_eq!(t.action, Action::Rewritten, "{t:?}");
+        assert_eq!(t.applicability, Some(Applicability::Safe));
+        // Rows that are the template's own: the XOR reads `ROWS`'s subscript, unsafe.
+        let rows = "template <int ROWS>\n__global__ void k(float *o)\n{\n    \
+            __shared__ float t[ROWS][32];\n    t[threadIdx.y][threadIdx.x] = o[0];\n    \
+            o[1] = t[threadIdx.x][threadIdx.y];\n}\n\
+            int main() { k<32><<<1, dim3(32, 32)>>>(0); }\n";
+        let file = fixed(rows, &FixOptions::default());
+        let t = outcome(&file, "t");
+        assert_eq!(t.action, Action::NotApplied, "{t:?}");
+        assert!(t
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.contains("template parameter `ROWS`")));
+    }
+
+    #[test]
+    fn the_arrays_of_one_declaration_get_maps_of_their_own() {
+        // `a` is read by columns, `b` by rows of two: each its own map, the declaration kept.
+        let text = "// bankwise: block=32x32\n__global__ void k(float *o)\n{\n    \
+            __shared__ float a[32][32], b[2048];\n    \
+            a[threadIdx.y][threadIdx.x] = o[0];\n    \
+            b[64 * threadIdx.y + 2 * threadIdx.x] = o[1];\n    \
+            o[2] = a[threadIdx.x][threadIdx.y] + b[64 * threadIdx.y + 2 * threadIdx.x];\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        let actions: Vec<(&str, Action)> = file
+            .arrays
+            .iter()
+            .map(|a| (a.array.as_str(), a.action))
+            .collect();
+        assert_eq!(
+            actions,
+            [("a", Action::Rewritten), ("b", Action::Rewritten)]
+        );
+        assert_eq!(outcome(&file, "a").excess_after, Some(0));
+        assert_eq!(outcome(&file, "b").excess_after, Some(0));
+        assert!(file.output.contains("__shared__ float a[32][32], b[2048];"));
+    }
+
+    #[test]
     fn map_function_names_do_not_collide() {
         let text = "int bankwise_s;\n// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
             __shared__ float s[64];\n    s[2 * threadIdx.x] = o[0];\n}\n";

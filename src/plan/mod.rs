@@ -3,7 +3,7 @@
 //! the reason. Arrays without conflicts are left alone silently.
 use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
 use crate::bank::BankConfig;
-use crate::parse::{AccessKind, Function, Location, SharedArray, Span};
+use crate::parse::{AccessKind, DeclaratorKey, Function, Location, SharedArray};
 use crate::rewrite::edit::{Applicability, Edit};
 use crate::rewrite::forms::{
     already_rewritten, definition_start, describe, map_function, padded_declaration,
@@ -399,7 +399,7 @@ impl<'a> KernelPlanner<'a> {
                 .map(|a| excess_before(file, self.function, a) == Some(0))
                 .collect(),
         };
-        let rewrite = match form(&target, candidate.map.as_ref(), array.decl_span, names) {
+        let rewrite = match form(&target, candidate.map.as_ref(), names) {
             Ok(rewrite) => rewrite,
             // What the map would give, for the reader to apply by hand.
             Err(why)
@@ -419,7 +419,7 @@ impl<'a> KernelPlanner<'a> {
                 rewrite.extra_bytes
             ))
         } else {
-            template_dependence(function, array)
+            template_dependence(function, array, rewrite.proven_dims.as_deref())
         };
         Decision::Rewrite(candidate, Box::new(rewrite), caution)
     }
@@ -463,14 +463,22 @@ fn applicability(caution: &Option<String>) -> Applicability {
     }
 }
 
-/// Why a map proven for one instance of a template may not hold for others: the array's
-/// extents depend on the template's parameters, so another instantiation has another extent
-/// on which the map need not be a bijection.
-fn template_dependence(function: &Function, array: &SharedArray) -> Option<String> {
+/// Why a map proven for one instance of a template may not hold for others: an extent the
+/// rewrite is proven for (`proven_dims`, every one when `None`) depends on the template's
+/// parameters, so another instantiation has another extent on which the map need not be a
+/// bijection. Extents the rewrite does not depend on may differ freely.
+fn template_dependence(
+    function: &Function,
+    array: &SharedArray,
+    proven_dims: Option<&[usize]>,
+) -> Option<String> {
+    let proven = |d: &usize| proven_dims.is_none_or(|dims| dims.contains(d));
     let parameter = function.template_args.iter().find(|(name, _)| {
-        array.dim_texts.iter().any(|text| {
-            text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .any(|word| word == name)
+        array.dim_texts.iter().enumerate().any(|(d, text)| {
+            proven(&d)
+                && text
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .any(|word| word == name)
         })
     })?;
     Some(format!(
@@ -507,12 +515,7 @@ fn helps(candidate: &Candidate, before: Option<u64>) -> bool {
 
 /// The form for `map`, in order of preference: a swizzle in place, a padded declaration, a
 /// map function (flattening a multi-dimensional declaration).
-fn form(
-    target: &Target,
-    map: &dyn AddressMap,
-    decl: Span,
-    names: &mut Names,
-) -> Result<Rewrite, String> {
+fn form(target: &Target, map: &dyn AddressMap, names: &mut Names) -> Result<Rewrite, String> {
     if let Some(layout) = map.struct_of_arrays() {
         let names = names.layouts.for_array(target.array, layout);
         return soa::struct_of_arrays(target, layout, names);
@@ -553,7 +556,14 @@ fn form(
                     .accesses
                     .iter()
                     .any(|a| a.detail().via_pointer.is_some())
-                    .then(|| names.name_for(decl, &target.array.name, target.function, &shared));
+                    .then(|| {
+                        names.name_for(
+                            target.array.declarator_key(),
+                            &target.array.name,
+                            target.function,
+                            &shared,
+                        )
+                    });
                 swizzle_in_place(target, &s, name.as_deref().unwrap_or_default())
             })
         }
@@ -568,7 +578,12 @@ fn form(
         Some(Err(why)) => Some(why),
         None => None,
     };
-    let name = names.name_for(decl, &target.array.name, target.function, &shared);
+    let name = names.name_for(
+        target.array.declarator_key(),
+        &target.array.name,
+        target.function,
+        &shared,
+    );
     map_function(target, map, &name).map_err(|why| match in_place_failure {
         Some(first) => format!("{first}; and as a map function: {why}"),
         None => why,
@@ -580,7 +595,7 @@ fn form(
 /// of the arrays that replace an array stored as a struct of arrays.
 struct Names {
     taken: Vec<String>,
-    by_declaration: HashMap<(usize, usize), String>,
+    by_declaration: HashMap<DeclaratorKey, String>,
     /// Array name and map → name, for arrays whose copies of functions can be shared.
     by_sharing: HashMap<String, String>,
     layouts: soa::Words,
@@ -603,18 +618,17 @@ impl Names {
 
     fn name_for(
         &mut self,
-        decl: Span,
+        declarator: DeclaratorKey,
         array: &str,
         function: &str,
         shared: &Option<String>,
     ) -> String {
-        if let Some(name) = self.by_declaration.get(&(decl.start, decl.end)) {
+        if let Some(name) = self.by_declaration.get(&declarator) {
             return name.clone();
         }
         if let Some(name) = shared.as_ref().and_then(|key| self.by_sharing.get(key)) {
             let name = name.clone();
-            self.by_declaration
-                .insert((decl.start, decl.end), name.clone());
+            self.by_declaration.insert(declarator, name.clone());
             return name;
         }
         let function: String = function
@@ -637,8 +651,7 @@ impl Names {
             .find(|c| !self.taken.contains(c))
             .unwrap_or_else(|| format!("bankwise_{function}_{array}_x"));
         self.taken.push(name.clone());
-        self.by_declaration
-            .insert((decl.start, decl.end), name.clone());
+        self.by_declaration.insert(declarator, name.clone());
         if let Some(key) = shared {
             self.by_sharing.insert(key.clone(), name.clone());
         }
@@ -677,11 +690,10 @@ fn identifier(text: &str) -> String {
 /// The instances of a template share their source: an array is rewritten only when every
 /// instance wants the same edits.
 fn reconcile_instances(file: &AnalysedFile, decisions: &mut [(usize, usize, Decision)]) {
-    let decl = |f: usize, a: usize| file.parsed.functions[f].arrays[a].decl_span;
-    let mut groups: HashMap<(usize, usize), Vec<usize>> = HashMap::new();
+    let mut groups: HashMap<DeclaratorKey, Vec<usize>> = HashMap::new();
     for (i, (f, a, _)) in decisions.iter().enumerate() {
-        let span = decl(*f, *a);
-        groups.entry((span.start, span.end)).or_default().push(i);
+        let array = &file.parsed.functions[*f].arrays[*a];
+        groups.entry(array.declarator_key()).or_default().push(i);
     }
     for members in groups.values().filter(|m| m.len() > 1) {
         let edits = |i: usize| match &decisions[i].2 {

@@ -16,7 +16,7 @@
 //! therefore read no shared memory.
 use super::edit::Edit;
 use super::forms::{declarator, AccessRewrite, FormKind, Rewrite, Target};
-use crate::parse::{Access, Expr, ExprKind, SharedArray};
+use crate::parse::{Access, DeclaratorKey, Expr, ExprKind, SharedArray};
 use crate::solve::soa::{RecordUse, StructOfArrays};
 use std::collections::HashMap;
 use std::ops::Range;
@@ -116,6 +116,7 @@ pub fn struct_of_arrays(
         accesses: rewritten,
         extra_bytes: 0,
         split_into: names.arrays.clone(),
+        proven_dims: None,
     })
 }
 
@@ -287,7 +288,7 @@ fn type_in(head: &str, ty: &str) -> Option<Range<usize>> {
 /// word of the file, nor another's.
 pub struct Words {
     taken: std::collections::HashSet<String>,
-    by_declaration: HashMap<(usize, usize), LayoutNames>,
+    by_declaration: HashMap<DeclaratorKey, LayoutNames>,
 }
 
 impl Words {
@@ -314,7 +315,7 @@ impl Words {
 
     /// The names for `array` (the instances of a template share theirs).
     pub fn for_array(&mut self, array: &SharedArray, layout: &StructOfArrays) -> &LayoutNames {
-        let key = (array.decl_span.start, array.decl_span.end);
+        let key = array.declarator_key();
         if !self.by_declaration.contains_key(&key) {
             let arrays = layout
                 .members
@@ -326,7 +327,7 @@ impl Words {
                 .map(|d| self.fresh(format!("bankwise_i{d}")))
                 .collect();
             self.by_declaration.insert(
-                key,
+                key.clone(),
                 LayoutNames {
                     arrays,
                     record,

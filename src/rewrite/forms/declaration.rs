@@ -173,5 +173,6 @@ pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite,
             .collect(),
         extra_bytes,
         split_into: Vec::new(),
+        proven_dims: None,
     })
 }

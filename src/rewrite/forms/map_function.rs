@@ -119,6 +119,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         accesses: rewritten,
         extra_bytes: extra * elem_bytes,
         split_into: Vec::new(),
+        proven_dims: None,
     })
 }
 

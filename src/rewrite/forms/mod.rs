@@ -148,6 +148,9 @@ pub struct Rewrite {
     /// The arrays that take the array's place (a struct of arrays); empty when it keeps its
     /// declaration.
     pub split_into: Vec<String>,
+    /// The dimensions whose extents the rewrite is proven for: another extent of any other
+    /// dimension (another instance of a template) keeps it a bijection. `None`: all of them.
+    pub proven_dims: Option<Vec<usize>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -38,28 +38,31 @@ pub(super) fn linear_expr(indices: &[MapExpr], extents: &[String]) -> MapExpr {
 }
 
 /// The new subscript of the swizzled dimension, as a map expression over the access's index
-/// texts: `(column digit, expression)`. `indices` are the operands of one access.
+/// texts: `(column digit, expression, the dimensions it reads)`. `indices` are the operands
+/// of one access.
 pub(super) fn swizzled_index(
     swizzle: &Swizzle,
     dims: &[u64],
     extents: &[String],
     indices: &[String],
-) -> Result<(usize, MapExpr), String> {
+) -> Result<(usize, MapExpr, Vec<usize>), String> {
     let split = (1..dims.len())
         .find(|&d| dims[d..].iter().product::<u64>() == swizzle.columns)
         .ok_or_else(|| format!("rows of {} elements are not a row pitch", swizzle.columns))?;
     let field = swizzle.row_shift..swizzle.row_shift + swizzle.bits;
     let vars: Vec<MapExpr> = indices.iter().map(|t| MapExpr::Var(t.clone())).collect();
-    let (row, row_max, shift) = match bit_owner(&dims[..split], field.start, field.end) {
+    let (row, row_max, shift, rows) = match bit_owner(&dims[..split], field.start, field.end) {
         Some((digit, offset)) => (
             vars[digit].clone(),
             dims[digit] - 1,
             swizzle.row_shift - offset,
+            vec![digit],
         ),
         None => (
             linear_expr(&vars[..split], &extents[..split]),
             dims[..split].iter().product::<u64>() - 1,
             swizzle.row_shift,
+            (0..split).collect(),
         ),
     };
     let (digit, offset) = bit_owner(&dims[split..], swizzle.base, swizzle.base + swizzle.bits)
@@ -72,11 +75,16 @@ pub(super) fn swizzled_index(
         shifted.and(mask)
     };
     let column = split + digit;
+    // The column's extent bounds what the XOR may write; the rows' extents, what it reads
+    // (the mask is left out where they keep the field within it).
+    let mut reads = rows;
+    reads.push(column);
     Ok((
         column,
         vars[column]
             .clone()
             .xor(masked.shift_left(swizzle.base - offset)),
+        reads,
     ))
 }
 
@@ -112,7 +120,7 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
             .iter()
             .map(|e| target.source.operand(e))
             .collect();
-        let (column, index) = swizzled_index(swizzle, &dims, &extents, &indices)?;
+        let (column, index, _) = swizzled_index(swizzle, &dims, &extents, &indices)?;
         // The row subscripts now appear twice.
         if let Some(impure) = subscripts.iter().find(|e| !e.is_pure()) {
             return Err(format!(
@@ -135,7 +143,7 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
         });
     }
     let names = placeholder_names(dims.len());
-    let (column, index) = swizzled_index(swizzle, &dims, &extents, &names)?;
+    let (column, index, reads) = swizzled_index(swizzle, &dims, &extents, &names)?;
     let mut stored = names.clone();
     stored[column] = index.to_cuda("");
     let mut description = format!(
@@ -160,6 +168,9 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
         None
     };
     edits.extend(target.marker(&description));
+    // A map function on the linear index (for accesses through pointers) is proven on the
+    // whole extent only.
+    let proven_dims = function.is_none().then_some(reads);
     Ok(Rewrite {
         form: FormKind::SwizzleInPlace,
         edits,
@@ -167,5 +178,6 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
         accesses: rewritten,
         extra_bytes: 0,
         split_into: Vec::new(),
+        proven_dims,
     })
 }
