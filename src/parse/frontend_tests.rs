@@ -256,6 +256,53 @@ void host() {
 }
 
 #[test]
+fn named_dim3_blocks_read_as_written() {
+    let file = parse(
+        "#define BX 32
+#define BY 8
+constexpr int TY = 4;
+struct Tile { int v; };
+__global__ void a() {}
+__global__ void b() {}
+__global__ void c() {}
+__global__ void d() {}
+__global__ void e() {}
+void host(int n) {
+  dim3 threads(BX, BY);
+  dim3 mixed(BX, TY);
+  dim3 set;
+  set.x = 16;
+  set.y = BY;
+  dim3 branch;
+  if (n > 4)
+    branch.x = 64;
+  dim3 declares(Tile, Tile);
+  a<<<1, threads>>>();
+  b<<<1, mixed>>>();
+  c<<<1, set>>>();
+  d<<<1, branch>>>();
+  e<<<1, declares>>>();
+}",
+    );
+    let block = |name: &str| {
+        file.launches
+            .iter()
+            .find(|l| l.kernel == name)
+            .map(|l| l.block.clone())
+            .unwrap()
+    };
+    // `dim3 threads(BX, BY);` parses as a function declaration (the most vexing parse).
+    assert_eq!(block("a"), Ok([32, 8, 1]));
+    assert_eq!(block("b"), Ok([32, 4, 1]));
+    // Components set afterwards, in the same block, once each.
+    assert_eq!(block("c"), Ok([16, 8, 1]));
+    // A component set in a branch is not the one launched for certain.
+    assert!(block("d").is_err());
+    // `Tile` is a type: `declares` is a function, not a dim3.
+    assert!(block("e").is_err());
+}
+
+#[test]
 fn file_scope_arrays_and_shadowing() {
     let file = parse(
         "__shared__ float g[32];

@@ -78,6 +78,7 @@ impl<'s> Extractor<'s> {
         dead: &[std::ops::Range<usize>],
     ) -> LocalDefinitions<'t> {
         let mut reassigned = HashSet::new();
+        let mut component_sets: Vec<ComponentSet> = Vec::new();
         let mut declarations = Vec::new();
         let mut shared = Vec::new();
         let mut shared_macro_calls = Vec::new();
@@ -87,6 +88,10 @@ impl<'s> Extractor<'s> {
             }
             match symbols::kind(node) {
                 "assignment_expression" | "update_expression" => {
+                    if let Some(set) = self.component_set(node) {
+                        component_sets.push(set);
+                        return true;
+                    }
                     let target = child(node, FIELDS.left).or_else(|| child(node, FIELDS.argument));
                     if let Some(target) = target {
                         let root = leftmost_identifier(target, self.src);
@@ -116,6 +121,25 @@ impl<'s> Extractor<'s> {
                 continue;
             }
             for declarator in children_in(declaration, FIELDS.declarator) {
+                let declared = match symbols::kind(declarator) {
+                    // `dim3 block;`, its components set afterwards.
+                    "identifier" => Some((declarator, Vec::new())),
+                    // `dim3 threads(BX, BY);` reads as a function declaration.
+                    "function_declarator" => self.vexing_dim3(declarator),
+                    _ => None,
+                };
+                if let Some((name, mut args)) = declared {
+                    let name = self.text(name).to_string();
+                    if reassigned.contains(&name) {
+                        continue;
+                    }
+                    if let Some(args) =
+                        set_components(&mut args, &name, declaration, &component_sets)
+                    {
+                        dim3s.insert(name, args.to_vec());
+                    }
+                    continue;
+                }
                 let (Some(name), Some(value)) = (
                     child(declarator, FIELDS.declarator),
                     child(declarator, FIELDS.value),
@@ -123,7 +147,7 @@ impl<'s> Extractor<'s> {
                     continue;
                 };
                 let name = self.text(name).to_string();
-                if reassigned.contains(&name) {
+                if reassigned.contains(&name) || component_sets.iter().any(|s| s.name == name) {
                     continue;
                 }
                 let args = match symbols::kind(value) {
@@ -149,6 +173,96 @@ impl<'s> Extractor<'s> {
             shared_macro_calls,
         }
     }
+}
+
+impl Extractor<'_> {
+    /// `dim3 threads(BX, BY);`: C++'s grammar reads a function declaration whose parameters
+    /// have the types `BX` and `BY` (the "most vexing parse"); where no type has those names,
+    /// they are the `dim3`'s components. The declared name and the components.
+    fn vexing_dim3<'t>(&self, declarator: Node<'t>) -> Option<(Node<'t>, Vec<Expr>)> {
+        let name = child(declarator, FIELDS.declarator)?;
+        let parameters = child(declarator, FIELDS.parameters)?;
+        let mut args = Vec::new();
+        for parameter in named_children(parameters) {
+            let ty = child(parameter, FIELDS.type_)?;
+            let plain = symbols::kind(parameter) == "parameter_declaration"
+                && child(parameter, FIELDS.declarator).is_none()
+                && symbols::kind(ty) == "type_identifier";
+            let component = self.text(ty);
+            if !plain || self.env.types.layout(component).is_some() {
+                return None;
+            }
+            args.push(Expr {
+                kind: ExprKind::Name(component.to_string()),
+                span: Span::of(ty),
+            });
+        }
+        (symbols::kind(name) == "identifier" && (1..=3).contains(&args.len()))
+            .then_some((name, args))
+    }
+
+    /// `block.x = E;` as a statement of its own: one component of a `dim3` set.
+    fn component_set<'t>(&self, assignment: Node<'t>) -> Option<ComponentSet<'t>> {
+        let target = child(assignment, FIELDS.left)?;
+        let value = child(assignment, FIELDS.right)?;
+        let operator = child(assignment, FIELDS.operator)?;
+        let statement = assignment.parent()?;
+        let base = child(target, FIELDS.argument)?;
+        let field = child(target, FIELDS.field)?;
+        let component = ["x", "y", "z"]
+            .iter()
+            .position(|c| *c == self.text(field))?;
+        let plain = self.text(operator) == "="
+            && symbols::kind(target) == "field_expression"
+            && symbols::kind(base) == "identifier"
+            && symbols::kind(statement) == "expression_statement";
+        plain.then(|| ComponentSet {
+            name: self.text(base).to_string(),
+            component,
+            value: ast::lower(value, self.src),
+            statement,
+        })
+    }
+}
+
+/// `block.x = E;`: see [`Extractor::component_set`].
+struct ComponentSet<'t> {
+    name: String,
+    component: usize,
+    value: Expr,
+    statement: Node<'t>,
+}
+
+/// The components of `dim3 name` declared by `declaration` with `args` (none: `dim3 name;`),
+/// with those set after it in the same block. `None` when a component is set more than
+/// once, or somewhere else (in a branch or a loop, where its value is not the one launched).
+fn set_components<'a>(
+    args: &'a mut Vec<Expr>,
+    name: &str,
+    declaration: Node,
+    sets: &[ComponentSet],
+) -> Option<&'a [Expr]> {
+    let sets: Vec<&ComponentSet> = sets.iter().filter(|s| s.name == name).collect();
+    let block = declaration.parent()?;
+    for set in &sets {
+        let in_block = set.statement.parent().is_some_and(|p| p.id() == block.id())
+            && set.statement.start_byte() > declaration.end_byte();
+        let once = sets.iter().filter(|s| s.component == set.component).count() == 1;
+        if !in_block || !once {
+            return None;
+        }
+    }
+    let span = Span::of(declaration);
+    while args.len() < 3 {
+        args.push(Expr {
+            kind: ExprKind::Int(1),
+            span,
+        });
+    }
+    for set in sets {
+        args[set.component] = set.value.clone();
+    }
+    Some(&args[..])
 }
 
 /// What a function body declares: see [`Extractor::local_definitions`].
