@@ -170,6 +170,8 @@ struct LaneUnits {
     component: i64,
     index: Sym,
     varying_member: Option<String>,
+    /// Through a vector view: the lanes carry the index of the vector they touch.
+    vector_bytes: Option<u64>,
 }
 
 impl LaneUnits {
@@ -181,6 +183,22 @@ impl LaneUnits {
             component: component as i64,
             index: site.index.clone(),
             varying_member: None,
+            vector_bytes: None,
+        }
+    }
+
+    /// A vector of `bytes` bytes per lane, read through a cast pointer: the lanes carry the
+    /// vector's index, `elements` elements to a vector (an aligned vector starts at a multiple
+    /// of them, or the hardware faults).
+    fn vectors(bytes: u64, elem_bytes: u64, site: &Site) -> Self {
+        let per_vector = (bytes / elem_bytes.max(1)).max(1) as i64;
+        LaneUnits {
+            unit_bytes: bytes,
+            scale: 1,
+            component: 0,
+            index: Sym::binary(Op::Div, site.index.clone(), Sym::Const(per_vector)),
+            varying_member: None,
+            vector_bytes: Some(bytes),
         }
     }
 
@@ -228,6 +246,7 @@ impl LaneUnits {
             component: 0,
             index: Sym::binary(Op::Add, element_units, component),
             varying_member: Some(member.to_string()),
+            vector_bytes: None,
         })
     }
 }
@@ -246,6 +265,8 @@ pub struct SiteRequests<'a> {
     index: Sym,
     /// The member path, when its subscripts vary and the lanes carry unit indices.
     varying_member: Option<String>,
+    /// The vector's bytes, when the lanes read through a vector view and carry its index.
+    vector_bytes: Option<u64>,
     units: Units,
     points: Vec<LoopPoint>,
     warps: u32,
@@ -276,7 +297,13 @@ impl<'a> SiteRequests<'a> {
             access.detail().member_bytes,
             &access.detail().member_layout,
         ) {
-            (None, _, _) => LaneUnits::elements(elem_bytes, 1, 0, site),
+            (Some(member), _, _) if access.detail().vector_bytes.is_some() => {
+                return Err(format!("member `{member}` of a vector is not simulated"))
+            }
+            (None, _, _) => match access.detail().vector_bytes {
+                Some(bytes) => LaneUnits::vectors(bytes, elem_bytes, site),
+                None => LaneUnits::elements(elem_bytes, 1, 0, site),
+            },
             // A member that tiles the element: the lanes touch units of the member's size.
             (Some(_), Some((offset, size)), _)
                 if size > 0 && elem_bytes % size == 0 && offset % size == 0 =>
@@ -325,6 +352,7 @@ impl<'a> SiteRequests<'a> {
             component,
             index,
             varying_member,
+            vector_bytes,
         } = lanes;
         let unit_bytes = u32::try_from(unit_bytes).map_err(|_| "element too large".to_string())?;
         // A loop with unknown bounds is not enumerated: its counter is an unknown value and
@@ -353,6 +381,7 @@ impl<'a> SiteRequests<'a> {
             site,
             index,
             varying_member,
+            vector_bytes,
             units: Units {
                 unit_bytes,
                 scale,
@@ -369,6 +398,12 @@ impl<'a> SiteRequests<'a> {
 
     pub fn units(&self) -> Units {
         self.units
+    }
+
+    /// The bytes a lane touches at once through a pointer cast to a wider type: the lanes
+    /// then carry the index of that wider unit, not their element's.
+    pub fn vector_bytes(&self) -> Option<u64> {
+        self.vector_bytes
     }
 
     /// The member path when its subscripts are not constant: the lanes then carry the index
@@ -665,6 +700,12 @@ pub struct SitePattern {
 impl SitePattern {
     /// The pattern of an access's requests (see [`SiteRequests`]).
     pub fn collect(requests: &SiteRequests, config: &BankConfig) -> Result<Self, String> {
+        if let Some(bytes) = requests.vector_bytes {
+            return Err(format!(
+                "read and written {bytes} bytes at a time through a cast pointer: maps of \
+                 elements are not scored on such accesses yet"
+            ));
+        }
         if let Some(member) = requests.varying_member() {
             return Err(format!(
                 "member subscripts `{member}` vary: a map moves whole elements and is not \

@@ -1,8 +1,9 @@
 // escapes_asm.cu - escapes through casts, inline PTX and macro bodies.
 //
-// Exercises three more escapes, one per array, plus one clean array in the
-// same kernel:
-//   - `reinterpret_cast<float4*>(c_tile)` (vectorised view of a float array)
+// Exercises two more escapes, one per array, a vectorised view, and one clean
+// array in the same kernel:
+//   - `reinterpret_cast<float4*>(c_tile)[tid]`: a vectorised view of a float
+//     array, followed as one 16-byte access per lane (not an escape)
 //   - inline `asm volatile("ld.shared.f32 ...")` whose "r" operand is
 //     `(unsigned)__cvta_generic_to_shared(&a_buf[i])`
 //   - a macro whose body names the array, `#define LOAD(i) m_buf[i]`, used as
@@ -11,14 +12,17 @@
 //
 // A correct analysis must find, for kernel castAsmMacro (block 64x1x1 from
 // `castAsmMacro<<<blocks, 64>>>`):
-//   c_tile   float [256] 1024 B  ESCAPES (reinterpret_cast) -> non-rewritable
+//   c_tile   float [256] 1024 B  accessed as float4 through the cast: the store
+//            `reinterpret_cast<float4 *>(c_tile)[tid]` is simulated (16 bytes a
+//            lane, consecutive: conflict-free) -> non-rewritable, as fix does
+//            not rewrite wider accesses yet
 //   a_buf    float [256] 1024 B  ESCAPES (inline asm operand) -> non-rewritable
 //   m_buf    float [256] 1024 B  ESCAPES (used inside macro LOAD) -> non-rewritable
 //   clean_c  float [256] 1024 B  rewritable; store clean_c[tid * 4 + k] in a
 //            loop over k (4-way conflict: lanes 4 words apart), load clean_c[tid]
 //   the stores a_buf[tid + 64 * k], m_buf[tid + 64 * k] and the load
-//   c_tile[tid] are ordinary subscripts and must still be reported; the cast
-//   store, the asm load and LOAD(tid) are accesses the analysis cannot model.
+//   c_tile[tid] are ordinary subscripts and must still be reported; the asm
+//   load and LOAD(tid) are accesses the analysis cannot model.
 
 #define LOAD(i) m_buf[i]
 

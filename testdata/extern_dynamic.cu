@@ -8,10 +8,11 @@
 //   kernel dotPartial: block 128x1x1 from `dotPartial<<<blocks, 128, 128 * sizeof(double)>>>`.
 //     array `smem_raw`: unsigned char (1 B), extern/dynamic, dims [],
 //       1024 bytes at the launch site; alignment 8 (__align__(sizeof(double))).
-//       It ESCAPES through reinterpret_cast (and the pointer dsm) ->
-//       non-rewritable. Accesses through dsm (dsm[tid] store, dsm[tid] +=
-//       dsm[tid + s], dsm[0] load) are not subscripts of smem_raw: an analysis
-//       may report them as accesses via an alias, never as rewritable.
+//       Read as doubles through `dsm = reinterpret_cast<double*>(smem_raw)`:
+//       the accesses through dsm (dsm[tid] store, dsm[tid] += dsm[tid + s],
+//       dsm[0] load) are 8-byte accesses of smem_raw, simulated as such
+//       (consecutive doubles: conflict-free), and never rewritable: fix does
+//       not rewrite accesses wider than the element yet.
 //   kernel scaleRows: block 64x1x1 from `scaleRows<<<rows, 64, 64 * sizeof(float)>>>`.
 //     array `srow`: float (4 B), extern/dynamic, dims [] (256 bytes at the
 //       launch = 64 floats), rewritable. store srow[threadIdx.x]; load

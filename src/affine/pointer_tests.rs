@@ -186,13 +186,13 @@ __device__ float *g_saved;
 __device__ void keep(float *p) { g_saved = p; }
 #define LOAD(p, i) ((p)[i])
 __global__ void k(float *out) {
-    __shared__ float cast_to_vector[128];
+    __shared__ float cast_to_float3[128];
     __shared__ float unknown_callee[32];
     __shared__ float kept[32];
     __shared__ float maybe_global[32];
     __shared__ float in_macro[32];
     __shared__ float switched_in_loop[32];
-    float4 v = ((float4 *)cast_to_vector)[threadIdx.x];
+    float3 v = ((float3 *)cast_to_float3)[threadIdx.x];
     sink(unknown_callee);
     keep(kept);
     float *p = maybe_global;
@@ -213,7 +213,7 @@ __global__ void k(float *out) {
     assert_eq!(
         a.lost(),
         vec![
-            ("cast_to_vector".to_string(), "cast".to_string()),
+            ("cast_to_float3".to_string(), "cast".to_string()),
             ("unknown_callee".to_string(), "pointer".to_string()),
             ("kept".to_string(), "assigned-to-pointer".to_string()),
             ("maybe_global".to_string(), "pointer".to_string()),

@@ -269,3 +269,100 @@ __global__ void k(float *out) {
         assert_eq!(through_pointer.figures, (1, 1, 0));
     }
 }
+
+mod vectors {
+    use crate::analysis::{analyse_text, Options};
+    use crate::block::ConfigBlocks;
+    use std::path::Path;
+
+    /// An access's text and its conflict degree and excess over the block, or why it is not
+    /// simulated.
+    type Figures = (String, Result<(u32, u64), String>);
+
+    /// The figures of every access of the first kernel's first array, and its escapes.
+    fn figures(source: &str) -> (Vec<Figures>, Vec<String>) {
+        let file = analyse_text(
+            Path::new("k.cu"),
+            source,
+            &Options::default(),
+            &ConfigBlocks::default(),
+        );
+        let array = &file.parsed.functions[0].arrays[0];
+        let accesses = array
+            .accesses
+            .iter()
+            .zip(&file.per_function[0].costs[0])
+            .map(|(access, cost)| {
+                let cost = cost
+                    .as_ref()
+                    .map(|c| (c.conflict_degree, c.excess()))
+                    .map_err(Clone::clone);
+                (access.text.clone(), cost)
+            })
+            .collect();
+        let escapes = array.escapes.iter().map(|e| e.to_string()).collect();
+        (accesses, escapes)
+    }
+
+    #[test]
+    fn vector_views_are_one_request_of_the_vector_per_lane() {
+        // One warp: 8 lanes a phase of 16 bytes each. Consecutive float4 fill the 32 banks
+        // once; float4 32 bytes apart hit each bank twice; `.y` alone is a 4-byte access at a
+        // stride of four floats (8 banks, 4-way).
+        let (accesses, escapes) = figures(
+            "// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ float s[1024];
+    int t = threadIdx.x;
+    reinterpret_cast<float4 *>(s)[t] = make_float4(0, 0, 0, 0);
+    float4 a = *(float4 *)&s[t * 8];
+    out[t] = a.x + reinterpret_cast<float4 *>(&s[256])[t].y;
+}",
+        );
+        assert!(escapes.is_empty(), "{escapes:?}");
+        assert_eq!(
+            accesses,
+            [
+                ("reinterpret_cast<float4 *>(s)[t]".to_string(), Ok((1, 0))),
+                ("*(float4 *)&s[t * 8]".to_string(), Ok((2, 4))),
+                (
+                    "reinterpret_cast<float4 *>(&s[256])[t].y".to_string(),
+                    Ok((4, 3))
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn byte_arrays_read_as_uint4_and_other_widths() {
+        // `uint4` over bytes: 16 bytes a lane, consecutive: no conflict. `uint2`: 8 bytes a
+        // lane, 16 lanes a phase over 128 bytes: none either. A 12-byte `float3` is not a
+        // vector the hardware loads in one request: the array escapes, as before.
+        let (accesses, escapes) = figures(
+            "// bankwise: block=32
+__global__ void k(unsigned int *out) {
+    __shared__ unsigned char b[2048];
+    int t = threadIdx.x;
+    uint4 v = reinterpret_cast<uint4 *>(b)[t];
+    uint2 w = reinterpret_cast<uint2 *>(b)[t];
+    out[t] = v.x + w.y;
+}",
+        );
+        assert!(escapes.is_empty(), "{escapes:?}");
+        assert_eq!(
+            accesses,
+            [
+                ("reinterpret_cast<uint4 *>(b)[t]".to_string(), Ok((1, 0))),
+                ("reinterpret_cast<uint2 *>(b)[t]".to_string(), Ok((1, 0))),
+            ]
+        );
+        let (_, escapes) = figures(
+            "// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ float s[1024];
+    out[threadIdx.x] = reinterpret_cast<float3 *>(s)[threadIdx.x].x;
+}",
+        );
+        assert_eq!(escapes.len(), 1, "{escapes:?}");
+    }
+}

@@ -238,6 +238,7 @@ fn adopt_pointer_analysis(
                 .and_then(|m| constants.types.member_layout(elem_type, m)),
             member: alias.member,
             atomic_op: alias.atomic_op,
+            vector_bytes: alias.vector_bytes,
             via_pointer: Some(
                 alias
                     .calls
@@ -318,7 +319,7 @@ impl AnalysedFile {
 }
 
 /// Why an array must be left as it is, if it must: the first escape, an unknown block shape,
-/// an unknown element size or extent.
+/// an unknown element size or extent, an access through a wider type.
 pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<String> {
     if let Some(reason) = array.reason() {
         return Some(reason);
@@ -332,7 +333,19 @@ pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<
             array.elem_type
         ));
     }
-    array.unknown_static_extent()
+    if let Some(why) = array.unknown_static_extent() {
+        return Some(why);
+    }
+    // The maps and forms move single elements; a wider access needs them whole.
+    array.accesses.iter().find_map(|access| {
+        access.detail().vector_bytes.map(|bytes| {
+            format!(
+                "line {}: `{}` reads or writes it {bytes} bytes at a time through a cast \
+                 pointer: simulated, but not rewritten yet",
+                access.at.line, access.text
+            )
+        })
+    })
 }
 
 #[cfg(test)]

@@ -257,6 +257,9 @@ pub struct AccessDetail {
     /// For an access through a pointer: the pointer's constant offset from the array's start
     /// in elements, when the analysis knows it (`p` in `p[i]`, `*p`).
     pub pointer_offset: Option<i64>,
+    /// For an access through a pointer cast to a wider type (`reinterpret_cast<float4 *>`,
+    /// `(uint4 *)`): the bytes one lane reads or writes at once, several elements.
+    pub vector_bytes: Option<u64>,
 }
 
 /// The detail of a plain subscript: none.
@@ -268,6 +271,7 @@ static NO_DETAIL: AccessDetail = AccessDetail {
     member_layout: None,
     via_pointer: None,
     pointer_offset: None,
+    vector_bytes: None,
 };
 
 impl AccessDetail {
@@ -279,6 +283,7 @@ impl AccessDetail {
             && self.member_layout.is_none()
             && self.via_pointer.is_none()
             && self.pointer_offset.is_none()
+            && self.vector_bytes.is_none()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Expressions: the value of an expression, of a name, of an operator, of a cast, and of the
 //! built-in thread and block indices.
-use super::pointers::{Lvalue, Place};
+use super::pointers::{Lvalue, Place, Pointer};
 use super::{is_integer, Executor, Value};
 use crate::affine::sym::{Atom, Axis, Op, Sym, Unknown};
 use crate::parse::{AccessKind, BinaryOp, EscapeKind, Expr, ExprKind, Span, UnaryOp};
@@ -159,10 +159,16 @@ impl<'a> Executor<'a> {
             Value::Pointer(p) if self.keeps_elements(p.array, ty) => {
                 Value::Pointer(p.to_elements())
             }
-            Value::Pointer(p) => {
-                self.escape(&p, expr.span, EscapeKind::Cast(ty.to_string()));
-                Value::Data(format!("cast to `{ty}`"))
-            }
+            Value::Pointer(p) => match self.vector_view(p.array, ty) {
+                Some(view) => Value::Pointer(Pointer {
+                    view: Some(view),
+                    ..p.to_elements()
+                }),
+                None => {
+                    self.escape(&p, expr.span, EscapeKind::Cast(ty.to_string()));
+                    Value::Data(format!("cast to `{ty}`"))
+                }
+            },
             v if is_integer(ty) => v,
             _ => Value::Data(format!("cast to `{ty}`")),
         }

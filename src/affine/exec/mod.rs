@@ -124,6 +124,8 @@ pub struct AliasAccess {
     /// dereferenced (`p` in `p[i]`, `*p`), when it is a constant: the rewriter maps `p[i]`
     /// in place when it is 0.
     pub base_offset: Option<i64>,
+    /// The bytes one lane touches through a pointer cast to a wider type (`float4`).
+    pub vector_bytes: Option<u64>,
 }
 
 /// A pointer made from an array whose uses the analysis could not follow.

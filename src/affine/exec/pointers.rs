@@ -15,12 +15,27 @@ pub(super) struct Pointer {
     pub(super) inner: Vec<i64>,
     /// The uses of the array's name it was made from.
     pub(super) origins: Vec<Span>,
+    /// A pointer cast to a wider type: each pointee is this many consecutive elements.
+    pub(super) view: Option<View>,
+}
+
+/// The wider type a pointer into an array reads it as (`float4` over `float`).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct View {
+    /// The type as the cast writes it, without the `*`.
+    pub(super) ty: String,
+    pub(super) bytes: u64,
+    /// Elements of the array per pointee.
+    pub(super) elements: i64,
 }
 
 impl Pointer {
     /// `self + by`, in steps of what it points to.
     pub(super) fn advanced(&self, by: Sym) -> Pointer {
-        let step: i64 = self.inner.iter().product();
+        let step: i64 = match &self.view {
+            Some(view) => view.elements,
+            None => self.inner.iter().product(),
+        };
         Pointer {
             offset: Sym::binary(
                 Op::Add,
@@ -35,12 +50,13 @@ impl Pointer {
     pub(super) fn to_elements(&self) -> Pointer {
         Pointer {
             inner: Vec::new(),
+            view: None,
             ..self.clone()
         }
     }
 
     pub(super) fn same_target(&self, other: &Pointer) -> bool {
-        self.array == other.array && self.inner == other.inner
+        self.array == other.array && self.inner == other.inner && self.view == other.view
     }
 
     pub(super) fn merged_origins(&self, other: &Pointer) -> Vec<Span> {
@@ -50,6 +66,19 @@ impl Pointer {
         origins.dedup();
         origins
     }
+}
+
+/// `.x`, `.y`, `.z`, `.w` of CUDA's vector types (`float4`, `uint2`): (offset, size) in bytes.
+fn vector_member(view: &View, field: &str) -> Option<(u64, u64)> {
+    let count = view
+        .ty
+        .chars()
+        .last()?
+        .to_digit(10)
+        .filter(|n| (2..=4).contains(n))?;
+    let component = ["x", "y", "z", "w"].iter().position(|c| *c == field)? as u64;
+    let size = view.bytes / u64::from(count);
+    (component < u64::from(count)).then_some((component * size, size))
 }
 
 /// Where a pointer was made (for diagnostics).
@@ -69,6 +98,8 @@ pub(super) struct Place {
     pub(super) member_subscripts: Vec<Sym>,
     /// The constant offset of the pointer it was reached from (see `AliasAccess`).
     pub(super) base_offset: Option<i64>,
+    /// Bytes of the wider type the element is read as, through a cast pointer.
+    pub(super) vector_bytes: Option<u64>,
 }
 
 /// What an expression designates: a shared element reached through a pointer, or a value.
@@ -129,6 +160,7 @@ impl<'a> Executor<'a> {
             offset: Sym::Const(0),
             inner: inner.clone().unwrap_or_default(),
             origins: vec![expr.span],
+            view: None,
         };
         if inner.is_none() {
             self.escape(
@@ -139,6 +171,24 @@ impl<'a> Executor<'a> {
             return Value::Data(format!("`{expr}`"));
         }
         Value::Pointer(pointer)
+    }
+
+    /// The view a cast to `ty` makes of a pointer into `array`: a vector type of 8 or 16
+    /// bytes that holds a whole number of its elements (`(float4 *)&s[i]` over `float`,
+    /// `(uint4 *)` over `unsigned char`), which the hardware reads in one request.
+    pub(super) fn vector_view(&self, array: usize, ty: &str) -> Option<View> {
+        let pointee = ty.trim_end().strip_suffix('*')?.trim();
+        if pointee.contains('*') {
+            return None;
+        }
+        let bytes = self.constants.types.layout(pointee)?.size;
+        let elem_bytes = self.function.arrays[array].elem_bytes?;
+        let vector = matches!(bytes, 8 | 16) && elem_bytes < bytes && bytes % elem_bytes == 0;
+        vector.then(|| View {
+            ty: pointee.to_string(),
+            bytes,
+            elements: (bytes / elem_bytes) as i64,
+        })
     }
 
     /// Whether a cast to `ty` leaves a pointer into `array` a pointer to its elements
@@ -213,6 +263,11 @@ impl<'a> Executor<'a> {
                     self.lvalue(base)
                 };
                 match base_value {
+                    Lvalue::Place(place)
+                        if place.pointer.view.is_some() && place.member.is_none() =>
+                    {
+                        self.vector_component(place, field)
+                    }
                     Lvalue::Place(mut place) => {
                         place
                             .member
@@ -230,12 +285,40 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// `p4[i].x` through a vector view: one element of the vector when the member is one,
+    /// else the member of the vector (which the cost stage does not simulate).
+    fn vector_component(&self, mut place: Place, field: &str) -> Lvalue {
+        let view = place.pointer.view.clone();
+        let elem_bytes = self.function.arrays[place.pointer.array].elem_bytes;
+        let element = view
+            .as_ref()
+            .zip(elem_bytes)
+            .and_then(|(view, elem_bytes)| {
+                let (offset, size) = self
+                    .constants
+                    .types
+                    .member_range(&view.ty, field)
+                    .or_else(|| vector_member(view, field))?;
+                (size == elem_bytes && offset % elem_bytes == 0)
+                    .then_some((offset / elem_bytes) as i64)
+            });
+        match element {
+            Some(k) => {
+                place.pointer = place.pointer.to_elements().advanced(Sym::Const(k));
+                place.vector_bytes = None;
+            }
+            None => place.member = Some(format!(".{field}")),
+        }
+        Lvalue::Place(place)
+    }
+
     /// What `*p` designates: an element, or (for a pointer to rows) the row, which decays to
     /// a pointer to its first element.
     pub(super) fn step_into(&self, pointer: Pointer) -> Lvalue {
         if pointer.inner.is_empty() {
             Lvalue::Place(Place {
                 base_offset: pointer.offset.constant(),
+                vector_bytes: pointer.view.as_ref().map(|v| v.bytes),
                 pointer,
                 member: None,
                 member_subscripts: Vec::new(),

@@ -119,6 +119,7 @@ impl<'a> Executor<'a> {
             calls: self.calls.iter().map(|(span, _)| *span).collect(),
             site,
             base_offset: place.base_offset,
+            vector_bytes: place.vector_bytes,
         });
     }
 }

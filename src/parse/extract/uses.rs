@@ -119,6 +119,7 @@ impl<'s> Extractor<'s> {
                         .and_then(|m| self.env.types.member_layout(&array.elem_type, m)),
                     via_pointer: None,
                     pointer_offset: None,
+                    vector_bytes: None,
                 },
             )
         };
