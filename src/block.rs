@@ -7,7 +7,7 @@
 use crate::parse::{parse_block_shape, Function, FunctionKind, LaunchSite, Location};
 use std::collections::HashMap;
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Block shapes given with `--block`.
 #[derive(Debug, Default, Clone)]
@@ -53,6 +53,8 @@ pub enum BlockSource {
     Config(PathBuf),
     Annotation,
     LaunchSite(Location),
+    /// A launch in another file of the same run (`bankwise check DIR`).
+    LaunchElsewhere(PathBuf, Location),
     LaunchBounds,
     Callers(Vec<String>),
 }
@@ -64,6 +66,9 @@ impl fmt::Display for BlockSource {
             BlockSource::Config(path) => write!(f, "{}", path.display()),
             BlockSource::Annotation => write!(f, "bankwise annotation"),
             BlockSource::LaunchSite(at) => write!(f, "launch at line {}", at.line),
+            BlockSource::LaunchElsewhere(path, at) => {
+                write!(f, "launch at {}:{}", path.display(), at.line)
+            }
             BlockSource::LaunchBounds => write!(f, "__launch_bounds__ (upper bound)"),
             BlockSource::Callers(names) => write!(f, "called from {}", names.join(", ")),
         }
@@ -79,11 +84,40 @@ pub struct Block {
 /// The outcome for one function: a shape, or the reason there is none.
 pub type Resolution = Result<Block, String>;
 
+/// A launch with a known block shape, in one of the files a command was given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchElsewhere {
+    pub path: PathBuf,
+    pub at: Location,
+    pub shape: [u32; 3],
+}
+
+/// The launches of non-template kernels in the files of one run, by kernel name: a kernel
+/// defined in one file and launched from another gets its block shape from there.
+pub type ProjectLaunches = HashMap<String, Vec<LaunchElsewhere>>;
+
+/// The launches of `launches` (those of the file at `path`) that other files can use.
+pub fn add_project_launches(launches: &mut ProjectLaunches, path: &Path, sites: &[LaunchSite]) {
+    for site in sites.iter().filter(|s| s.instance.is_none()) {
+        if let Ok(shape) = site.block {
+            launches
+                .entry(site.kernel.clone())
+                .or_default()
+                .push(LaunchElsewhere {
+                    path: path.to_path_buf(),
+                    at: site.at,
+                    shape,
+                });
+        }
+    }
+}
+
 /// Resolves the block shape of every function of a file (same order as `functions`).
 /// Also returns warnings about launch sites that disagree.
 pub fn resolve_all(
     functions: &[Function],
     launches: &[LaunchSite],
+    elsewhere: &Elsewhere,
     cli: &CommandLineBlocks,
     config: &ConfigBlocks,
 ) -> (Vec<Resolution>, Vec<(Location, String)>) {
@@ -99,7 +133,7 @@ pub fn resolve_all(
             let launches = launches_of
                 .get(f.name.as_str())
                 .map_or(&[][..], Vec::as_slice);
-            resolve_direct(f, launches, cli, config, &mut warnings)
+            resolve_direct(f, launches, elsewhere, cli, config, &mut warnings)
         })
         .collect();
     let mut callers_of: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -158,6 +192,7 @@ pub fn resolve_all(
 fn resolve_direct(
     function: &Function,
     launches: &[&LaunchSite],
+    elsewhere: &Elsewhere,
     cli: &CommandLineBlocks,
     config: &ConfigBlocks,
     warnings: &mut Vec<(Location, String)>,
@@ -222,6 +257,11 @@ fn resolve_direct(
             source: BlockSource::LaunchSite(first.at),
         });
     }
+    if function.template_args.is_empty() {
+        if let Some(found) = elsewhere.launches_of(name) {
+            return found;
+        }
+    }
     if let Some(threads) = function.launch_bounds {
         if let Ok(shape) = parse_block_shape(&threads.to_string()) {
             return Ok(Block {
@@ -243,6 +283,43 @@ fn resolve_direct(
     Err(format!(
         "block shape unknown for kernel `{display}`{why}; pass --block {name}=XxYxZ"
     ))
+}
+
+/// The launches of other files that a file may use: all of a run's but its own.
+pub struct Elsewhere<'a> {
+    pub launches: &'a ProjectLaunches,
+    /// The file being analysed, whose own launches are read from its text.
+    pub path: &'a Path,
+}
+
+impl Elsewhere<'_> {
+    /// The block shape of kernel `name` from the launches in other files, when there are any:
+    /// an error when they disagree.
+    fn launches_of(&self, name: &str) -> Option<Resolution> {
+        let others: Vec<&LaunchElsewhere> = self
+            .launches
+            .get(name)?
+            .iter()
+            .filter(|l| l.path != self.path)
+            .collect();
+        let first = others.first()?;
+        if let Some(other) = others.iter().find(|l| l.shape != first.shape) {
+            return Some(Err(format!(
+                "`{name}` is launched with block {} at {}:{} and {} at {}:{}; pass --block \
+                 {name}=XxYxZ to choose",
+                format_shape(first.shape),
+                first.path.display(),
+                first.at.line,
+                format_shape(other.shape),
+                other.path.display(),
+                other.at.line,
+            )));
+        }
+        Some(Ok(Block {
+            shape: first.shape,
+            source: BlockSource::LaunchElsewhere(first.path.clone(), first.at),
+        }))
+    }
 }
 
 pub fn format_shape(shape: [u32; 3]) -> String {

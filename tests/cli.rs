@@ -482,3 +482,43 @@ fn quiet_fix_says_nothing_on_stderr_but_errors() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("missing.cu: no such file"));
 }
+
+/// A kernel defined in one file and launched from another gets the launch's block shape when
+/// both are checked together; disagreeing launches leave it unknown, with both named.
+#[test]
+fn launches_in_another_file_of_the_run_give_block_shapes() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kernels = "#define TILE 32\n__global__ void transposeTile(float *o)\n{\n    \
+        __shared__ float tile[TILE][TILE];\n    tile[threadIdx.y][threadIdx.x] = o[0];\n    \
+        __syncthreads();\n    o[1] = tile[threadIdx.x][threadIdx.y];\n}\n";
+    let host = "__global__ void transposeTile(float *o);\nint main()\n{\n    \
+        dim3 threads(32, 8);\n    transposeTile<<<1, threads>>>(0);\n}\n";
+    std::fs::write(dir.path().join("kernels.cu"), kernels).expect("written");
+    std::fs::write(dir.path().join("main.cu"), host).expect("written");
+    let shown = dir.path().to_string_lossy().into_owned();
+    let output = bankwise(&["check", "--format", "json", &shown]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let kernel = &json["files"][0]["kernels"][0];
+    assert_eq!(kernel["block"], serde_json::json!([32, 8, 1]));
+    let source = kernel["block_source"].as_str().expect("a source");
+    assert!(
+        source.starts_with("launch at ") && source.ends_with("main.cu:5"),
+        "{source}"
+    );
+    assert_eq!(json["totals"]["excess_wavefronts"], 248);
+    // Alone, the kernel's file has no launch.
+    let alone = dir.path().join("kernels.cu").to_string_lossy().into_owned();
+    let output = bankwise(&["check", &alone]);
+    assert!(stdout(&output).contains("block shape unknown for kernel `transposeTile`"));
+    // A second host file launching it otherwise: unknown, both launches named.
+    let other = host.replace("dim3 threads(32, 8);", "dim3 threads(16, 16);");
+    std::fs::write(dir.path().join("other.cu"), other).expect("written");
+    let output = bankwise(&["check", &shown]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("`transposeTile` is launched with block 32x8x1 at ")
+            && text.contains("and 16x16x1 at "),
+        "{text}"
+    );
+}

@@ -1,7 +1,7 @@
 //! One file through the pipeline stages that exist so far: read → parse → block shapes.
 use crate::affine::{self, FunctionAffine};
 use crate::bank::BankConfig;
-use crate::block::{self, CommandLineBlocks, ConfigBlocks, Resolution};
+use crate::block::{self, CommandLineBlocks, ConfigBlocks, Elsewhere, ProjectLaunches, Resolution};
 use crate::cost::{self, SiteCost};
 use crate::parallel;
 use crate::parse::{
@@ -10,6 +10,7 @@ use crate::parse::{
 };
 use crate::settings::{ConfigError, Settings};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What the user asked for, shared by every file.
 #[derive(Debug, Clone)]
@@ -21,6 +22,8 @@ pub struct Options {
     /// The settings given on the command line: a `bankwise.toml` cannot override them, and
     /// overrides the values above ([`crate::settings`]).
     pub command_line: Settings,
+    /// Launches in the other files of the same run, for kernels launched from another file.
+    pub launches_elsewhere: Arc<ProjectLaunches>,
 }
 
 impl Default for Options {
@@ -31,6 +34,7 @@ impl Default for Options {
             max_file_bytes: parse::MAX_FILE_BYTES,
             bank: BankConfig::default(),
             command_line: Settings::default(),
+            launches_elsewhere: Arc::default(),
         }
     }
 }
@@ -72,8 +76,16 @@ pub fn analyse_text(
     config: &ConfigBlocks,
 ) -> AnalysedFile {
     let mut parsed = parse::analyse_source(text, &options.defines);
-    let (blocks, conflicts) =
-        block::resolve_all(&parsed.functions, &parsed.launches, &options.blocks, config);
+    let (blocks, conflicts) = block::resolve_all(
+        &parsed.functions,
+        &parsed.launches,
+        &Elsewhere {
+            launches: &options.launches_elsewhere,
+            path,
+        },
+        &options.blocks,
+        config,
+    );
     let mut diagnostics = parsed.diagnostics.clone();
     for (at, message) in conflicts {
         diagnostics.push(Diagnostic {

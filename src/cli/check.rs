@@ -2,13 +2,14 @@
 use super::{
     collect_sources, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
-use bankwise::analysis::{AnalysedFile, AnalysisError};
-use bankwise::pipeline::{self, FileFix};
+use bankwise::analysis::{AnalysedFile, AnalysisError, Options};
+use bankwise::pipeline::{self, FileFix, FixError};
 use bankwise::report::{self, sarif};
 use bankwise::settings::Settings;
 use clap::ValueEnum;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
@@ -70,16 +71,31 @@ pub fn run(args: CheckArgs) -> ExitCode {
         failed |= file.analysed.failed();
         analysed.push(file.analysed);
         texts.push(file.text);
-        fixes.push(match file.fix {
-            Some(Ok(fix)) => Some(fix),
-            Some(Err(err)) => {
-                eprintln!(
-                    "bankwise: warning: {err}; the SARIF results of this file carry no fixes"
-                );
-                None
+        fixes.push(usable_fix(file.fix));
+    }
+    // A kernel launched from another of the files: analysed again with that launch's shape.
+    if analysed.len() > 1 {
+        let launches = Arc::new(pipeline::project_launches(&analysed));
+        let with_launches = Options {
+            launches_elsewhere: Arc::clone(&launches),
+            ..options.clone()
+        };
+        for i in 0..analysed.len() {
+            if !pipeline::launched_elsewhere(&analysed[i], &launches) {
+                continue;
             }
-            None => None,
-        });
+            match pipeline::check_file(&analysed[i].path.clone(), &with_launches, sarif) {
+                Ok(file) => {
+                    analysed[i] = file.analysed;
+                    texts[i] = if sarif { file.text } else { String::new() };
+                    fixes[i] = usable_fix(file.fix);
+                }
+                Err(err) => {
+                    eprintln!("bankwise: error: {err}");
+                    failed = true;
+                }
+            }
+        }
     }
     for kernel in options.blocks.per_kernel.keys() {
         let known = analysed
@@ -125,5 +141,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
         ExitCode::from(EXIT_CONFLICTS)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The fixes SARIF carries for a file; `fix`'s own error is a warning, and the results of
+/// the file carry none.
+fn usable_fix(fix: Option<Result<FileFix, FixError>>) -> Option<FileFix> {
+    match fix {
+        Some(Ok(fix)) => Some(fix),
+        Some(Err(err)) => {
+            eprintln!("bankwise: warning: {err}; the SARIF results of this file carry no fixes");
+            None
+        }
+        None => None,
     }
 }

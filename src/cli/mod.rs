@@ -101,6 +101,7 @@ impl AnalysisArgs {
                 bank_width: self.bank_width,
                 ..settings
             },
+            launches_elsewhere: Default::default(),
         })
     }
 }

@@ -7,7 +7,7 @@ pub mod validate;
 pub use fix::{fix_analysed, fix_file, fix_text, FileFix, FixError, FixOptions};
 
 use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
-use crate::block::ConfigBlocks;
+use crate::block::{self, ConfigBlocks, ProjectLaunches};
 use crate::parse;
 use crate::settings::{Config, ConfigError};
 use std::path::Path;
@@ -61,6 +61,28 @@ pub fn check_file(
         analysed,
         text,
         fix,
+    })
+}
+
+/// The launches with known block shapes of `files`, for the kernels of one file that another
+/// launches (`bankwise check DIR`).
+pub fn project_launches(files: &[AnalysedFile]) -> ProjectLaunches {
+    let mut launches = ProjectLaunches::new();
+    for file in files {
+        block::add_project_launches(&mut launches, &file.path, &file.parsed.launches);
+    }
+    launches
+}
+
+/// Whether a kernel of `file` has no block shape and another file launches it: analysed
+/// again with `launches`, it has one.
+pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bool {
+    file.reported().any(|r| {
+        r.block.is_err()
+            && r.function.template_args.is_empty()
+            && launches
+                .get(&r.function.name)
+                .is_some_and(|l| l.iter().any(|l| l.path != file.path))
     })
 }
 
