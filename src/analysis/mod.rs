@@ -24,6 +24,8 @@ pub struct Options {
     pub command_line: Settings,
     /// Launches in the other files of the same run, for kernels launched from another file.
     pub launches_elsewhere: Arc<ProjectLaunches>,
+    /// Where quoted includes are looked for after the including file's directory (`-I`).
+    pub include_dirs: Vec<PathBuf>,
 }
 
 impl Default for Options {
@@ -35,6 +37,7 @@ impl Default for Options {
             bank: BankConfig::default(),
             command_line: Settings::default(),
             launches_elsewhere: Arc::default(),
+            include_dirs: Vec::new(),
         }
     }
 }
@@ -75,7 +78,8 @@ pub fn analyse_text(
     options: &Options,
     config: &ConfigBlocks,
 ) -> AnalysedFile {
-    let mut parsed = parse::analyse_source(text, &options.defines);
+    let mut parsed =
+        parse::analyse_file_source(path, text, &options.defines, &options.include_dirs);
     let (blocks, conflicts) = block::resolve_all(
         &parsed.functions,
         &parsed.launches,

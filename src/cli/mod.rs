@@ -67,6 +67,10 @@ pub struct AnalysisArgs {
     /// Define a macro or template parameter, as for nvcc (`-D TILE=32`).
     #[arg(short = 'D', value_name = "NAME[=VALUE]")]
     pub defines: Vec<String>,
+    /// A directory where `#include "…"` headers are looked for after the including file's
+    /// own, as nvcc's -I.
+    #[arg(short = 'I', value_name = "DIR")]
+    pub include_dirs: Vec<PathBuf>,
     /// Refuse files larger than this many bytes.
     #[arg(long, default_value_t = bankwise::parse::MAX_FILE_BYTES)]
     pub max_file_size: u64,
@@ -102,6 +106,7 @@ impl AnalysisArgs {
                 ..settings
             },
             launches_elsewhere: Default::default(),
+            include_dirs: self.include_dirs.clone(),
         })
     }
 }

@@ -156,6 +156,11 @@ impl ConstEnv {
         self.values.entry(name.to_string()).or_insert(value);
     }
 
+    /// The macros the file defines (not the command line's).
+    pub fn file_macros(&self) -> impl Iterator<Item = (&str, &Macro)> {
+        self.macros.iter().map(|(name, mac)| (name.as_str(), mac))
+    }
+
     pub fn macro_named(&self, name: &str) -> Option<&Macro> {
         self.command_line
             .get(name)

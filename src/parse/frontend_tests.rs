@@ -530,3 +530,46 @@ __global__ void good(float *o) {
     assert!(file.functions[1].syntax_error.is_none());
     assert_eq!(kinds(array(&file, "good", "g")), vec![("store", 8)]);
 }
+
+#[test]
+fn quoted_headers_give_their_macros_and_types() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let inc = dir.path().join("include");
+    std::fs::create_dir(&inc).expect("created");
+    // Beside the file, then in an include directory, nested, and in a cycle.
+    std::fs::write(
+        dir.path().join("tile.cuh"),
+        "#pragma once\n#include \"inner.cuh\"\n#define TILE (INNER * 2)\n",
+    )
+    .expect("written");
+    std::fs::write(
+        inc.join("inner.cuh"),
+        "#include \"tile.cuh\"\n#define INNER 16\nstruct Rec { double v, x; };\n",
+    )
+    .expect("written");
+    let path = dir.path().join("k.cu");
+    let text = "#include \"tile.cuh\"\n#include \"absent.cuh\"\n#include <cuda.h>\n\
+        __global__ void k(float *o) {\n  __shared__ float t[TILE];\n  __shared__ Rec r[4];\n  \
+        t[threadIdx.x] = o[0];\n  r[threadIdx.x].x = o[1];\n}\n";
+    let file = analyse_file_source(&path, text, &[], std::slice::from_ref(&inc));
+    let t = array(&file, "k", "t");
+    assert_eq!(t.dims, vec![Some(32)]);
+    let r = array(&file, "k", "r");
+    assert_eq!(r.elem_bytes, Some(16));
+    let notes: Vec<&str> = file
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Note)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "header \"absent.cuh\" not found beside the file or in the include directories (-I): \
+          its macros and types are unknown"
+        ]
+    );
+    // Without the include directory the nested header is not found: INNER is unknown.
+    let file = analyse_file_source(&path, text, &[], &[]);
+    assert_eq!(array(&file, "k", "t").dims, vec![None]);
+}

@@ -5,6 +5,7 @@ mod body;
 mod chunks;
 mod consts;
 mod extract;
+mod include;
 pub mod language;
 mod model;
 mod packed;
@@ -23,6 +24,7 @@ pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
 pub use types::{Member, MemberLayout, TypeTable};
 
 use std::cell::RefCell;
+use std::path::{Path, PathBuf};
 use syntax::SyntaxTree;
 use tree_sitter::Parser;
 
@@ -58,6 +60,23 @@ pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> Option<
 /// Analyses one translation unit. `defines` are `-D` arguments (`NAME=VALUE` or `NAME`).
 pub fn analyse_source(text: &str, defines: &[String]) -> ParsedFile {
     extract::extract(text, defines)
+}
+
+/// [`analyse_source`] for the file at `path`, with the macros and types of the headers it
+/// includes with quotes (beside it, then in `include_dirs`).
+pub fn analyse_file_source(
+    path: &Path,
+    text: &str,
+    defines: &[String],
+    include_dirs: &[PathBuf],
+) -> ParsedFile {
+    let (prelude, notes) = include::prelude(path, text, include_dirs, defines);
+    let mut parsed = extract::extract_with(text, defines, &prelude);
+    if !notes.is_empty() {
+        parsed.diagnostics.extend(notes);
+        parsed.diagnostics.sort_by_key(|d| d.at);
+    }
+    parsed
 }
 
 /// Parses a C expression on its own (a macro body, a `-D` value, a template argument).

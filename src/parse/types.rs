@@ -151,6 +151,24 @@ pub struct TypeTable {
 }
 
 impl TypeTable {
+    /// Adds the types of `other` that this table does not define.
+    pub fn extend(&mut self, other: &TypeTable) {
+        for (name, layout) in &other.layouts {
+            self.layouts.entry(name.clone()).or_insert(*layout);
+        }
+        for (name, members) in &other.members {
+            self.members
+                .entry(name.clone())
+                .or_insert_with(|| members.clone());
+        }
+        for (alias, target) in &other.aliases {
+            self.aliases
+                .entry(alias.clone())
+                .or_insert_with(|| target.clone());
+        }
+        self.plain_data.extend(other.plain_data.iter().cloned());
+    }
+
     pub fn define(&mut self, name: &str, layout: Layout) {
         self.layouts.insert(name.to_string(), layout);
     }

@@ -94,8 +94,8 @@ pub struct Prepared {
     _copies: Option<tempfile::TempDir>,
 }
 
-/// Fixes every CUDA input of `args` (nvcc's arguments). nvcc's `-D` and `-U` reach the
-/// analysis; `options`' own defines come after them, so they win.
+/// Fixes every CUDA input of `args` (nvcc's arguments). nvcc's `-D`, `-U` and `-I` reach
+/// the analysis; `options`' own defines come after them, so they win.
 pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
     let command = args::parse(args);
     let mut prepared = Prepared {
@@ -116,6 +116,10 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
         .chain(&options.analysis.defines)
         .cloned()
         .collect();
+    options
+        .analysis
+        .include_dirs
+        .extend(command.include_dirs.iter().map(PathBuf::from));
     let mut include_dirs: Vec<String> = Vec::new();
     for (n, input) in command.inputs.iter().enumerate() {
         if !input.path.is_file() {

@@ -28,6 +28,7 @@ use super::model::*;
 use super::source::LineIndex;
 use super::symbols::{self, child, FIELDS};
 use super::syntax::{Node, SyntaxTree};
+use crate::parse::include::Prelude;
 use std::collections::{HashMap, HashSet};
 
 /// Source bytes parsed as one tree: larger files are split at top-level boundaries. A
@@ -65,6 +66,11 @@ struct Extractor<'s> {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
+    extract_with(src, defines, &Prelude::default())
+}
+
+/// [`extract`] with what the file's headers define.
+pub fn extract_with(src: &str, defines: &[String], prelude: &Prelude) -> ParsedFile {
     // Parse plans, cheapest first: 32 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
@@ -79,7 +85,7 @@ pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
         }));
     let mut best: Option<(usize, Extractor)> = None;
     for plan in plans {
-        let (clean, ex) = Extractor::run(src, defines, &plan);
+        let (clean, ex) = Extractor::run(src, defines, prelude, &plan);
         if clean {
             return ex.finish();
         }
@@ -95,7 +101,7 @@ pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
     }
     match best {
         Some((_, ex)) => ex.finish(),
-        None => Extractor::run(src, defines, &super::chunks::whole(src))
+        None => Extractor::run(src, defines, prelude, &super::chunks::whole(src))
             .1
             .finish(),
     }
@@ -104,8 +110,15 @@ pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
 impl<'s> Extractor<'s> {
     /// Extracts the file parsing `ranges` one at a time; also says whether no piece had a
     /// syntax error.
-    fn run(src: &'s str, defines: &[String], ranges: &[std::ops::Range<usize>]) -> (bool, Self) {
-        let mut ex = Extractor::new(src, ConstEnv::with_command_line(defines));
+    fn run(
+        src: &'s str,
+        defines: &[String],
+        prelude: &Prelude,
+        ranges: &[std::ops::Range<usize>],
+    ) -> (bool, Self) {
+        let mut env = ConstEnv::with_command_line(defines);
+        prelude.seed(&mut env);
+        let mut ex = Extractor::new(src, env);
         let mut clean = true;
         let mut consume = |ex: &mut Extractor,
                            range: &std::ops::Range<usize>,
