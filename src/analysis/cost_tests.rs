@@ -364,5 +364,18 @@ __global__ void k(float *out) {
 }",
         );
         assert_eq!(escapes.len(), 1, "{escapes:?}");
+        // Dynamic shared memory declared as bytes and used as floats: 4-byte accesses, two
+        // words apart, each even bank twice.
+        let (accesses, escapes) = figures(
+            "// bankwise: block=32
+__global__ void k(float *out) {
+    extern __shared__ unsigned char smem[];
+    float *f = reinterpret_cast<float *>(smem);
+    f[2 * threadIdx.x] = out[0];
+}
+void host() { k<<<1, 32, 4096>>>(0); }",
+        );
+        assert!(escapes.is_empty(), "{escapes:?}");
+        assert_eq!(accesses, [("f[2 * threadIdx.x]".to_string(), Ok((2, 1)))]);
     }
 }

@@ -267,6 +267,7 @@ __global__ void b() {}
 __global__ void c() {}
 __global__ void d() {}
 __global__ void e() {}
+__global__ void f() {}
 void host(int n) {
   dim3 threads(BX, BY);
   dim3 mixed(BX, TY);
@@ -277,6 +278,13 @@ void host(int n) {
   if (n > 4)
     branch.x = 64;
   dim3 declares(Tile, Tile);
+  if (n > 8) {
+    dim3 scoped(192);
+    f<<<1, scoped>>>();
+  } else {
+    dim3 scoped(256);
+    f<<<1, scoped>>>();
+  }
   a<<<1, threads>>>();
   b<<<1, mixed>>>();
   c<<<1, set>>>();
@@ -300,6 +308,8 @@ void host(int n) {
     assert!(block("d").is_err());
     // `Tile` is a type: `declares` is a function, not a dim3.
     assert!(block("e").is_err());
+    // One name, two dim3s in two scopes: which one a launch sees is not followed.
+    assert!(block("f").is_err());
 }
 
 #[test]
