@@ -268,6 +268,7 @@ __global__ void c() {}
 __global__ void d() {}
 __global__ void e() {}
 __global__ void f() {}
+__global__ void g() {}
 void host(int n) {
   dim3 threads(BX, BY);
   dim3 mixed(BX, TY);
@@ -284,6 +285,13 @@ void host(int n) {
   } else {
     dim3 scoped(256);
     f<<<1, scoped>>>();
+  }
+  if (n > 16) {
+    dim3 same(BX, 2);
+    g<<<1, same>>>();
+  } else {
+    dim3 same(BX, 2);
+    g<<<2, same>>>();
   }
   a<<<1, threads>>>();
   b<<<1, mixed>>>();
@@ -308,8 +316,10 @@ void host(int n) {
     assert!(block("d").is_err());
     // `Tile` is a type: `declares` is a function, not a dim3.
     assert!(block("e").is_err());
-    // One name, two dim3s in two scopes: which one a launch sees is not followed.
+    // One name, two dim3s in two scopes: which one a launch sees is not followed; the same
+    // declaration in both is one shape.
     assert!(block("f").is_err());
+    assert_eq!(block("g"), Ok([32, 2, 1]));
 }
 
 #[test]

@@ -114,14 +114,16 @@ impl<'s> Extractor<'s> {
         });
         let mut constants = Vec::new();
         let mut dim3s = HashMap::new();
-        // A name declared as a dim3 in two scopes (`dim3 block(192)` in one branch, `dim3
-        // block(256)` in another): which one a launch sees depends on where it is, so neither.
-        let mut dim3_names: HashMap<String, usize> = HashMap::new();
+        // A name declared as two different dim3s in two scopes (`dim3 block(192)` in one
+        // branch, `dim3 block(256)` in another): which one a launch sees depends on where it
+        // is, so neither. The same declaration repeated in several branches is one shape.
+        let mut dim3_declarators: HashMap<String, HashSet<String>> = HashMap::new();
         for declaration in &declarations {
             if child(*declaration, FIELDS.type_).is_some_and(|t| self.text(t) == "dim3") {
                 for declarator in children_in(*declaration, FIELDS.declarator) {
                     let name = leftmost_identifier(declarator, self.src).to_string();
-                    *dim3_names.entry(name).or_default() += 1;
+                    let written = self.one_line(declarator);
+                    dim3_declarators.entry(name).or_default().insert(written);
                 }
             }
         }
@@ -177,7 +179,11 @@ impl<'s> Extractor<'s> {
                 dim3s.insert(name, args);
             }
         }
-        dim3s.retain(|name: &String, _| dim3_names.get(name).is_none_or(|&n| n == 1));
+        dim3s.retain(|name: &String, _| {
+            dim3_declarators
+                .get(name)
+                .is_none_or(|written| written.len() == 1)
+        });
         LocalDefinitions {
             constants,
             dim3s,
