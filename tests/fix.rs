@@ -322,3 +322,30 @@ fn forced_padding_is_unsafe_and_applied_on_request() {
     assert_eq!(json["totals"]["excess_before"], 992);
     assert_eq!(json["totals"]["excess_after"], 0);
 }
+
+/// `fix` over several files gives a kernel the block shape of its launch in another of them,
+/// as `check DIR` does.
+#[test]
+fn a_kernel_launched_from_another_file_is_fixed_with_that_launch() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kernels = "#define TILE 32\n__global__ void transposeTile(float *o)\n{\n    \
+        __shared__ float tile[TILE][TILE];\n    tile[threadIdx.y][threadIdx.x] = o[0];\n    \
+        __syncthreads();\n    o[1] = tile[threadIdx.x][threadIdx.y];\n}\n";
+    let host = "__global__ void transposeTile(float *o);\nint main()\n{\n    \
+        transposeTile<<<1, dim3(32, 8)>>>(0);\n}\n";
+    std::fs::write(dir.path().join("kernels.cu"), kernels).expect("written");
+    std::fs::write(dir.path().join("main.cu"), host).expect("written");
+    let shown = dir.path().to_string_lossy().into_owned();
+    let output = bankwise(&["fix", "--diff", &shown]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("`tile` in `transposeTile`: 248 -> 0 excess wavefronts"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stdout(&output).contains("+    tile[threadIdx.y][threadIdx.x ^ threadIdx.y]"));
+    // Alone, the kernel's file has no launch and stays as it is.
+    let alone = dir.path().join("kernels.cu").to_string_lossy().into_owned();
+    let output = bankwise(&["fix", "--diff", &alone]);
+    assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+}

@@ -66,6 +66,12 @@ pub fn run(args: FixArgs) -> ExitCode {
         );
         return ExitCode::from(EXIT_INPUT_ERROR);
     }
+    let mut options = options;
+    if sources.len() > 1 {
+        // A kernel launched from another of the files takes that launch's block shape.
+        options.analysis.launches_elsewhere =
+            std::sync::Arc::new(pipeline::launches_in(&sources, &options.analysis));
+    }
     let mut fixed: Vec<FileFix> = Vec::new();
     for result in args.run.each("fixing", &sources, |path| {
         pipeline::fix_file(path, &options)

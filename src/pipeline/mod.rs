@@ -10,7 +10,7 @@ use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
 use crate::block::{self, ConfigBlocks, ProjectLaunches};
 use crate::parse;
 use crate::settings::{Config, ConfigError};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Reads `path` (and the nearest `bankwise.toml`) and analyses it.
 pub fn analyse_file(path: &Path, options: &Options) -> Result<AnalysedFile, AnalysisError> {
@@ -70,6 +70,28 @@ pub fn project_launches(files: &[AnalysedFile]) -> ProjectLaunches {
     let mut launches = ProjectLaunches::new();
     for file in files {
         block::add_project_launches(&mut launches, &file.path, &file.parsed.launches);
+    }
+    launches
+}
+
+/// The launches with known block shapes in the files at `paths`, read and parsed for that
+/// alone (`fix` over several files, which analyses each once); unreadable files are left
+/// to the pass that reports them.
+pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
+    let found = crate::parallel::map(paths.len(), 1, |i| {
+        let path = &paths[i];
+        let text = parse::read_source(path, options.max_file_bytes).ok()?;
+        let config = Config::find(path).ok()?;
+        let options = analysis_options(&config, options);
+        let parsed =
+            parse::analyse_file_source(path, &text, &options.defines, &options.include_dirs);
+        Some(parsed.launches)
+    });
+    let mut launches = ProjectLaunches::new();
+    for (path, sites) in paths.iter().zip(found) {
+        if let Some(sites) = sites {
+            block::add_project_launches(&mut launches, path, &sites);
+        }
     }
     launches
 }
