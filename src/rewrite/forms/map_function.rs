@@ -42,12 +42,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         let all = extents[0].start - 1..extents[extents.len() - 1].end + 1;
         edits.push(Edit::replace(all, format!("[{size}]")));
     }
-    let extents: Vec<String> = target
-        .array
-        .dim_texts
-        .iter()
-        .map(|t| parenthesised(t, extent_kind(t).0))
-        .collect();
+    let extents = target.extent_texts();
     let mut rewritten = Vec::new();
     for access in accesses {
         let subscripts = access.indices.unpack();

@@ -182,6 +182,16 @@ pub struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// The extents as written, parenthesised where an operator would bind into them
+    /// (`TILE + 1` → `(TILE + 1)`), for linear indices made of them.
+    fn extent_texts(&self) -> Vec<String> {
+        self.array
+            .dim_texts
+            .iter()
+            .map(|t| parenthesised(t, extent_kind(t).0))
+            .collect()
+    }
+
     fn dims(&self) -> Result<Vec<u64>, String> {
         self.array.extents()
     }

@@ -106,12 +106,7 @@ pub(super) fn subscripts_text(indices: &[String]) -> String {
 pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
-    let extents: Vec<String> = target
-        .array
-        .dim_texts
-        .iter()
-        .map(|t| parenthesised(t, extent_kind(t).0))
-        .collect();
+    let extents = target.extent_texts();
     let mut edits = Vec::new();
     let mut rewritten = Vec::new();
     for access in accesses {
