@@ -257,10 +257,8 @@ fn resolve_direct(
             source: BlockSource::LaunchSite(first.at),
         });
     }
-    if function.template_args.is_empty() {
-        if let Some(found) = elsewhere.launches_of(name) {
-            return found;
-        }
+    if let Some(found) = elsewhere.block_of(function) {
+        return found;
     }
     if let Some(threads) = function.launch_bounds {
         if let Ok(shape) = parse_block_shape(&threads.to_string()) {
@@ -293,9 +291,13 @@ pub struct Elsewhere<'a> {
 }
 
 impl Elsewhere<'_> {
-    /// The block shape of kernel `name` from the launches in other files, when there are any:
-    /// an error when they disagree.
-    fn launches_of(&self, name: &str) -> Option<Resolution> {
+    /// The block shape of `function` from the launches in other files, when there are any
+    /// (templates are not followed there): an error when they disagree.
+    pub fn block_of(&self, function: &Function) -> Option<Resolution> {
+        if !function.template_args.is_empty() {
+            return None;
+        }
+        let name = &function.name;
         let others: Vec<&LaunchElsewhere> = self
             .launches
             .get(name)?

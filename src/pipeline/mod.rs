@@ -99,13 +99,12 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
 /// Whether a kernel of `file` has no block shape and another file launches it: analysed
 /// again with `launches`, it has one.
 pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bool {
-    file.reported().any(|r| {
-        r.block.is_err()
-            && r.function.template_args.is_empty()
-            && launches
-                .get(&r.function.name)
-                .is_some_and(|l| l.iter().any(|l| l.path != file.path))
-    })
+    let elsewhere = block::Elsewhere {
+        launches,
+        path: &file.path,
+    };
+    file.reported()
+        .any(|r| r.block.is_err() && elsewhere.block_of(r.function).is_some())
 }
 
 /// `options` for a file under `config`: what `options.command_line` sets explicitly wins,
