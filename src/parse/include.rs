@@ -61,43 +61,25 @@ pub fn prelude(
     include_dirs: &[PathBuf],
     defines: &[String],
 ) -> (Prelude, Vec<Diagnostic>) {
+    let (found, missing) = resolve(path, text, include_dirs);
+    let notes = missing
+        .into_iter()
+        .map(|(line, name)| Diagnostic {
+            severity: Severity::Note,
+            at: Location { line, col: 1 },
+            message: format!(
+                "header \"{name}\" not found beside the file or in the include directories \
+                 (-I): its macros and types are unknown"
+            ),
+        })
+        .collect();
     let mut prelude = Prelude::default();
-    let mut notes = Vec::new();
     let mut seen: Vec<PathBuf> = Vec::new();
-    // Depth-first, each header's own includes before it: an explicit stack, no recursion.
-    let mut pending: Vec<(PathBuf, String, usize, bool)> = Vec::new();
-    let push_includes =
-        |pending: &mut Vec<(PathBuf, String, usize, bool)>, from: &Path, text: &str, depth| {
-            let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
-            for (line, name) in quoted_includes(text).into_iter().rev() {
-                let found = std::iter::once(dir.join(&name))
-                    .chain(include_dirs.iter().map(|d| d.join(&name)))
-                    .find(|candidate| candidate.is_file());
-                match found {
-                    Some(header) => pending.push((header, name, depth, false)),
-                    None if depth == 0 => pending.push((PathBuf::new(), name, line, true)),
-                    None => {}
-                }
-            }
-        };
-    push_includes(&mut pending, path, text, 0);
-    while let Some((header, name, depth_or_line, missing)) = pending.pop() {
-        if missing {
-            notes.push(Diagnostic {
-                severity: Severity::Note,
-                at: Location {
-                    line: depth_or_line,
-                    col: 1,
-                },
-                message: format!(
-                    "header \"{name}\" not found beside the file or in the include directories \
-                     (-I): its macros and types are unknown"
-                ),
-            });
-            continue;
-        }
+    // Depth-first in include order, with an explicit stack: no recursion.
+    let mut pending: Vec<(PathBuf, usize)> = found.into_iter().rev().map(|h| (h, 0)).collect();
+    while let Some((header, depth)) = pending.pop() {
         let canonical = std::fs::canonicalize(&header).unwrap_or_else(|_| header.clone());
-        if seen.contains(&canonical) || depth_or_line >= MAX_DEPTH {
+        if seen.contains(&canonical) || depth >= MAX_DEPTH {
             continue;
         }
         seen.push(canonical);
@@ -106,7 +88,30 @@ pub fn prelude(
         };
         let env = super::extract::extract(&header_text, defines).constants;
         prelude.add(&env);
-        push_includes(&mut pending, &header, &header_text, depth_or_line + 1);
+        let (nested, _) = resolve(&header, &header_text, include_dirs);
+        pending.extend(nested.into_iter().rev().map(|h| (h, depth + 1)));
     }
     (prelude, notes)
+}
+
+/// The headers that `text` (of the file at `from`) includes with quotes and that exist,
+/// beside it or in `include_dirs`, and the line and name of those that do not.
+fn resolve(
+    from: &Path,
+    text: &str,
+    include_dirs: &[PathBuf],
+) -> (Vec<PathBuf>, Vec<(usize, String)>) {
+    let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut found = Vec::new();
+    let mut missing = Vec::new();
+    for (line, name) in quoted_includes(text) {
+        let header = std::iter::once(dir.join(&name))
+            .chain(include_dirs.iter().map(|d| d.join(&name)))
+            .find(|candidate| candidate.is_file());
+        match header {
+            Some(header) => found.push(header),
+            None => missing.push((line, name)),
+        }
+    }
+    (found, missing)
 }

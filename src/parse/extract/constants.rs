@@ -141,15 +141,13 @@ impl<'s> Extractor<'s> {
                     "function_declarator" => self.vexing_dim3(declarator),
                     _ => None,
                 };
-                if let Some((name, mut args)) = declared {
+                if let Some((name, args)) = declared {
                     let name = self.text(name).to_string();
                     if reassigned.contains(&name) {
                         continue;
                     }
-                    if let Some(args) =
-                        set_components(&mut args, &name, declaration, &component_sets)
-                    {
-                        dim3s.insert(name, args.to_vec());
+                    if let Some(args) = set_components(args, &name, declaration, &component_sets) {
+                        dim3s.insert(name, args);
                     }
                     continue;
                 }
@@ -254,12 +252,12 @@ struct ComponentSet<'t> {
 /// The components of `dim3 name` declared by `declaration` with `args` (none: `dim3 name;`),
 /// with those set after it in the same block. `None` when a component is set more than
 /// once, or somewhere else (in a branch or a loop, where its value is not the one launched).
-fn set_components<'a>(
-    args: &'a mut Vec<Expr>,
+fn set_components(
+    mut args: Vec<Expr>,
     name: &str,
     declaration: Node,
     sets: &[ComponentSet],
-) -> Option<&'a [Expr]> {
+) -> Option<Vec<Expr>> {
     let sets: Vec<&ComponentSet> = sets.iter().filter(|s| s.name == name).collect();
     let block = declaration.parent()?;
     for set in &sets {
@@ -280,7 +278,7 @@ fn set_components<'a>(
     for set in sets {
         args[set.component] = set.value.clone();
     }
-    Some(&args[..])
+    Some(args)
 }
 
 /// What a function body declares: see [`Extractor::local_definitions`].
