@@ -1,20 +1,27 @@
 //! The conflict figures of whole kernels through the analysis: unknown values evaluated over
 //! the residues that matter, and members of records (the cost stage's tests that need the
 //! front end and the affine stage to build their input).
+use crate::analysis::{analyse_text, AnalysedFile, Options};
+use crate::block::ConfigBlocks;
+use std::path::Path;
+
+/// `source` analysed as `k.cu`, with no options.
+fn analyse(source: &str) -> AnalysedFile {
+    analyse_text(
+        Path::new("k.cu"),
+        source,
+        &Options::default(),
+        &ConfigBlocks::default(),
+    )
+}
+
 mod unknown_values {
-    use crate::analysis::{analyse_text, Options};
-    use crate::block::ConfigBlocks;
+    use super::analyse;
     use crate::cost::*;
-    use std::path::Path;
 
     /// (excess, how each unknown value was evaluated) of every access of the first kernel.
     fn figures(source: &str) -> Vec<(u64, Vec<(String, Evaluated)>)> {
-        let file = analyse_text(
-            Path::new("k.cu"),
-            source,
-            &Options::default(),
-            &ConfigBlocks::default(),
-        );
+        let file = analyse(source);
         file.per_function[0]
             .costs
             .iter()
@@ -64,20 +71,9 @@ __global__ void k(float *out, int stride, int offset, int n) {
 }
 
 mod members {
-    use crate::analysis::{analyse_text, AnalysedFile, Options};
+    use super::analyse;
     use crate::bank::BankConfig;
-    use crate::block::ConfigBlocks;
     use crate::cost::*;
-    use std::path::Path;
-
-    fn analyse(source: &str) -> AnalysedFile {
-        analyse_text(
-            Path::new("k.cu"),
-            source,
-            &Options::default(),
-            &ConfigBlocks::default(),
-        )
-    }
 
     /// What one access of the first kernel's first array does in warp 0's first request.
     #[derive(Debug, PartialEq)]
@@ -271,9 +267,7 @@ __global__ void k(float *out) {
 }
 
 mod vectors {
-    use crate::analysis::{analyse_text, Options};
-    use crate::block::ConfigBlocks;
-    use std::path::Path;
+    use super::analyse;
 
     /// An access's text and its conflict degree and excess over the block, or why it is not
     /// simulated.
@@ -281,12 +275,7 @@ mod vectors {
 
     /// The figures of every access of the first kernel's first array, and its escapes.
     fn figures(source: &str) -> (Vec<Figures>, Vec<String>) {
-        let file = analyse_text(
-            Path::new("k.cu"),
-            source,
-            &Options::default(),
-            &ConfigBlocks::default(),
-        );
+        let file = analyse(source);
         let array = &file.parsed.functions[0].arrays[0];
         let accesses = array
             .accesses

@@ -11,6 +11,15 @@ fn parse_with(src: &str, defines: &[&str]) -> ParsedFile {
     analyse_source(src, &defines)
 }
 
+/// The block shape of the first launch of `kernel`.
+fn launch_block(file: &ParsedFile, kernel: &str) -> Result<[u32; 3], String> {
+    file.launches
+        .iter()
+        .find(|l| l.kernel == kernel)
+        .map(|l| l.block.clone())
+        .unwrap_or_else(|| panic!("no launch of {kernel}"))
+}
+
 fn array<'a>(file: &'a ParsedFile, function: &str, name: &str) -> &'a SharedArray {
     file.functions
         .iter()
@@ -242,13 +251,7 @@ void host() {
   d<<<1, moved>>>();
 }",
     );
-    let block = |name: &str| {
-        file.launches
-            .iter()
-            .find(|l| l.kernel == name)
-            .map(|l| l.block.clone())
-            .unwrap()
-    };
+    let block = |name: &str| launch_block(&file, name);
     assert_eq!(block("a"), Ok([32, 8, 1]));
     assert_eq!(block("b"), Ok([256, 1, 1]));
     assert_eq!(block("c"), Ok([16, 16, 1]));
@@ -300,13 +303,7 @@ void host(int n) {
   e<<<1, declares>>>();
 }",
     );
-    let block = |name: &str| {
-        file.launches
-            .iter()
-            .find(|l| l.kernel == name)
-            .map(|l| l.block.clone())
-            .unwrap()
-    };
+    let block = |name: &str| launch_block(&file, name);
     // `dim3 threads(BX, BY);` parses as a function declaration (the most vexing parse).
     assert_eq!(block("a"), Ok([32, 8, 1]));
     assert_eq!(block("b"), Ok([32, 4, 1]));
