@@ -15,6 +15,7 @@ const CHANGED: &[(&str, &[&str])] = &[
     ("testdata/fwt.cu", &["s"]),
     ("testdata/macro_sizes.cu", &["m_arith"]),
     ("testdata/multi_decl_tiles.cu", &["re", "im"]),
+    ("testdata/needle.cu", &["score"]),
     (
         "testdata/pointers.cu",
         &["tile", "sel", "SharedMemory<float>()"],
@@ -112,9 +113,9 @@ fn the_testdata_directory_in_one_report() {
     assert_eq!(
         json["totals"],
         serde_json::json!({
-            "arrays_rewritten": 43,
+            "arrays_rewritten": 44,
             "arrays_not_simulated": 6,
-            "excess_before": 34305,
+            "excess_before": 34529,
             "excess_after": 24,
         })
     );
@@ -348,4 +349,133 @@ fn a_kernel_launched_from_another_file_is_fixed_with_that_launch() {
     let alone = dir.path().join("kernels.cu").to_string_lossy().into_owned();
     let output = bankwise(&["fix", "--diff", &alone]);
     assert!(stdout(&output).is_empty(), "{}", stdout(&output));
+}
+
+/// The extents of `name` as its declaration on `line` of `text` writes them (`[]` as "").
+fn declared_extents(text: &str, line: usize, name: &str) -> Vec<String> {
+    let declaration = text.lines().nth(line - 1).expect("the declaration's line");
+    let mut from = 0;
+    while let Some(found) = declaration[from..].find(name) {
+        let start = from + found;
+        from = start + name.len();
+        let before = declaration[..start].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let mut rest = declaration[from..].trim_start();
+        let mut extents = Vec::new();
+        while let Some(inner) = rest.strip_prefix('[') {
+            let close = inner.find(']').expect("a `]`");
+            extents.push(inner[..close].trim().to_string());
+            rest = inner[close + 1..].trim_start();
+        }
+        if !extents.is_empty() {
+            return extents;
+        }
+    }
+    Vec::new()
+}
+
+/// The dimensions a swizzle in place reads, from its marker (`element [i][j] at [i][j ^ i]`):
+/// those whose placeholder the changed subscript names; `None` when the marker says the
+/// array also goes through a map function (proven on every extent).
+fn swizzled_dims(output: &str, name: &str) -> Option<Vec<usize>> {
+    let marker = format!("// bankwise: `{name}` is stored swizzled: element ");
+    let line = output
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&marker))?;
+    if line.contains("through pointers") {
+        return None;
+    }
+    let stored = line.split_once(" at ").expect("the stored subscripts").1;
+    let changed = stored
+        .split('[')
+        .skip(1)
+        .map(|s| s.trim_end_matches(']'))
+        .find(|s| s.len() > 1)
+        .expect("a changed subscript");
+    Some(
+        changed
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| w.len() == 1 && w.as_bytes()[0].is_ascii_lowercase())
+            .map(|w| usize::from(w.as_bytes()[0] - b'i'))
+            .collect(),
+    )
+}
+
+/// Issue 20: every extent a rewrite's map was derived from is either kept as written (padding,
+/// a struct of arrays) or checked by a guard in the output: a `static_assert` naming the
+/// extent as written, or, for an `extern` array, the trap on the dynamic shared memory.
+#[test]
+fn every_value_a_rewrite_rests_on_is_kept_symbolic_or_guarded() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut guarded = 0;
+    for path in testdata_files() {
+        let shown = path.to_string_lossy().into_owned();
+        let out = dir.path().join(format!("{}.cu", snapshot_name(&path)));
+        let out_text = out.to_string_lossy().into_owned();
+        let json = bankwise(&[
+            "fix",
+            "--unsafe-fixes",
+            "--format",
+            "json",
+            &shown,
+            "-o",
+            &out_text,
+        ]);
+        assert_eq!(json.status.code(), Some(0), "{shown}: {}", stderr(&json));
+        let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+        let original = std::fs::read_to_string(&path).expect("readable");
+        let Ok(output) = std::fs::read_to_string(&out) else {
+            continue;
+        };
+        for array in json["files"][0]["arrays"].as_array().expect("arrays") {
+            if array["action"] != "rewritten" {
+                continue;
+            }
+            let name = array["name"].as_str().expect("a name");
+            let form = array["form"].as_str().expect("a form");
+            let line = array["line"].as_u64().expect("a line") as usize;
+            let extents = declared_extents(&original, line, name);
+            let proven: Option<Vec<usize>> = match form {
+                "padded-declaration" | "struct-of-arrays" => {
+                    for extent in &extents {
+                        assert!(
+                            output.contains(extent.as_str()),
+                            "{shown} `{name}`: {extent}"
+                        );
+                    }
+                    Some(Vec::new())
+                }
+                "swizzle-in-place" => swizzled_dims(&output, name),
+                _ => None,
+            };
+            for (d, extent) in extents.iter().enumerate() {
+                if proven.as_ref().is_some_and(|dims| !dims.contains(&d)) {
+                    continue;
+                }
+                let guard = if extent.is_empty() {
+                    "%%dynamic_smem_size".to_string()
+                } else if extent.contains(|c: char| c.is_alphabetic() || c == '_') {
+                    let operand = if extent.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                        extent.clone()
+                    } else {
+                        format!("({extent})")
+                    };
+                    format!("{operand} == ")
+                } else {
+                    continue;
+                };
+                let found = output
+                    .lines()
+                    .any(|l| l.contains(&guard) && l.contains("bankwise: the map of"));
+                assert!(
+                    found || (extent.is_empty() && output.contains(&guard)),
+                    "{shown}: `{name}` rests on extent {d} (`{extent}`) without a guard"
+                );
+                guarded += 1;
+            }
+        }
+    }
+    assert_eq!(guarded, 42, "the extents checked");
 }

@@ -212,6 +212,14 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        path: "testdata/needle.cu",
+        flags: &["-D", "BLOCK_SIZE=16"],
+        launches: &[launch(
+            "needleTile",
+            "needleTile(bankwise::buffer(0), bankwise::buffer(1), 97, 10)",
+        )],
+    },
+    Case {
         path: "testdata/no_shared.cu",
         flags: &[],
         launches: &[
@@ -710,6 +718,8 @@ struct Reported {
     places: ByPlace,
     /// The names of its `extern __shared__` arrays: the oracle sees them as one buffer.
     extern_arrays: Vec<String>,
+    /// The bytes of dynamic shared memory its launches give it (what a guard of `fix` reads).
+    dynamic_bytes: u64,
 }
 
 fn run(command: &mut Command) -> Result<String, String> {
@@ -788,11 +798,14 @@ fn bankwise_report(case: &Case, model: &Model) -> Result<BTreeMap<String, Report
             block,
             places: ByPlace::new(),
             extern_arrays: Vec::new(),
+            dynamic_bytes: 0,
         };
         for array in kernel["arrays"].as_array().into_iter().flatten() {
             let array_name = array["name"].as_str().unwrap_or_default().to_string();
             if array["extern"] == true {
                 reported.extern_arrays.push(array_name.clone());
+                let bytes = array["bytes"].as_u64().unwrap_or(0);
+                reported.dynamic_bytes = reported.dynamic_bytes.max(bytes);
             }
             for access in array["accesses"].as_array().into_iter().flatten() {
                 let kind = match access["kind"].as_str() {
@@ -828,6 +841,11 @@ fn emulated_source(text: &str) -> (String, Vec<String>) {
         Some(at) => text[..at + 1].to_string(),
         None => text.to_string(),
     };
+    // The guard `fix` writes for an `extern` array reads the launch's dynamic shared memory.
+    source = source.replace(
+        "asm(\"mov.u32 %0, %%dynamic_smem_size;\" : \"=r\"(bankwise_bytes))",
+        "bankwise_bytes = bankwise_dynamic_shared_bytes()",
+    );
     while let Some(start) = inline_asm(&source) {
         let end = statement_end(&source, start);
         let blank: String = source[start..end]
@@ -1151,6 +1169,7 @@ fn build_program(
     work: &Path,
     stem: &str,
     driver: &Path,
+    defines: &[&str],
 ) -> Result<Program, String> {
     let (source, externs) = emulated_source(text);
     let mut unit = format!(
@@ -1182,6 +1201,7 @@ fn build_program(
         .arg(oracle_dir())
         .arg("-I")
         .arg(oracle_dir().join("include"))
+        .args(defines.iter().map(|d| format!("-D{d}")))
         .arg(&unit_path)
         .arg("-o")
         .arg(&object))?;
@@ -1208,11 +1228,13 @@ fn run_launch(
     program: &Program,
     kernel: &str,
     block: [u64; 3],
+    dynamic_bytes: u64,
     dump: Option<&Path>,
 ) -> Result<Vec<Record>, String> {
     let mut command = Command::new(&program.path);
     command.arg(kernel);
     command.args(block.iter().map(u64::to_string));
+    command.env("BANKWISE_DYNAMIC_BYTES", dynamic_bytes.to_string());
     command.args(
         program
             .arrays
@@ -1228,7 +1250,7 @@ fn run_launch(
 fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, String> {
     let text = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
     let stem = case.path.replace(['/', '.'], "_");
-    let program = build_program(case.path, &text, case.launches, work, &stem, driver)?;
+    let program = build_program(case.path, &text, case.launches, work, &stem, driver, &[])?;
     let arrays = &program.arrays;
     let reports = MODELS
         .iter()
@@ -1251,7 +1273,13 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
                 .ok_or_else(|| format!("{}: bankwise reports no kernel {name}", case.path))
         };
         let kernel = bankwise_entry(&reports[0], launch.kernel)?;
-        let records = run_launch(&program, launch.kernel, kernel.block, None)?;
+        let records = run_launch(
+            &program,
+            launch.kernel,
+            kernel.block,
+            kernel.dynamic_bytes,
+            None,
+        )?;
         let sites: BTreeSet<u64> = records.iter().map(|r| r.site).collect();
         let lines = source_lines(&program.path, &sites, case.path)?;
         for (model, report) in MODELS.iter().zip(&reports) {
@@ -1260,6 +1288,7 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
                 let callee = bankwise_entry(report, callee)?;
                 reported.places.extend(callee.places);
                 reported.extern_arrays.extend(callee.extern_arrays);
+                reported.dynamic_bytes = reported.dynamic_bytes.max(callee.dynamic_bytes);
             }
             let dynamic_name = reported.extern_arrays.join("/");
             if model.flags.is_empty() {
@@ -1429,6 +1458,7 @@ fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, S
         work,
         &format!("{stem}_before"),
         driver,
+        &[],
     )?;
     let after = build_program(
         &fixed_label,
@@ -1437,6 +1467,8 @@ fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, S
         work,
         &format!("{stem}_after"),
         driver,
+        // The block checks of the guards run too: a trap fails the run.
+        &["BANKWISE_CHECKS"],
     )?;
     let report = bankwise_report(case, &MODELS[0])?;
     let mut text = String::new();
@@ -1459,9 +1491,16 @@ fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, S
             &before,
             launch.kernel,
             reported.block,
+            reported.dynamic_bytes,
             Some(&dump("before")),
         )?;
-        let records = run_launch(&after, launch.kernel, reported.block, Some(&dump("after")))?;
+        let records = run_launch(
+            &after,
+            launch.kernel,
+            reported.block,
+            reported.dynamic_bytes,
+            Some(&dump("after")),
+        )?;
         let read =
             |path: PathBuf| std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()));
         if read(dump("before"))? != read(dump("after"))? {
@@ -1549,11 +1588,279 @@ fn fix_keeps_every_result_and_its_predicted_conflicts() {
     println!("{report}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // With the oracle's flags, `--block mystery=32x4` makes block_hints.cu's `q_tile`
-    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 19 testdata
-    // files and 25 arrays (two more of each than `fix` without flags), and 12 files and 20
+    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 20 testdata
+    // files and 26 arrays (two more of each than `fix` without flags), and 12 files and 20
     // arrays of the suite.
-    assert_eq!(fixed, 31);
-    assert_eq!(report.matches("predicted").count(), 45, "{report}");
+    assert_eq!(fixed, 32);
+    assert_eq!(report.matches("predicted").count(), 46, "{report}");
+}
+
+/// One value a rewrite rests on, changed after `fix` as a later build might: a `-D` value
+/// (a macro under `#ifndef`), a `#define`, a constant or a template argument.
+struct Perturbation {
+    /// What changed, for messages: `BLOCK_SIZE = 32`.
+    what: String,
+    /// `g++ -D` definitions.
+    defines: Vec<String>,
+    /// Text replacements, in the file and in the launch calls.
+    replacements: Vec<(String, String)>,
+}
+
+impl Perturbation {
+    fn apply(&self, text: &str) -> String {
+        self.replacements
+            .iter()
+            .fold(text.to_string(), |text, (from, to)| text.replace(from, to))
+    }
+}
+
+/// How to build `text` with `name` (a word of an extent bankwise assumed) doubled, if it is a
+/// macro, a constant or a template parameter of `kernel` (`tileSum<16>`).
+fn perturbation(text: &str, flags: &[&str], kernel: &str, name: &str) -> Option<Perturbation> {
+    let doubled = |value: &str| {
+        value
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .map(|v| (v * 2).to_string())
+    };
+    let command_line = flags
+        .iter()
+        .find_map(|f| f.strip_prefix(&format!("{name}=")));
+    if let Some(value) = command_line.filter(|_| text.contains(&format!("#ifndef {name}"))) {
+        let other = doubled(value)?;
+        return Some(Perturbation {
+            what: format!("-D {name}={other}"),
+            defines: vec![format!("{name}={other}")],
+            replacements: Vec::new(),
+        });
+    }
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let value = match words[..] {
+            ["#define", n, value] if n == name => value,
+            [.., n, "=", value] if n == name && value.ends_with(';') => &value[..value.len() - 1],
+            _ => continue,
+        };
+        let other = doubled(value)?;
+        return Some(Perturbation {
+            what: format!("{name} = {other}"),
+            defines: Vec::new(),
+            replacements: vec![(line.to_string(), line.replacen(value, &other, 1))],
+        });
+    }
+    // A template parameter: the instance `k<16>` becomes `k<32>`.
+    let (function, args) = kernel.split_once('<')?;
+    let value = args.strip_suffix('>')?;
+    let other = doubled(value)?;
+    Some(Perturbation {
+        what: format!("{kernel} as {function}<{other}>"),
+        defines: Vec::new(),
+        replacements: vec![(kernel.to_string(), format!("{function}<{other}>"))],
+    })
+}
+
+/// Builds and runs the fixed file of `case` with each value a rewrite rests on changed: the
+/// build must stop at the guard `fix` wrote, or the results must equal the original's built
+/// the same way. Returns what happened, as text.
+fn perturbed_case(case: &Case, work: &Path, driver: &Path) -> Result<String, String> {
+    let stem = case.path.replace(['/', '.'], "_");
+    let fixed_path = work.join(format!("{stem}.perturbed.fixed.cu"));
+    let json: Value = serde_json::from_str(&run(Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(["fix", "--unsafe-fixes", "--format", "json"])
+        .args(case.flags)
+        .arg(case.path)
+        .arg("-o")
+        .arg(&fixed_path))?)
+    .map_err(|e| format!("{}: fix printed no JSON: {e}", case.path))?;
+    let original = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
+    let Ok(fixed) = std::fs::read_to_string(&fixed_path) else {
+        return Ok(String::new());
+    };
+    let defines: Vec<&str> = case
+        .flags
+        .windows(2)
+        .filter(|pair| pair[0] == "-D")
+        .map(|pair| pair[1])
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut text = String::new();
+    for array in json["files"][0]["arrays"].as_array().into_iter().flatten() {
+        let kernel = array["kernel"].as_str().unwrap_or_default();
+        for assumption in array["assumptions"].as_array().into_iter().flatten() {
+            if assumption["kind"] == "dynamic-extent" {
+                let bytes = assumption["bytes"].as_u64().unwrap_or(0);
+                let _ = writeln!(
+                    text,
+                    "{}",
+                    trapped_launch(case, &fixed_path, &fixed, work, driver, kernel, 2 * bytes)?
+                );
+                continue;
+            }
+            let written = assumption["written"].as_str().unwrap_or_default();
+            let names = written
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+            for name in names {
+                let Some(change) = perturbation(&original, &defines, kernel, name) else {
+                    continue;
+                };
+                if !seen.insert(change.what.clone()) {
+                    continue;
+                }
+                let launches: Vec<Launch> = case
+                    .launches
+                    .iter()
+                    .map(|l| Launch {
+                        kernel: l.kernel,
+                        callees: l.callees,
+                        call: Box::leak(change.apply(l.call).into_boxed_str()),
+                    })
+                    .collect();
+                let defines: Vec<&str> = change.defines.iter().map(String::as_str).collect();
+                let n = seen.len();
+                let after = build_program(
+                    &fixed_path.to_string_lossy(),
+                    &change.apply(&fixed),
+                    &launches,
+                    work,
+                    &format!("{stem}_perturbed{n}_after"),
+                    driver,
+                    &defines,
+                );
+                match after {
+                    Err(why) if why.contains("bankwise: the map of") => {
+                        let _ = writeln!(
+                            text,
+                            "{} with {}: the build stops at the guard",
+                            case.path, change.what
+                        );
+                    }
+                    Err(why) => return Err(format!("{} with {}: {why}", case.path, change.what)),
+                    Ok(after) => {
+                        let before = build_program(
+                            case.path,
+                            &change.apply(&original),
+                            &launches,
+                            work,
+                            &format!("{stem}_perturbed{n}_before"),
+                            driver,
+                            &defines,
+                        )?;
+                        let report = bankwise_report(case, &MODELS[0])?;
+                        for launch in &launches {
+                            let reported = report.get(launch.kernel).ok_or_else(|| {
+                                format!("{}: no kernel {}", case.path, launch.kernel)
+                            })?;
+                            let dumps: Vec<Vec<u8>> = [("before", &before), ("after", &after)]
+                                .iter()
+                                .map(|(when, program)| {
+                                    let dump = work.join(format!("{stem}.perturbed{n}.{when}"));
+                                    run_launch(
+                                        program,
+                                        launch.kernel,
+                                        reported.block,
+                                        reported.dynamic_bytes,
+                                        Some(&dump),
+                                    )?;
+                                    std::fs::read(&dump).map_err(|e| e.to_string())
+                                })
+                                .collect::<Result<_, String>>()?;
+                            if dumps[0] != dumps[1] {
+                                return Err(format!(
+                                    "{} {} with {}: the fixed file builds and computes other                                      results",
+                                    case.path, launch.kernel, change.what
+                                ));
+                            }
+                        }
+                        let _ = writeln!(
+                            text,
+                            "{} with {}: builds, every buffer identical",
+                            case.path, change.what
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(text)
+}
+
+/// Runs `kernel` of the fixed file with `bytes` of dynamic shared memory, other than its
+/// launches give it: the guard must stop the launch.
+fn trapped_launch(
+    case: &Case,
+    fixed_path: &Path,
+    fixed: &str,
+    work: &Path,
+    driver: &Path,
+    kernel: &str,
+    bytes: u64,
+) -> Result<String, String> {
+    let stem = case.path.replace(['/', '.'], "_");
+    let program = build_program(
+        &fixed_path.to_string_lossy(),
+        fixed,
+        case.launches,
+        work,
+        &format!("{stem}_trapped"),
+        driver,
+        &[],
+    )?;
+    let report = bankwise_report(case, &MODELS[0])?;
+    let reported = report
+        .get(kernel)
+        .ok_or_else(|| format!("{}: no kernel {kernel}", case.path))?;
+    match run_launch(&program, kernel, reported.block, bytes, None) {
+        Err(why) if why.contains("__trap()") => Ok(format!(
+            "{} {kernel} launched with {bytes} bytes of dynamic shared memory: the launch stops \
+             at the guard",
+            case.path
+        )),
+        Err(why) => Err(why),
+        Ok(_) => Err(format!(
+            "{} {kernel}: a launch with {bytes} bytes of dynamic shared memory runs past the \
+             guard",
+            case.path
+        )),
+    }
+}
+
+/// Issue 20: a rewrite never computes something else when a value it rests on changes.
+#[test]
+fn a_fixed_file_built_with_other_values_stops_at_its_guard_or_keeps_its_results() {
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let driver = build_driver(work.path()).unwrap_or_else(|e| panic!("{e}"));
+    let results = on_every_case(|case| perturbed_case(case, work.path(), &driver));
+    let mut report = String::new();
+    let mut failures = Vec::new();
+    for (path, result) in results {
+        match result {
+            Ok(text) => report.push_str(&text),
+            Err(error) => failures.push(format!("{path}: {error}")),
+        }
+    }
+    println!("{report}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The needle-style kernel of issue 20, fixed with -D BLOCK_SIZE=16.
+    assert!(
+        report.contains("testdata/needle.cu with -D BLOCK_SIZE=32: the build stops at the guard"),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "testdata/template_sizes.cu with tileSum<16> as tileSum<32>: the build \
+                         stops at the guard"
+        ),
+        "{report}"
+    );
+    assert!(
+        report.contains(
+            "testdata/reduction.cu reduceInterleaved launched with 2048 bytes of dynamic shared \
+             memory: the launch stops at the guard"
+        ),
+        "{report}"
+    );
 }
 
 /// The comparison can fail: a rewrite that swizzles the transpose tile's store but not its
@@ -1575,10 +1882,18 @@ fn a_rewrite_that_misses_an_access_changes_the_results() {
     let dumps: Vec<Vec<u8>> = [("whole", &original), ("half", &half)]
         .iter()
         .map(|(stem, text)| {
-            let program = build_program(case.path, text, case.launches, work.path(), stem, &driver)
-                .unwrap_or_else(|e| panic!("{e}"));
+            let program = build_program(
+                case.path,
+                text,
+                case.launches,
+                work.path(),
+                stem,
+                &driver,
+                &[],
+            )
+            .unwrap_or_else(|e| panic!("{e}"));
             let dump = work.path().join(format!("{stem}.dump"));
-            run_launch(&program, "transposeCoalesced", [32, 8, 1], Some(&dump))
+            run_launch(&program, "transposeCoalesced", [32, 8, 1], 0, Some(&dump))
                 .unwrap_or_else(|e| panic!("{e}"));
             std::fs::read(&dump).expect("dumped")
         })

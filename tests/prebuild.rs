@@ -137,8 +137,9 @@ fn the_transpose_is_compiled_swizzled_with_its_original_name_and_lines() {
     let name = format!("\"{}\"", absolute(TRANSPOSE));
     assert!(source.starts_with(&format!("#line 1 {name}\n")));
     assert!(source.contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
-    // One comment line is inserted above `tile`; the declaration's line (11 in the
-    // original) is named again after it.
+    // Lines are inserted above `tile` (the block check and the marker) and below it (the
+    // guard on `TILE`); the declaration's line (11 in the original) and the next one are
+    // named again after them.
     let original = std::fs::read_to_string(TRANSPOSE).expect("the example exists");
     let declaration = original
         .lines()
@@ -153,7 +154,9 @@ fn the_transpose_is_compiled_swizzled_with_its_original_name_and_lines() {
         .expect("the declaration");
     assert_eq!(lines[at - 1], format!("#line 11 {name}"));
     assert!(lines[at - 2].contains("// bankwise: `tile` is stored swizzled"));
-    assert_eq!(source.matches("#line ").count(), 2);
+    assert!(lines[at + 1].starts_with("    static_assert(TILE == 32, \"bankwise: "));
+    assert_eq!(lines[at + 2], format!("#line 12 {name}"));
+    assert_eq!(source.matches("#line ").count(), 3);
 }
 
 #[test]

@@ -111,10 +111,25 @@ fn a_conflict_is_one_result_with_its_figures_and_fix() {
     let replacements = conflict["fixes"][0]["artifactChanges"][0]["replacements"]
         .as_array()
         .expect("replacements");
-    assert_eq!(replacements.len(), 3);
+    // The block check, the marker, the guard after the declaration and the two subscripts.
+    assert_eq!(replacements.len(), 5);
+    assert!(replacements[2]["insertedContent"]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("static_assert(TILE_DIM == 32, ")));
     assert_eq!(
-        replacements[2]["insertedContent"]["text"],
+        replacements[4]["insertedContent"]["text"],
         "(threadIdx.y + j) ^ threadIdx.x"
+    );
+    // The fix names what it rests on.
+    let description = conflict["fixes"][0]["description"]["text"]
+        .as_str()
+        .expect("a description");
+    assert!(
+        description.ends_with(
+            "; assumes `TILE_DIM` == 32 [static_assert], blocks of 32x8x1 (its launch in this \
+             file) [BANKWISE_CHECKS]"
+        ),
+        "{description}"
     );
 }
 

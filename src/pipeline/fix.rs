@@ -5,6 +5,7 @@ use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
 use crate::block::ConfigBlocks;
 use crate::parse;
 use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
+use crate::rewrite::guard::describe_all;
 use crate::rewrite::{apply, Applicability, Edit, Fix};
 use std::path::{Path, PathBuf};
 
@@ -237,9 +238,13 @@ fn fix_of(planned: &Planned, outcome: &ArrayOutcome) -> Fix {
         .map
         .as_ref()
         .map_or(String::new(), |m| m.description.clone());
+    let assumes = match describe_all(&planned.rewrite.assumptions) {
+        none if none.is_empty() => none,
+        some => format!("; assumes {some}"),
+    };
     Fix {
         message: format!(
-            "store `{}` in `{}` through {map} ({})",
+            "store `{}` in `{}` through {map} ({}){assumes}",
             outcome.array,
             outcome.function,
             planned.rewrite.form.as_str()
@@ -445,8 +450,11 @@ mod tests {
                  // bankwise: block=32\n",
             )
             .replace(
-                "    __shared__",
-                "    // bankwise: `s` is stored through bankwise_s()\n    __shared__",
+                "{\n    __shared__",
+                "{\n#ifdef BANKWISE_CHECKS\n    if (blockDim.x != 32 || blockDim.y != 1 || \
+                 blockDim.z != 1) __trap(); // bankwise: the maps below were chosen for blocks \
+                 of 32x1x1 (bankwise annotation)\n#endif\n    \
+                 // bankwise: `s` is stored through bankwise_s()\n    __shared__",
             )
             .replace("put(s, threadIdx.x);", "put_bankwise_s(s, threadIdx.x, s);")
             .replace("put(s + 1, threadIdx.x);", "put_bankwise_s(s + 1, threadIdx.x, s);")

@@ -42,6 +42,7 @@ fn choices_on_the_testdata_kernels() {
         ("batchedTransposeDepth", "cube", 224, 0, "swizzle"),
         ("complexTranspose", "re", 960, 0, "swizzle"),
         ("complexTranspose", "im", 960, 0, "swizzle"),
+        ("needleTile", "score", 224, 0, "skew"),
         ("vectorMix", "s_f2", 4, 4, "identity"),
         ("vectorMix", "s_d2", 4, 4, "identity"),
         ("pointerMix", "tile", 992, 0, "swizzle"),

@@ -561,7 +561,7 @@ mod tests {
         assert_ne!(subscript, output);
         let why = checked(&subscript).expect_err("the pointer's access is not mapped");
         assert!(
-            why.contains("line 20: `p[2 * threadIdx.x]` computes other elements"),
+            why.contains("line 23: `p[2 * threadIdx.x]` computes other elements"),
             "{why}"
         );
         let copy = output.replace("d[bankwise_s(2 * i)]", "d[2 * i]");
@@ -579,13 +579,13 @@ mod tests {
     fn other_elements_than_the_map_gives_fail() {
         let wrong_map = check(str::to_string, |p| p.map = Box::new(Identity::new(1024)));
         let why = wrong_map.expect_err("the map differs");
-        assert!(why.contains("line 7: `tile[threadIdx.y + j][threadIdx.x ^ (threadIdx.y + j)]` computes other elements"), "{why}");
+        assert!(why.contains("line 10: `tile[threadIdx.y + j][threadIdx.x ^ (threadIdx.y + j)]` computes other elements"), "{why}");
         // A subscript the rewriter forgot.
         let forgotten = check(
             |out| out.replace("[(threadIdx.y + j) ^ threadIdx.x]", "[threadIdx.y + j]"),
             |_| {},
         );
-        assert!(forgotten.is_err_and(|why| why.contains("line 9")));
+        assert!(forgotten.is_err_and(|why| why.contains("line 12")));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::rewrite::forms::{
     already_rewritten, definition_start, describe, map_function, padded_declaration,
     swizzle_in_place, FormKind, Rewrite, Source, Target,
 };
+use crate::rewrite::guard::{assumptions, guard_edits, Assumption};
 use crate::rewrite::soa;
 use crate::solve::choose::{choose_with, Choice, Options as ChooseOptions};
 use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
@@ -98,6 +99,8 @@ pub struct ArrayOutcome {
     /// What the chosen map gives, applied or not.
     pub excess_with_map: Option<u64>,
     pub extra_bytes: u64,
+    /// The values a rewrite rests on, each with its guard in the source.
+    pub assumptions: Vec<Assumption>,
     pub accesses: Vec<AccessOutcome>,
 }
 
@@ -399,7 +402,7 @@ impl<'a> KernelPlanner<'a> {
                 .map(|a| excess_before(file, self.function, a) == Some(0))
                 .collect(),
         };
-        let rewrite = match form(&target, candidate.map.as_ref(), names) {
+        let mut rewrite = match form(&target, candidate.map.as_ref(), names) {
             Ok(rewrite) => rewrite,
             // What the map would give, for the reader to apply by hand.
             Err(why)
@@ -412,6 +415,14 @@ impl<'a> KernelPlanner<'a> {
             }
             Err(why) => return Decision::LeftAlone(why),
         };
+        // The values the map was derived from, each checked where the program is built or run.
+        let block = file.per_function[self.function].block.as_ref().ok();
+        let assumptions = assumptions(array, rewrite.proven_dims.as_deref(), block);
+        match guard_edits(source, function, array, &assumptions) {
+            Ok(guards) => rewrite.edits.extend(guards),
+            Err(why) => return Decision::LeftAlone(why),
+        }
+        rewrite.assumptions = assumptions;
         let allowed = *self.allowance.as_ref().unwrap_or(&0);
         let caution = if rewrite.extra_bytes > allowed {
             Some(format!(
@@ -739,6 +750,7 @@ fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> Arra
         excess_after: None,
         excess_with_map: None,
         extra_bytes: 0,
+        assumptions: Vec::new(),
         accesses: array
             .accesses
             .iter()
@@ -781,6 +793,7 @@ fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> Arra
             outcome.excess_after = Some(candidate.per_site.iter().sum());
             outcome.excess_with_map = outcome.excess_after;
             outcome.extra_bytes = rewrite.extra_bytes;
+            outcome.assumptions = rewrite.assumptions.clone();
             for ((access, new), after) in outcome
                 .accesses
                 .iter_mut()

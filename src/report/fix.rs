@@ -3,6 +3,7 @@
 //! and the ALU instructions added per access).
 use crate::pipeline::FileFix;
 use crate::plan::{Action, ArrayOutcome};
+use crate::rewrite::guard::{describe_all, Assumption};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -28,7 +29,7 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
     let map = array.map.as_ref().map(|m| m.description.as_str());
     match array.action {
         Action::Rewritten => format!(
-            "{}: {name}: {} -> {} excess wavefronts; {} by {}; {}{}",
+            "{}: {name}: {} -> {} excess wavefronts; {} by {}; {}{}{}",
             if dry_run { "would fix" } else { "fixed" },
             figure(array.excess_before),
             figure(array.excess_after),
@@ -39,6 +40,10 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
                 format!(", {} more bytes", array.extra_bytes)
             } else {
                 String::new()
+            },
+            match describe_all(&array.assumptions) {
+                none if none.is_empty() => none,
+                some => format!("; assumes {some}"),
             },
         ),
         Action::NotApplied => format!(
@@ -107,6 +112,7 @@ fn array_json(array: &ArrayOutcome) -> Value {
         "excess_after": array.excess_after,
         "excess_with_map": array.excess_with_map,
         "extra_bytes": array.extra_bytes,
+        "assumptions": array.assumptions.iter().map(assumption_json).collect::<Vec<_>>(),
         "alu_per_access": (array.action == Action::Rewritten).then(|| mean_alu(array)),
         "accesses": array.accesses.iter().map(|access| json!({
             "line": access.at.line,
@@ -119,6 +125,38 @@ fn array_json(array: &ArrayOutcome) -> Value {
             "excess_after": access.excess_after,
         })).collect::<Vec<_>>(),
     })
+}
+
+/// One value a rewrite rests on, with the guard that checks it.
+fn assumption_json(assumption: &Assumption) -> Value {
+    let mut value = json!({
+        "kind": assumption.kind(),
+        "guard": assumption.guard().as_str(),
+        "text": assumption.to_string(),
+    });
+    match assumption {
+        Assumption::Extent {
+            dimension,
+            written,
+            value: extent,
+        } => {
+            value["dimension"] = json!(dimension);
+            value["written"] = json!(written);
+            value["value"] = json!(extent);
+        }
+        Assumption::DynamicExtent {
+            elements,
+            elem_bytes,
+        } => {
+            value["elements"] = json!(elements);
+            value["bytes"] = json!(elements * elem_bytes);
+        }
+        Assumption::Block { shape, source } => {
+            value["shape"] = json!(shape);
+            value["source"] = json!(source);
+        }
+    }
+    value
 }
 
 /// The JSON object of `fix --format json`; `diffs` (one per file, same order) when the diff

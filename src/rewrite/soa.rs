@@ -116,7 +116,9 @@ pub fn struct_of_arrays(
         accesses: rewritten,
         extra_bytes: 0,
         split_into: names.arrays.clone(),
-        proven_dims: None,
+        // The member arrays keep the declaration's extents as written.
+        proven_dims: Some(Vec::new()),
+        assumptions: Vec::new(),
     })
 }
 

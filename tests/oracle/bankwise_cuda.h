@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 // Device printf goes to stderr: stdout carries the recorded accesses.
@@ -79,9 +80,18 @@ void bankwise_shfl_down(void *value, unsigned bytes, unsigned delta);
 void *bankwise_buffer(unsigned which);
 // Records one atomic access at the call site `site` (atomics are not instrumented).
 void bankwise_record_atomic(const void *address, unsigned bytes, const void *site);
+// The bytes of dynamic shared memory of the launch (PTX's %dynamic_smem_size).
+unsigned bankwise_dynamic_shared_bytes(void);
 }
 
 inline void __syncthreads() { bankwise_syncthreads(); }
+
+// The launch ends: the run exits with the status the test reads as a trap.
+[[noreturn]] inline void __trap()
+{
+    std::fprintf(stderr, "__trap()\n");
+    std::_Exit(86);
+}
 
 namespace bankwise {
 

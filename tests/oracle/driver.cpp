@@ -32,6 +32,13 @@ dim3 gridDim;
 // Dynamic shared memory: the test aliases every `extern __shared__` array to it.
 extern "C" {
 alignas(128) unsigned char bankwise_dynamic_shared[64 * 1024];
+
+// What the launch gives: BANKWISE_DYNAMIC_BYTES, set by the test from bankwise's report.
+unsigned bankwise_dynamic_shared_bytes(void)
+{
+    const char *bytes = std::getenv("BANKWISE_DYNAMIC_BYTES");
+    return bytes != nullptr ? std::strtoul(bytes, nullptr, 10) : sizeof bankwise_dynamic_shared;
+}
 }
 
 namespace {

@@ -173,6 +173,8 @@ pub fn padded_declaration(target: &Target, padding: &Padding) -> Result<Rewrite,
             .collect(),
         extra_bytes,
         split_into: Vec::new(),
-        proven_dims: None,
+        // Rows grown in the declaration hold every access of any extents.
+        proven_dims: Some(Vec::new()),
+        assumptions: Vec::new(),
     })
 }

@@ -115,6 +115,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         extra_bytes: extra * elem_bytes,
         split_into: Vec::new(),
         proven_dims: None,
+        assumptions: Vec::new(),
     })
 }
 

@@ -4,6 +4,7 @@
 //! declaration. Every form writes the access's own index expressions as they are in the
 //! source, and sizes stay symbolic (`[TILE][TILE + 1]`).
 use super::edit::Edit;
+use super::guard::Assumption;
 use crate::parse::{
     parse_expression_text, Access, BinaryOp, Expr, ExprKind, Function, FunctionKind, Location,
     SharedArray, Span, UnaryOp,
@@ -151,6 +152,9 @@ pub struct Rewrite {
     /// The dimensions whose extents the rewrite is proven for: another extent of any other
     /// dimension (another instance of a template) keeps it a bijection. `None`: all of them.
     pub proven_dims: Option<Vec<usize>>,
+    /// The values the map was derived from, each checked by a guard among `edits` (the plan
+    /// adds them: see [`crate::rewrite::guard`]).
+    pub assumptions: Vec<Assumption>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -174,5 +174,6 @@ pub fn swizzle_in_place(target: &Target, swizzle: &Swizzle, name: &str) -> Resul
         extra_bytes: 0,
         split_into: Vec::new(),
         proven_dims,
+        assumptions: Vec::new(),
     })
 }
