@@ -234,7 +234,8 @@ fn static_assert(array: &str, extents: &[(&str, u64)]) -> String {
         "static_assert({}, \"{}\");",
         condition.join(" && "),
         escaped(&format!(
-            "bankwise: the map of `{array}` assumes {}; re-run bankwise fix",
+            // Not backquotes: nvcc prints them as `?`.
+            "bankwise: the map of '{array}' assumes {}; re-run bankwise fix",
             claim.join(" and ")
         ))
     )
@@ -363,12 +364,12 @@ mod tests {
     fn the_static_assert_names_every_extent_once() {
         assert_eq!(
             static_assert("temp", &[("BLOCK_SIZE + 1", 17), ("BLOCK_SIZE + 1", 17)]),
-            "static_assert((BLOCK_SIZE + 1) == 17, \"bankwise: the map of `temp` assumes \
+            "static_assert((BLOCK_SIZE + 1) == 17, \"bankwise: the map of 'temp' assumes \
              BLOCK_SIZE + 1 == 17; re-run bankwise fix\");"
         );
         assert_eq!(
             static_assert("t", &[("TILE", 16), ("N", 4)]),
-            "static_assert(TILE == 16 && N == 4, \"bankwise: the map of `t` assumes TILE == \
+            "static_assert(TILE == 16 && N == 4, \"bankwise: the map of 't' assumes TILE == \
              16 and N == 4; re-run bankwise fix\");"
         );
     }
