@@ -1,5 +1,6 @@
 //! Runs the `bankwise` binary as a user would: every testdata kernel (snapshotted), and
 //! every kind of bad input.
+#[allow(dead_code)]
 mod common;
 use common::{bankwise, snapshot_name, snapshot_settings, stderr, stdout, testdata_files};
 

@@ -1,6 +1,7 @@
 //! `bankwise explain` as a user runs it: the transpose example's 32-way read and its removal,
 //! a double-precision column read served in two phases, the SVG (parsed: well-formed, one
 //! rect per bank per wavefront), and the input errors.
+#[allow(dead_code)]
 mod common;
 use common::{bankwise, snapshot_name, snapshot_settings, stderr, stdout, testdata_files};
 use std::path::Path;

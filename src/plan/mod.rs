@@ -401,6 +401,7 @@ impl<'a> KernelPlanner<'a> {
             clean_arrays: (0..function.arrays.len())
                 .map(|a| excess_before(file, self.function, a) == Some(0))
                 .collect(),
+            constants: &file.parsed.constants,
         };
         let mut rewrite = match form(&target, candidate.map.as_ref(), names) {
             Ok(rewrite) => rewrite,

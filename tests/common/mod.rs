@@ -51,3 +51,28 @@ pub fn snapshot_settings() -> insta::Settings {
     settings.set_prepend_module_to_snapshot(false);
     settings
 }
+
+/// The extents of `name` as its declaration on `line` of `text` writes them (`[]` as "").
+pub fn declared_extents(text: &str, line: usize, name: &str) -> Vec<String> {
+    let declaration = text.lines().nth(line - 1).expect("the declaration's line");
+    let mut from = 0;
+    while let Some(found) = declaration[from..].find(name) {
+        let start = from + found;
+        from = start + name.len();
+        let before = declaration[..start].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        let mut rest = declaration[from..].trim_start();
+        let mut extents = Vec::new();
+        while let Some(inner) = rest.strip_prefix('[') {
+            let close = inner.find(']').expect("a `]`");
+            extents.push(inner[..close].trim().to_string());
+            rest = inner[close + 1..].trim_start();
+        }
+        if !extents.is_empty() {
+            return extents;
+        }
+    }
+    Vec::new()
+}

@@ -36,6 +36,7 @@ fn rewritten(
         functions: &file.parsed.functions,
         kernel_arrays: &function.arrays,
         clean_arrays: vec![false; function.arrays.len()],
+        constants: &file.parsed.constants,
     };
     let rewrite = form(&target)?;
     let mut edits = rewrite.edits.clone();

@@ -11,7 +11,11 @@ use super::*;
 pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result<Rewrite, String> {
     let dims = target.dims()?;
     let accesses = target.subscripts()?;
-    let expr = map.expr();
+    // A map written in the declaration's own names holds for every value of them.
+    let (expr, proven_dims) = match symbolic(target, map) {
+        Some(expr) => (expr, Some(Vec::new())),
+        None => (map.expr(), None),
+    };
     let through = through_pointers(target, &expr, name)?;
     let extra = map.extent_out() - map.extent();
     let multi = dims.len() > 1;
@@ -114,7 +118,7 @@ pub fn map_function(target: &Target, map: &dyn AddressMap, name: &str) -> Result
         accesses: rewritten,
         extra_bytes: extra * elem_bytes,
         split_into: Vec::new(),
-        proven_dims: None,
+        proven_dims,
         assumptions: Vec::new(),
     })
 }

@@ -6,8 +6,8 @@
 use super::edit::Edit;
 use super::guard::Assumption;
 use crate::parse::{
-    parse_expression_text, Access, BinaryOp, Expr, ExprKind, Function, FunctionKind, Location,
-    SharedArray, Span, UnaryOp,
+    parse_expression_text, Access, BinaryOp, ConstEnv, Expr, ExprKind, Function, FunctionKind,
+    Location, SharedArray, Span, UnaryOp,
 };
 use crate::solve::algebra::low_mask;
 use crate::solve::expr::{BinOp, Expr as MapExpr};
@@ -19,6 +19,7 @@ mod declaration;
 mod map_function;
 mod pointers;
 mod swizzle;
+mod symbolic;
 #[cfg(test)]
 mod tests;
 
@@ -30,6 +31,7 @@ use map_function::*;
 use pointers::*;
 pub use swizzle::swizzle_in_place;
 use swizzle::*;
+use symbolic::symbolic;
 
 /// The text being rewritten and its line ending (inserted lines use the file's own).
 pub struct Source<'a> {
@@ -183,6 +185,8 @@ pub struct Target<'a> {
     pub kernel_arrays: &'a [SharedArray],
     /// Per array of `kernel_arrays`: it has no bank conflict, so `fix` never rewrites it.
     pub clean_arrays: Vec<bool>,
+    /// The file's macros, for which names a map function may write (see [`symbolic`]).
+    pub constants: &'a ConstEnv,
 }
 
 impl Target<'_> {
