@@ -144,6 +144,8 @@ pub enum Unknown {
     UnknownName(String),
     /// A variable given different values on different paths or iterations.
     Reassigned(String),
+    /// Past a limit that keeps the analysis's time and stack bounded on any input.
+    TooComplex(String),
 }
 
 impl fmt::Display for Unknown {
@@ -151,6 +153,7 @@ impl fmt::Display for Unknown {
         match self {
             Unknown::DataDependent(what) => write!(f, "data-dependent ({what})"),
             Unknown::UnknownName(name) => write!(f, "unknown value `{name}`"),
+            Unknown::TooComplex(what) => write!(f, "{what}, more than the analysis follows"),
             Unknown::Reassigned(name) => {
                 write!(
                     f,
@@ -172,6 +175,11 @@ pub enum Sym {
     Select(Arc<Sym>, Arc<Sym>, Arc<Sym>),
     Unknown(Unknown),
 }
+
+/// The deepest value a variable holds (see [`Sym::bounded`]).
+pub const MAX_DEPTH: u32 = 256;
+/// The most nodes of a value's tree a variable holds (see [`Sym::bounded`]).
+pub const MAX_NODES: u32 = 1 << 14;
 
 /// The power of two that `>> k` or `/ k` divides by, when it is one.
 fn divisor(op: Op, k: i64) -> Option<i64> {
@@ -220,6 +228,21 @@ impl Sym {
             (Op::LogAnd, None, Some(_)) if l.is_boolean() => l,
             (Op::LogOr, Some(0), None) if r.is_boolean() => r,
             (Op::LogOr, None, Some(0)) if l.is_boolean() => l,
+            // Constant terms gather: `(v + 1) + 1` is `v + 2`, so that a run of increments
+            // stays one node deep.
+            (Op::Add | Op::Sub, None, Some(b)) => match &l {
+                Sym::Binary(Op::Add, x, a) => match a.constant().and_then(|a| {
+                    if op == Op::Add {
+                        a.checked_add(b)
+                    } else {
+                        a.checked_sub(b)
+                    }
+                }) {
+                    Some(sum) => Sym::binary(Op::Add, (**x).clone(), Sym::Const(sum)),
+                    None => Sym::Binary(op, Arc::new(l), Arc::new(r)),
+                },
+                _ => Sym::Binary(op, Arc::new(l), Arc::new(r)),
+            },
             // Constant factors gather on the left: `8*k * 33` is `264*k`.
             (Op::Mul, None, Some(c)) => match &l {
                 Sym::Binary(Op::Mul, a, x) if a.constant().is_some() => Sym::binary(
@@ -248,6 +271,36 @@ impl Sym {
                 _ => Sym::Binary(op, Arc::new(l), Arc::new(r)),
             },
             _ => Sym::Binary(op, Arc::new(l), Arc::new(r)),
+        }
+    }
+
+    /// The value itself, or [`Unknown::TooComplex`] when it is nested deeper than
+    /// [`MAX_DEPTH`] or its tree has more than [`MAX_NODES`] nodes. Every walk of a value
+    /// recurses, and a value built by assignments in sequence (`v = (v * 3) ^ (v >> 1)`) is a
+    /// graph whose tree doubles with each: bounding what a variable holds bounds them all.
+    pub fn bounded(self) -> Sym {
+        let mut budget = MAX_NODES;
+        if self.fits(MAX_DEPTH, &mut budget) {
+            self
+        } else {
+            Sym::Unknown(Unknown::TooComplex(format!(
+                "a value of more than {MAX_NODES} operations or nested more than {MAX_DEPTH} deep"
+            )))
+        }
+    }
+
+    fn fits(&self, depth: u32, budget: &mut u32) -> bool {
+        if depth == 0 || *budget == 0 {
+            return false;
+        }
+        *budget -= 1;
+        match self {
+            Sym::Const(_) | Sym::Atom(_) | Sym::Unknown(_) => true,
+            Sym::Neg(v) | Sym::BitNot(v) | Sym::Not(v) => v.fits(depth - 1, budget),
+            Sym::Binary(_, l, r) => l.fits(depth - 1, budget) && r.fits(depth - 1, budget),
+            Sym::Select(c, t, e) => {
+                c.fits(depth - 1, budget) && t.fits(depth - 1, budget) && e.fits(depth - 1, budget)
+            }
         }
     }
 

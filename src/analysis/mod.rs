@@ -117,7 +117,19 @@ pub fn analyse_text(
             });
         }
     }
+    for function in parsed.functions.iter().filter(|f| is_reported(f)) {
+        for array in &function.arrays {
+            if let Some(why) = array.impossible_size() {
+                diagnostics.push(Diagnostic {
+                    severity: Severity::Warning,
+                    at: array.at,
+                    message: format!("{why}: not simulated"),
+                });
+            }
+        }
+    }
     diagnostics.sort_by_key(|d| d.at);
+    diagnostics.dedup();
     let mut affine = {
         let callees = affine::Callees::new(&parsed.functions);
         let functions = &parsed.functions;
@@ -185,11 +197,15 @@ fn costs_of(
         .iter()
         .enumerate()
         .map(|(a, array)| {
+            let impossible = array.impossible_size();
             array
                 .accesses
                 .iter()
                 .enumerate()
                 .map(|(i, access)| {
+                    if let Some(why) = &impossible {
+                        return Err(why.clone());
+                    }
                     let affine = affine.ok_or("block shape unknown")?;
                     let site = affine.sites[a][i]
                         .as_ref()

@@ -138,7 +138,40 @@ pub struct SharedArray {
     pub escapes: Vec<Escape>,
 }
 
+/// The most shared memory a block can have on any GPU (Hopper's 227 KiB, dynamic memory
+/// included): ptxas refuses a kernel that declares more.
+pub const MAX_SHARED_BYTES: u64 = 227 * 1024;
+
 impl SharedArray {
+    /// Why no GPU can hold the array, when its known size is absurd: its extents multiply
+    /// past 2^64 bytes, or past [`MAX_SHARED_BYTES`] (an alignment of 2 GiB does that too).
+    /// Such an array is reported, not simulated: its figures would mean nothing.
+    pub fn impossible_size(&self) -> Option<String> {
+        let elem_bytes = self.elem_bytes?;
+        let mut bytes = u128::from(elem_bytes);
+        for dim in &self.dims {
+            bytes = bytes.saturating_mul(u128::from((*dim)?));
+        }
+        let shown = if bytes >= 1 << 64 {
+            "more than 2^64 bytes".to_string()
+        } else {
+            format!("{bytes} bytes")
+        };
+        (bytes > u128::from(MAX_SHARED_BYTES)).then(|| {
+            format!(
+                "`{}` takes {shown} ({} elements of {elem_bytes} bytes), more than the {} KiB \
+                 of shared memory a block can have on any GPU",
+                self.name,
+                self.dims
+                    .iter()
+                    .map(|d| d.map_or("?".into(), |d| d.to_string()))
+                    .collect::<Vec<_>>()
+                    .join(" x "),
+                MAX_SHARED_BYTES / 1024
+            )
+        })
+    }
+
     /// Total bytes, when every extent and the element size are known.
     pub fn bytes(&self) -> Option<u64> {
         self.dims

@@ -129,16 +129,34 @@ impl ArrayProblem {
             .elem_bytes
             .and_then(|b| u32::try_from(b).ok())
             .ok_or_else(|| format!("element type `{}` has no known size", array.elem_type))?;
+        if let Some(why) = array.impossible_size() {
+            return Err(why);
+        }
         let dims = array.extents()?;
+        let extent: u64 = dims.iter().product();
         let sites = array
             .accesses
             .iter()
             .enumerate()
             .map(|(i, access)| {
                 let site = reached_site(affine, array_index, i, access)?;
-                SiteRequests::new(affine, site, array, access, config)
+                let pattern = SiteRequests::new(affine, site, array, access, config)
                     .and_then(|requests| SitePattern::collect(&requests, config))
-                    .map_err(|why| format!("line {}: {why}", access.at.line))
+                    .map_err(|why| format!("line {}: {why}", access.at.line))?;
+                // A map is proven on the array's elements only: an index outside them is the
+                // program's own bug, and no map may move it.
+                let outside = pattern
+                    .elements()
+                    .iter()
+                    .find(|&&e| e < 0 || e as u64 >= extent);
+                if let (Some(element), 1) = (outside, pattern.units.scale) {
+                    return Err(format!(
+                        "line {}: `{}` reaches element {element}, outside the {extent} \
+                         elements of `{}`",
+                        access.at.line, access.text, array.name
+                    ));
+                }
+                Ok(pattern)
             })
             .collect::<Result<Vec<SitePattern>, String>>()?;
         Ok(ArrayProblem::new(

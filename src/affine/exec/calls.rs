@@ -32,9 +32,7 @@ impl<'a> Executor<'a> {
                     for (param, value) in params.iter().zip(values) {
                         self.locals.push((param.clone(), value));
                     }
-                    let recording = std::mem::replace(&mut self.recording, false);
-                    let value = self.in_macro(expr.span, |ex| ex.eval(body));
-                    self.recording = recording;
+                    let value = self.expand(&name, expr.span, |ex| ex.eval(body));
                     let start = self.scopes.pop().unwrap_or(0);
                     self.locals.truncate(start);
                     return value;

@@ -1,7 +1,7 @@
 //! Expressions: the value of an expression, of a name, of an operator, of a cast, and of the
 //! built-in thread and block indices.
 use super::pointers::{Lvalue, Place, Pointer};
-use super::{is_integer, Executor, Value};
+use super::{is_integer, Executor, Value, MAX_MACRO_NESTING};
 use crate::affine::sym::{Atom, Axis, Op, Sym, Unknown};
 use crate::parse::{AccessKind, BinaryOp, EscapeKind, Expr, ExprKind, Span, UnaryOp};
 
@@ -302,15 +302,37 @@ impl<'a> Executor<'a> {
             .filter(|m| m.params.is_none())
             .and_then(|m| m.expr())
         {
-            let recording = std::mem::replace(&mut self.recording, false);
-            let value = self.in_macro(at, |ex| ex.eval(body));
-            self.recording = recording;
-            return value;
+            return self.expand(name, at, |ex| ex.eval(body));
         }
         if self.shared.contains(name) && self.calls.is_empty() {
             return Value::Data(format!("the address of `{name}`"));
         }
         Value::Int(Sym::Unknown(Unknown::UnknownName(name.to_string())))
+    }
+
+    /// The value of macro `name`, used at `at`, whose body `run` evaluates. As in C, a macro
+    /// is not expanded again inside its own expansion (`#define A A`, or `B` → `C` → `B`): the
+    /// name is left as an unknown one. Expansions nest [`MAX_MACRO_NESTING`] deep at most.
+    pub(super) fn expand(
+        &mut self,
+        name: &str,
+        at: Span,
+        run: impl FnOnce(&mut Self) -> Value,
+    ) -> Value {
+        if self.expanding.iter().any(|m| m == name) {
+            return Value::Int(Sym::Unknown(Unknown::UnknownName(name.to_string())));
+        }
+        if self.expanding.len() >= MAX_MACRO_NESTING {
+            return Value::Int(Sym::Unknown(Unknown::TooComplex(format!(
+                "`{name}` expands macros nested more than {MAX_MACRO_NESTING} deep"
+            ))));
+        }
+        self.expanding.push(name.to_string());
+        let recording = std::mem::replace(&mut self.recording, false);
+        let value = self.in_macro(at, run);
+        self.recording = recording;
+        self.expanding.pop();
+        value
     }
 
     /// Runs `run` as the expansion of the macro used at `at` (spans inside a macro body are

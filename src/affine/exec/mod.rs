@@ -33,6 +33,10 @@ use std::sync::OnceLock;
 /// Loops are simulated up to this many iterations; beyond, the counter is a uniform unknown.
 pub const MAX_TRIPS: usize = 1 << 16;
 
+/// Macro expansions inside one another beyond which a value is unknown: real code nests a
+/// few; a generated chain thousands deep would exhaust the stack.
+const MAX_MACRO_NESTING: usize = 200;
+
 /// How a loop counter moves from one iteration to the next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -329,6 +333,20 @@ enum Value {
     Lambda(usize),
 }
 
+impl Value {
+    /// The value with its integer part bounded (see [`Sym::bounded`]).
+    fn bounded(self) -> Value {
+        match self {
+            Value::Int(sym) => Value::Int(sym.bounded()),
+            Value::Pointer(pointer) => Value::Pointer(Pointer {
+                offset: pointer.offset.bounded(),
+                ..pointer
+            }),
+            other => other,
+        }
+    }
+}
+
 /// A lambda defined in the body, run where it is called.
 struct LambdaDef<'a> {
     lambda: &'a Lambda,
@@ -366,6 +384,8 @@ struct Executor<'a> {
     /// While a macro body runs: the span of the macro's use in the source (spans inside the
     /// body are relative to the macro text and match nothing).
     macro_site: Option<Span>,
+    /// The macros being expanded, outermost first.
+    expanding: Vec<String>,
     aliases: Vec<AliasAccess>,
     followed: HashSet<Span>,
     pointer_escapes: Vec<PointerEscape>,
@@ -466,6 +486,7 @@ pub fn analyse_function(
         fresh: 0,
         calls: Vec::new(),
         macro_site: None,
+        expanding: Vec::new(),
         aliases: Vec::new(),
         followed: HashSet::new(),
         pointer_escapes: Vec::new(),

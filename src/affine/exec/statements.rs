@@ -191,7 +191,7 @@ impl<'a> Executor<'a> {
             }
             None => Value::Int(Sym::Unknown(Unknown::UnknownName(decl.name.clone()))),
         };
-        self.locals.push((decl.name.clone(), value));
+        self.locals.push((decl.name.clone(), value.bounded()));
     }
 
     pub(super) fn lookup(&self, name: &str) -> Option<&Value> {
@@ -205,7 +205,7 @@ impl<'a> Executor<'a> {
     pub(super) fn assign(&mut self, name: &str, value: Value) -> bool {
         match self.locals.iter_mut().rev().find(|(n, _)| n == name) {
             Some(slot) => {
-                slot.1 = value;
+                slot.1 = value.bounded();
                 true
             }
             None => false,

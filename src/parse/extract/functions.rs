@@ -215,10 +215,7 @@ impl<'s> Extractor<'s> {
                         if let Some(i) =
                             resolve(name, ancestors, &shared_in_scope, &others_in_scope)
                         {
-                            let chain = std::iter::once(node)
-                                .chain(ancestors.iter().rev().copied())
-                                .collect();
-                            uses[i].push(Lineage { chain });
+                            uses[i].push(Lineage::new(node, ancestors.len()));
                         }
                     }
                 }

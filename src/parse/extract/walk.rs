@@ -37,20 +37,41 @@ pub(super) fn children(node: Node) -> Vec<Node> {
     node.children(&mut cursor).collect()
 }
 
-/// A node and its ancestors, nearest first. Climbing is O(1) per step, whereas
-/// `Node::parent` walks down from the root each time (quadratic on deeply nested input).
+/// A use of a name and its ancestors up to the walk's root, nearest first. The flat tree
+/// climbs in O(1) per step, so only the node is kept: a copy of every use's ancestors would
+/// be quadratic in the depth of an expression with many uses (`s[t] + s[t] + …`).
 pub(super) struct Lineage<'t> {
-    pub(super) chain: Vec<Node<'t>>,
+    use_node: Node<'t>,
+    /// How many ancestors the walk passed (the root's included).
+    ancestors: usize,
 }
 
 impl<'t> Lineage<'t> {
+    pub(super) fn new(use_node: Node<'t>, ancestors: usize) -> Self {
+        Lineage {
+            use_node,
+            ancestors,
+        }
+    }
+
     /// The node `level` steps above the use (0 is the use itself).
     pub(super) fn node(&self, level: usize) -> Node<'t> {
-        self.chain[level]
+        self.up(level).unwrap_or(self.use_node)
     }
 
     pub(super) fn parent(&self, level: usize) -> Option<Node<'t>> {
-        self.chain.get(level + 1).copied()
+        self.up(level + 1)
+    }
+
+    fn up(&self, level: usize) -> Option<Node<'t>> {
+        if level > self.ancestors {
+            return None;
+        }
+        let mut node = self.use_node;
+        for _ in 0..level {
+            node = node.parent()?;
+        }
+        Some(node)
     }
 }
 
