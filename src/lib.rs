@@ -21,6 +21,16 @@ pub mod rewrite;
 pub mod settings;
 pub mod solve;
 
+/// `eprintln!` that never panics: when stderr cannot be written (`2>/dev/full`, a closed
+/// pipe) the message is lost, and the run still ends with its own exit status.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 /// The allocator of every binary built on this crate (the CLI, the benches and the tests):
 /// the model is hundreds of thousands of small boxes, which glibc's malloc serves with a
 /// 16-byte header each and slower paths (see the commit that chose it for the figures).

@@ -179,3 +179,223 @@ fn ten_thousand_reads_in_one_expression() {
     let out = survives("reads.cu", &kernel("", &body));
     assert_eq!(out.matches("load `s[t]`").count(), 10_000);
 }
+
+const TRANSPOSE: &str = "testdata/transpose.cu";
+
+/// A copy of the transpose example in `dir` as `name`.
+fn transpose_copy(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::copy(TRANSPOSE, &path).expect("copied");
+    path
+}
+
+/// Runs bankwise with `args`, killed after 10 s: a run that blocks fails instead of hanging
+/// the suite.
+fn bounded(args: &[&str]) -> std::process::Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("bankwise starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while child.try_wait().expect("waitable").is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("bankwise {args:?} blocked");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn mkfifo(path: &Path) {
+    let made = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+}
+
+#[test]
+fn the_largest_file_size_limit_does_not_wrap_to_an_empty_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = transpose_copy(dir.path(), "a.cu");
+    let shown = path.to_string_lossy().into_owned();
+    let fix = bankwise(&[
+        "fix",
+        "--max-file-size",
+        "18446744073709551615",
+        &shown,
+        "-o",
+        &shown,
+    ]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    let fixed = std::fs::read_to_string(&path).expect("readable");
+    assert!(fixed.len() > std::fs::metadata(TRANSPOSE).expect("exists").len() as usize);
+    assert!(fixed.contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
+}
+
+#[test]
+fn a_write_through_a_symlink_fixes_its_target_and_keeps_the_link() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let target = transpose_copy(dir.path(), "target.cu");
+    let link = dir.path().join("link.cu");
+    std::os::unix::fs::symlink("target.cu", &link).expect("linked");
+    let fix = bankwise(&["fix", "--in-place", &link.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(std::fs::symlink_metadata(&link)
+        .expect("exists")
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&target)
+        .expect("readable")
+        .contains("// bankwise: `tile` is stored swizzled"));
+    // `-o` through a link writes its target too; a dangling link is refused.
+    let other = dir.path().join("other.cu");
+    std::fs::write(&other, "old").expect("written");
+    let to_other = dir.path().join("to_other.cu");
+    std::os::unix::fs::symlink(&other, &to_other).expect("linked");
+    let fix = bankwise(&["fix", TRANSPOSE, "-o", &to_other.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(std::fs::read_to_string(&other)
+        .expect("readable")
+        .contains("bankwise"));
+    let dangling = dir.path().join("dangling.cu");
+    std::os::unix::fs::symlink("nowhere.cu", &dangling).expect("linked");
+    let fix = bankwise(&["fix", TRANSPOSE, "-o", &dangling.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(2));
+    assert!(stderr(&fix).contains("a symlink whose target cannot be reached"));
+    assert!(!dir.path().join("nowhere.cu").exists());
+}
+
+#[test]
+fn fifos_and_devices_are_refused_as_inputs_and_outputs() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let fifo = dir.path().join("f.cu");
+    mkfifo(&fifo);
+    let check = bounded(&["check", &fifo.to_string_lossy()]);
+    assert_eq!(check.status.code(), Some(2));
+    assert!(stderr(&check).contains("a FIFO, not a regular file; nothing read"));
+    // In a directory it is skipped, and the other files are checked.
+    transpose_copy(dir.path(), "t.cu");
+    let check = bounded(&["check", &dir.path().to_string_lossy()]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert!(stderr(&check).contains("f.cu: a FIFO, not a regular file; skipped"));
+    assert!(stdout(&check).contains("t.cu:38:39: warning: 32-way bank conflict"));
+    for output in [fifo.to_string_lossy().into_owned(), "/dev/null".to_string()] {
+        let fix = bounded(&["fix", TRANSPOSE, "-o", &output]);
+        assert_eq!(fix.status.code(), Some(2), "{output}");
+        assert!(
+            stderr(&fix).contains("not a regular file"),
+            "{}",
+            stderr(&fix)
+        );
+    }
+}
+
+#[test]
+fn hard_links_are_refused_and_mode_is_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = transpose_copy(dir.path(), "a.cu");
+    let second = dir.path().join("b.cu");
+    std::fs::hard_link(&path, &second).expect("linked");
+    let fix = bankwise(&["fix", "--in-place", &path.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(2));
+    assert!(stderr(&fix).contains("the file has 2 hard links"));
+    assert!(
+        stderr(&fix).contains("would fix: `tile`"),
+        "{}",
+        stderr(&fix)
+    );
+    assert_eq!(
+        std::fs::read(&path).expect("readable"),
+        std::fs::read(TRANSPOSE).expect("readable")
+    );
+    std::fs::remove_file(&second).expect("removed");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).expect("set");
+    let fix = bankwise(&["fix", "--in-place", &path.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    let mode = std::fs::metadata(&path)
+        .expect("exists")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o640);
+}
+
+#[test]
+fn carriage_return_line_endings_are_an_error_not_one_comment() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let text = std::fs::read_to_string(TRANSPOSE)
+        .expect("readable")
+        .replace('\n', "\r");
+    let path = write(dir.path(), "mac.cu", &text);
+    let check = bankwise(&["check", &path.to_string_lossy()]);
+    assert_eq!(check.status.code(), Some(2));
+    assert!(stderr(&check).contains("lines end with a carriage return alone"));
+}
+
+#[test]
+fn an_unwritable_stderr_does_not_panic() {
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full exists");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("out.cu");
+    for (args, status) in [
+        (vec!["fix", TRANSPOSE, "-o", &*out.to_string_lossy()], 0),
+        (vec!["check", "no-such-file.cu"], 2),
+    ] {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .args(&args)
+            .stderr(full.try_clone().expect("cloned"))
+            .output()
+            .expect("bankwise runs");
+        assert_eq!(run.status.code(), Some(status), "{args:?}");
+    }
+}
+
+/// Killed at random points of `fix --in-place`, bankwise leaves the file either as it was or
+/// fixed, and no temporary file behind.
+#[test]
+fn sigterm_during_a_write_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    // A large file, so that the write and the fsync take a while.
+    let original = std::fs::read_to_string(TRANSPOSE).expect("readable");
+    let padding = "// padding line of a large file\n".repeat(200_000);
+    let text = format!("{padding}{original}");
+    let path = write(dir.path(), "big.cu", &text);
+    let fixed = {
+        let out = dir.path().join("fixed.cu").to_string_lossy().into_owned();
+        let fix = bankwise(&["fix", &path.to_string_lossy(), "-o", &out]);
+        assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+        std::fs::read_to_string(&out).expect("readable")
+    };
+    for delay_ms in (0..60).step_by(3) {
+        std::fs::write(&path, &text).expect("reset");
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .args(["fix", "--in-place", &path.to_string_lossy()])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("bankwise starts");
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        let _ = child.wait();
+        let now = std::fs::read_to_string(&path).expect("readable");
+        assert!(
+            now == text || now == fixed,
+            "after {delay_ms} ms: a partial file"
+        );
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("listable")
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains(".bankwise-"))
+            .map(|e| e.file_name())
+            .collect();
+        assert!(left.is_empty(), "after {delay_ms} ms: {left:?}");
+    }
+}

@@ -43,7 +43,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
                 analysed.push(file);
             }
             Err(err) => {
-                eprintln!("bankwise: error: {err}");
+                bankwise::say!("bankwise: error: {err}");
                 failed = true;
             }
         }
@@ -54,7 +54,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
     let bench = match Bench::run(&analysed, &options.bank) {
         Ok(bench) => bench,
         Err(message) => {
-            eprintln!("bankwise: error: {message}");
+            bankwise::say!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
     };

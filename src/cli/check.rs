@@ -41,7 +41,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let options = match args.analysis.options(Settings::default()) {
         Ok(options) => options,
         Err(message) => {
-            eprintln!("bankwise: error: {message}");
+            bankwise::say!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
     };
@@ -63,7 +63,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let file = match file {
             Ok(file) => file,
             Err(err) => {
-                eprintln!("bankwise: error: {err}");
+                bankwise::say!("bankwise: error: {err}");
                 failed = true;
                 continue;
             }
@@ -91,7 +91,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     fixes[i] = usable_fix(file.fix);
                 }
                 Err(err) => {
-                    eprintln!("bankwise: error: {err}");
+                    bankwise::say!("bankwise: error: {err}");
                     failed = true;
                 }
             }
@@ -103,7 +103,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             .flat_map(|f| &f.parsed.functions)
             .any(|f| &f.name == kernel || &f.display_name() == kernel);
         if !known {
-            eprintln!(
+            bankwise::say!(
                 "bankwise: warning: --block {kernel}=…: no kernel named `{kernel}` in these files"
             );
         }
@@ -130,7 +130,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     match output {
         Ok(output) => failed |= !write_stdout(&output),
         Err(err) => {
-            eprintln!("bankwise: error: cannot write JSON: {err}");
+            bankwise::say!("bankwise: error: cannot write JSON: {err}");
             failed = true;
         }
     }
@@ -150,7 +150,9 @@ fn usable_fix(fix: Option<Result<FileFix, FixError>>) -> Option<FileFix> {
     match fix {
         Some(Ok(fix)) => Some(fix),
         Some(Err(err)) => {
-            eprintln!("bankwise: warning: {err}; the SARIF results of this file carry no fixes");
+            bankwise::say!(
+                "bankwise: warning: {err}; the SARIF results of this file carry no fixes"
+            );
             None
         }
         None => None,

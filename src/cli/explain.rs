@@ -34,7 +34,7 @@ pub fn run(args: ExplainArgs) -> ExitCode {
         Ok(text) if write_stdout(&text) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::from(EXIT_INPUT_ERROR),
         Err(message) => {
-            eprintln!("bankwise: error: {message}");
+            bankwise::say!("bankwise: error: {message}");
             ExitCode::from(EXIT_INPUT_ERROR)
         }
     }
@@ -62,7 +62,7 @@ fn explain(args: &ExplainArgs) -> Result<String, String> {
     if let Some(out) = &args.svg {
         write_file(out, &explanation.svg(), false)
             .map_err(|message| format!("{}: {message}", out.display()))?;
-        eprintln!("bankwise: wrote {}", out.display());
+        bankwise::say!("bankwise: wrote {}", out.display());
     }
     Ok(explanation.text())
 }

@@ -60,7 +60,7 @@ pub fn run(args: FixArgs) -> ExitCode {
     if (args.output.is_some() || (to_stdout && matches!(args.format, Format::Text)))
         && sources.len() > 1
     {
-        eprintln!(
+        bankwise::say!(
             "bankwise: error: {} files: write them with --in-place, or show them with --diff",
             sources.len()
         );
@@ -79,9 +79,9 @@ pub fn run(args: FixArgs) -> ExitCode {
         match result {
             Ok(file) => fixed.push(file),
             Err(err) => {
-                eprintln!("bankwise: error: {err}");
+                bankwise::say!("bankwise: error: {err}");
                 if matches!(err, FixError::Internal { .. }) {
-                    eprintln!(
+                    bankwise::say!(
                         "bankwise: this is a bug in bankwise; please report it with the file"
                     );
                 }
@@ -90,19 +90,26 @@ pub fn run(args: FixArgs) -> ExitCode {
         }
     }
     let diffs: Vec<String> = fixed.iter().map(unified_diff).collect();
-    let report = bankwise::report::fix::text(&fixed, args.check);
+    let mut report = String::new();
     for file in &fixed {
         let target = match (&args.output, args.in_place) {
             (Some(output), _) => Some(output.as_path()),
             (None, true) if file.changed() => Some(file.path.as_path()),
             _ => None,
         };
+        let mut written = true;
         if let Some(target) = target {
             if let Err(message) = write_file(target, &file.output, args.in_place) {
-                eprintln!("bankwise: error: {}: {message}", target.display());
+                bankwise::say!("bankwise: error: {}: {message}", target.display());
                 failed = true;
+                written = false;
             }
         }
+        // What was not written is what would be fixed.
+        report.push_str(&bankwise::report::fix::text(
+            std::slice::from_ref(file),
+            args.check || !written,
+        ));
     }
     let output = match args.format {
         Format::Json => {
@@ -110,14 +117,14 @@ pub fn run(args: FixArgs) -> ExitCode {
             match serde_json::to_string_pretty(&json) {
                 Ok(json) => json + "\n",
                 Err(err) => {
-                    eprintln!("bankwise: error: cannot write JSON: {err}");
+                    bankwise::say!("bankwise: error: cannot write JSON: {err}");
                     return ExitCode::from(EXIT_INPUT_ERROR);
                 }
             }
         }
         Format::Text => {
             if !args.run.quiet {
-                eprint!("{report}");
+                let _ = std::io::Write::write_all(&mut std::io::stderr(), report.as_bytes());
             }
             if args.diff {
                 diffs.concat()

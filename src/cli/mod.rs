@@ -4,6 +4,8 @@ mod check;
 mod explain;
 mod fix;
 mod nvcc;
+mod output;
+use output::write_file;
 mod solve;
 
 use bankwise::analysis::Options;
@@ -241,6 +243,7 @@ pub fn run() -> ExitCode {
         return nvcc::run_launcher(compiler, &args[2..]);
     }
     let cli = Cli::parse_from(args);
+    output::remove_temporaries_on_signals();
     match cli.command {
         Command::Check(args) => check::run(args),
         Command::Solve(args) => solve::run(args),
@@ -266,7 +269,7 @@ fn print_output(output: Result<String, serde_json::Error>) -> ExitCode {
         Ok(output) if write_stdout(&output) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::from(EXIT_INPUT_ERROR),
         Err(err) => {
-            eprintln!("bankwise: error: cannot write JSON: {err}");
+            bankwise::say!("bankwise: error: cannot write JSON: {err}");
             ExitCode::from(EXIT_INPUT_ERROR)
         }
     }
@@ -281,7 +284,7 @@ fn fix_options(analysis: &AnalysisArgs, settings: Settings) -> Result<FixOptions
             ..FixOptions::default()
         }),
         Err(message) => {
-            eprintln!("bankwise: error: {message}");
+            bankwise::say!("bankwise: error: {message}");
             Err(ExitCode::from(EXIT_INPUT_ERROR))
         }
     }
@@ -297,41 +300,10 @@ fn write_stdout(text: &str) -> bool {
         Ok(()) => true,
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => true,
         Err(err) => {
-            eprintln!("bankwise: error: cannot write output: {err}");
+            bankwise::say!("bankwise: error: cannot write output: {err}");
             false
         }
     }
-}
-
-/// Writes `text` to `target` through a temporary file beside it and a rename, so that an
-/// interrupted write never leaves half a file; a read-only target is refused untouched. In
-/// place, the file keeps its permissions.
-fn write_file(target: &Path, text: &str, keep_permissions: bool) -> Result<(), String> {
-    let existing = std::fs::metadata(target).ok();
-    if existing
-        .as_ref()
-        .is_some_and(|m| m.permissions().readonly())
-    {
-        return Err("the file is read-only; nothing written".into());
-    }
-    let dir = match target.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let name = target
-        .file_name()
-        .map_or("output".into(), |n| n.to_string_lossy().into_owned());
-    let temporary = dir.join(format!(".{name}.bankwise-{}.tmp", std::process::id()));
-    let written = std::fs::write(&temporary, text)
-        .and_then(|()| match (&existing, keep_permissions) {
-            (Some(metadata), true) => std::fs::set_permissions(&temporary, metadata.permissions()),
-            _ => Ok(()),
-        })
-        .and_then(|()| std::fs::rename(&temporary, target));
-    written.map_err(|err| {
-        let _ = std::fs::remove_file(&temporary);
-        format!("cannot write: {err}; nothing written")
-    })
 }
 
 /// Expands directories into the `.cu`/`.cuh` files under them, sorted; reports paths that
@@ -343,7 +315,7 @@ fn collect_sources(paths: &[PathBuf], failed: &mut bool) -> Vec<PathBuf> {
             let before = sources.len();
             walk_dir(path, &mut sources);
             if sources.len() == before {
-                eprintln!(
+                bankwise::say!(
                     "bankwise: error: {}: no .cu or .cuh files in this directory",
                     path.display()
                 );
@@ -352,7 +324,7 @@ fn collect_sources(paths: &[PathBuf], failed: &mut bool) -> Vec<PathBuf> {
         } else if path.exists() {
             sources.push(path.clone());
         } else {
-            eprintln!("bankwise: error: {}: no such file", path.display());
+            bankwise::say!("bankwise: error: {}: no such file", path.display());
             *failed = true;
         }
     }
@@ -364,7 +336,7 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut found = Vec::new();
     while let Some(dir) = pending.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
-            eprintln!(
+            bankwise::say!(
                 "bankwise: warning: {}: cannot read directory",
                 dir.display()
             );
@@ -380,7 +352,18 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
                 .extension()
                 .is_some_and(|ext| ext == "cu" || ext == "cuh")
             {
-                found.push(path);
+                // A FIFO or a device would block the read or stream forever.
+                match std::fs::metadata(&path) {
+                    Ok(metadata) if metadata.is_file() => found.push(path),
+                    Ok(metadata) => bankwise::say!(
+                        "bankwise: warning: {}: {}, not a regular file; skipped",
+                        path.display(),
+                        bankwise::parse::file_kind(&metadata)
+                    ),
+                    Err(err) => {
+                        bankwise::say!("bankwise: warning: {}: {err}; skipped", path.display())
+                    }
+                }
             }
         }
     }

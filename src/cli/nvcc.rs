@@ -60,7 +60,7 @@ pub fn run_launcher(compiler: &OsStr, args: &[OsString]) -> ExitCode {
     let utf8: Option<Vec<String>> = args.iter().map(|a| a.clone().into_string().ok()).collect();
     let Some(utf8) = utf8 else {
         // Not readable as text: compiled exactly as given.
-        eprintln!("bankwise: warning: an argument is not UTF-8; compiling the originals");
+        bankwise::say!("bankwise: warning: an argument is not UTF-8; compiling the originals");
         return exit_with(prebuild::run_compiler(compiler, args), compiler);
     };
     pre_build(
@@ -86,7 +86,7 @@ fn pre_build(
     let prepared = prebuild::prepare(args, options);
     for report in &prepared.reports {
         if let Some(warning) = report.warning() {
-            eprintln!("{warning}");
+            bankwise::say!("{warning}");
         }
     }
     if let Some(log) = log {
@@ -101,7 +101,7 @@ fn pre_build(
             .open(log)
             .and_then(|mut file| file.write_all(lines.as_bytes()));
         if let Err(err) = written {
-            eprintln!(
+            bankwise::say!(
                 "bankwise: warning: {}: cannot write the log: {err}",
                 log.display()
             );
@@ -115,7 +115,7 @@ fn exit_with(result: std::io::Result<i32>, compiler: &OsStr) -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(err) => {
-            eprintln!(
+            bankwise::say!(
                 "bankwise: error: cannot run {}: {err}",
                 Path::new(compiler).display()
             );

@@ -63,7 +63,7 @@ pub fn run(args: SolveArgs) -> ExitCode {
     let solution = match solution {
         Ok(solution) => solution,
         Err(message) => {
-            eprintln!("bankwise: error: {message}");
+            bankwise::say!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
     };

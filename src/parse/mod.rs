@@ -20,7 +20,7 @@ pub use consts::{Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
 pub use model::*;
 pub use packed::{Body, Packed};
-pub use source::{read_source, LineIndex, SourceError, MAX_FILE_BYTES};
+pub use source::{file_kind, read_source, LineIndex, SourceError, MAX_FILE_BYTES};
 pub use types::{Member, MemberLayout, TypeTable};
 
 use std::cell::RefCell;

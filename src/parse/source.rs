@@ -15,6 +15,10 @@ pub enum SourceError {
     },
     #[error("{path}: file is {size} bytes or more, over the {limit}-byte limit; split it or pass --max-file-size")]
     TooLarge { path: String, size: u64, limit: u64 },
+    #[error("{path}: {kind}, not a regular file; nothing read")]
+    NotRegular { path: String, kind: &'static str },
+    #[error("{path}: lines end with a carriage return alone (classic Mac OS); convert them to LF or CRLF")]
+    CarriageReturnLines { path: String },
     #[error(
         "{path}:{line}:{col}: file is not valid UTF-8 (byte 0x{byte:02x}); re-encode it as UTF-8"
     )]
@@ -37,6 +41,16 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
         size,
         limit,
     };
+    // Offsets are 32-bit (see `LineIndex`), whatever limit was asked for.
+    let limit = limit.min(MAX_ADDRESSABLE_BYTES);
+    // Before opening: opening a FIFO waits for a writer, forever.
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(SourceError::NotRegular {
+            path: display,
+            kind: file_kind(&metadata),
+        });
+    }
     let file = std::fs::File::open(path).map_err(io)?;
     let size = file.metadata().map_err(io)?.len();
     if size > limit {
@@ -44,11 +58,13 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
     }
     // Bounded read: a device or a growing file can report a small size and then stream.
     let mut bytes = Vec::with_capacity(size as usize);
-    file.take(limit + 1).read_to_end(&mut bytes).map_err(io)?;
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
     if bytes.len() as u64 > limit {
         return Err(too_large(bytes.len() as u64));
     }
-    String::from_utf8(bytes).map_err(|err| {
+    let text = String::from_utf8(bytes).map_err(|err| {
         let valid = err.utf8_error().valid_up_to();
         let bytes = err.as_bytes();
         let before = &bytes[..valid];
@@ -58,12 +74,37 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
             .rposition(|&b| b == b'\n')
             .map_or(0, |p| p + 1);
         SourceError::NotUtf8 {
-            path: display,
+            path: display.clone(),
             line,
             col: valid - line_start + 1,
             byte: bytes[valid],
         }
-    })
+    })?;
+    // The grammar ends lines at LF only: such a file would parse as one line.
+    if text.contains('\r') && !text.contains('\n') {
+        return Err(SourceError::CarriageReturnLines { path: display });
+    }
+    Ok(text)
+}
+
+/// The largest file whose offsets fit the 32 bits of [`LineIndex`].
+const MAX_ADDRESSABLE_BYTES: u64 = u32::MAX as u64 - 1;
+
+/// `a FIFO`, `a directory`, … for messages.
+pub fn file_kind(metadata: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file"
+    }
 }
 
 /// Maps byte offsets to 1-based line and column.

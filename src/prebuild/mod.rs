@@ -252,7 +252,7 @@ impl Prepared {
         if code == 0 {
             if let Some(file) = &self.dependency_file {
                 if let Err(err) = restore_dependencies(file, &self.rewritten) {
-                    eprintln!(
+                    crate::say!(
                         "bankwise: warning: {}: cannot name the original sources in it: {err}",
                         file.display()
                     );
