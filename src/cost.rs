@@ -433,9 +433,35 @@ impl<'a> SiteRequests<'a> {
 
     /// [`SiteRequests::for_each`] under one combination of the unknown values
     /// (`combination < self.combinations()`).
-    pub fn for_each_in(
+    pub fn for_each_in(&self, combination: usize, f: impl FnMut(u32, &LoopPoint, &[Option<i64>])) {
+        self.for_each_value_in(combination, &self.index, f);
+    }
+
+    /// The values of subscript `dim` of the access (1 or more: the first one may take any
+    /// value) that fall outside its extent, with the lowest and highest of them, or `None`
+    /// when every lane's stays within `[0, extent)`. The linear index can be within the
+    /// array when a subscript is not (`t[1][-1]`), and a rewrite of one subscript
+    /// (a swizzle in place) is the map of the linear index only within the extents.
+    pub fn subscript_outside(&self, subscript: &Sym, extent: u64) -> Option<(i64, i64)> {
+        let mut outside: Option<(i64, i64)> = None;
+        for combination in 0..self.combinations.len() {
+            self.for_each_value_in(combination, subscript, |_, _, lanes| {
+                for &value in lanes.iter().flatten() {
+                    if value < 0 || value as u64 >= extent {
+                        let (low, high) = outside.unwrap_or((value, value));
+                        outside = Some((low.min(value), high.max(value)));
+                    }
+                }
+            });
+        }
+        outside
+    }
+
+    /// [`SiteRequests::for_each_in`] for any value of the access's lanes, `value`.
+    fn for_each_value_in(
         &self,
         combination: usize,
+        value: &Sym,
         mut f: impl FnMut(u32, &LoopPoint, &[Option<i64>]),
     ) {
         let uniforms = self.combinations[combination].as_slice();
@@ -444,7 +470,7 @@ impl<'a> SiteRequests<'a> {
         // lane looked up once per iteration.
         let block = self.affine.block();
         let active = Program::new(&self.site.active);
-        let index = Program::new(&self.index);
+        let index = Program::new(value);
         let groups = LaneGroup::of_block(block, self.warp_size, self.warps);
         // A warp whose lanes have the thread indices of the warp before on every axis the
         // two programs read gets the same lanes (`t[0][tx]` in a block of 32 × 8): not

@@ -163,11 +163,35 @@ fn an_index_out_of_bounds_is_the_users_bug_not_an_internal_error() {
     assert!(
         stderr(&fix).contains(
             "left alone with 3 excess wavefronts: a site is not simulated: line 6: \
-             `t[threadIdx.x + 8][1]` reaches element 65, outside the 64 elements of `t`"
+             subscript 1 of `t[threadIdx.x + 8][1]`, `(threadIdx.x + 8)`, reaches 39, outside \
+             [0, 32)"
         ),
         "{}",
         stderr(&fix)
     );
+}
+
+/// Found by the fuzzer: a subscript past its own extent with the linear index inside the
+/// array (`s[r][-4]`): a swizzle of one subscript is not the map of the linear index there.
+#[test]
+fn a_negative_subscript_inside_the_array_is_the_users_bug() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let text = "// bankwise: block=32x4\n__global__ void k(float *o)\n{\n    \
+                __shared__ char s[32][64];\n    int ty = threadIdx.y;\n    \
+                s[ty % 32][(20 - (ty << 3)) % 64] = 1;\n    o[0] = s[threadIdx.x][ty];\n}\n";
+    let path = write(dir.path(), "negative.cu", text);
+    let fix = bankwise(&["fix", "--check", &path.to_string_lossy()]);
+    assert!(
+        stderr(&fix).contains("subscript 2 of `s[ty % 32][(20 - (ty << 3)) % 64]`"),
+        "{}",
+        stderr(&fix)
+    );
+    assert!(
+        stderr(&fix).contains("reaches -4, outside [0, 64)"),
+        "{}",
+        stderr(&fix)
+    );
+    survives("negative.cu", text);
 }
 
 #[test]

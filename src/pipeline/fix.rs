@@ -44,6 +44,17 @@ pub enum FixError {
     Input(#[from] AnalysisError),
     #[error("{path}: no kernel could be analysed (syntax error at line {line})")]
     Unparsable { path: String, line: usize },
+    /// The output failed its checks, in a file with syntax errors: their recovery can read
+    /// the rewritten text otherwise, so nothing is written, and the user's error comes first.
+    #[error(
+        "{path}: nothing written: the rewrite could not be checked, since the file does not \
+         parse (syntax error at line {line}; fix it first): {message}"
+    )]
+    NotValidated {
+        path: String,
+        line: usize,
+        message: String,
+    },
     /// The rewriter's own output failed its checks: a bug; nothing was written.
     #[error("{path}: internal error, nothing written: {message}")]
     Internal { path: String, message: String },
@@ -142,7 +153,14 @@ pub fn fix_analysed(
             &options.analysis,
             config,
         )
-        .map_err(internal)?;
+        .map_err(|message| match analysed.parsed.syntax_errors.first() {
+            Some(at) => FixError::NotValidated {
+                path: shown.clone(),
+                line: at.line,
+                message,
+            },
+            None => internal(message),
+        })?;
         for (planned, excess) in applied.iter().zip(measured) {
             let outcome = &mut arrays[planned.outcome];
             outcome.excess_after = Some(excess.iter().sum());
@@ -739,5 +757,56 @@ mod tests {
             .reason
             .as_deref()
             .is_some_and(|r| r.contains("`__constant__` table")));
+    }
+
+    /// Found by the fuzzer (examples/fuzz.rs): the arrays a struct-of-arrays rewrite makes
+    /// are not rewritten by a second fix.
+    #[test]
+    fn the_member_arrays_of_a_struct_of_arrays_are_not_rewritten_again() {
+        let text = "struct Rec { float v; int k; };\n// bankwise: block=64x8\n\
+            __global__ void k(float *o)\n{\n    __shared__ Rec s[2][33];\n    \
+            o[0] = s[threadIdx.y % 2][(threadIdx.x * 2) % 33].v;\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert_eq!(outcome(&file, "s").form, Some(FormKind::StructOfArrays));
+        let again = fixed(&file.output, &FixOptions::default());
+        assert!(!again.changed(), "{}", again.output);
+        assert_eq!(
+            outcome(&again, "s_v").reason.as_deref(),
+            Some("already rewritten by bankwise")
+        );
+    }
+
+    /// Found by the fuzzer: an array after one split into a struct of arrays is validated
+    /// as itself, not as the member array that took its index.
+    #[test]
+    fn an_array_after_a_split_one_is_validated_as_itself() {
+        let text = "struct Rec { float v; int k; };\n#define TILE 64\n// bankwise: block=128x8\n\
+            __global__ void k(float *o)\n{\n    __shared__ Rec s0[2][TILE + 1];\n    \
+            __shared__ float2 s2[TILE];\n    int tx = threadIdx.x, ty = threadIdx.y;\n    \
+            float acc = s0[1][(ty * TILE + tx) % (TILE + 1)].v;\n    \
+            { float2 *p = &s2[(tx * tx * 2) % TILE]; p[0] = make_float2(1.0f, 2.0f); }\n    \
+            o[tx] = acc;\n}\n";
+        let file = fixed(text, &FixOptions::default());
+        assert_eq!(outcome(&file, "s0").action, Action::Rewritten);
+        assert_eq!(outcome(&file, "s2").action, Action::Rewritten);
+    }
+
+    /// Found by the fuzzer: a rewrite that cannot be validated because the file has a
+    /// syntax error elsewhere is the user's error to fix first, not an internal error.
+    #[test]
+    fn a_syntax_error_elsewhere_is_not_an_internal_error() {
+        let text = format!(
+            "{TRANSPOSE}\n__global__ void broken(float *o)\n{{\n    o[0] = 1;\n    \
+            for (int i = 0; i < 4; i++) {{\n        i<= 1) {{\n    }}\n}}\n"
+        );
+        match fix_text(
+            Path::new("t.cu"),
+            &text,
+            &FixOptions::default(),
+            &ConfigBlocks::default(),
+        ) {
+            Ok(_) | Err(FixError::NotValidated { .. }) => {}
+            Err(other) => panic!("{other}"),
+        }
     }
 }

@@ -190,8 +190,10 @@ fn same_elements(
 ) -> Result<Vec<u64>, String> {
     let (f, a) = (planned.function, planned.array);
     let n = functions.new_of_old[f];
+    // Another array of the function split into a struct of arrays moves the ones after it.
+    let new_a = functions.arrays[f][a][0];
     let old_array = &original.parsed.functions[f].arrays[a];
-    let new_array = &rewritten.parsed.functions[n].arrays[a];
+    let new_array = &rewritten.parsed.functions[n].arrays[new_a];
     if old_array.accesses.len() != new_array.accesses.len() {
         return Err(format!(
             "{} accesses after the rewrite, {} before",
@@ -220,10 +222,11 @@ fn same_elements(
                 new_access.text, old_access.text
             ));
         }
-        let site = |affine: &crate::affine::FunctionAffine, k: usize| {
+        let site = |affine: &crate::affine::FunctionAffine, a: usize, k: usize| {
             affine.sites[a].get(k).and_then(Option::as_ref).cloned()
         };
-        let (Some(old_site), Some(new_site)) = (site(old_affine, k), site(new_affine, m)) else {
+        let (Some(old_site), Some(new_site)) = (site(old_affine, a, k), site(new_affine, new_a, m))
+        else {
             return Err(format!(
                 "line {line}: `{}` is not analysed",
                 new_access.text
@@ -249,7 +252,7 @@ fn same_elements(
                 &old_access.text,
             )
         })?;
-        let excess = rewritten.per_function[n].costs[a][m]
+        let excess = rewritten.per_function[n].costs[new_a][m]
             .as_ref()
             .map(|c| c.excess())
             .map_err(|why| format!("line {line}: {why}"))?;

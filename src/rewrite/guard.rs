@@ -331,9 +331,13 @@ fn body_open(text: &str, function: &Function) -> Option<usize> {
 /// The indentation of the body's first line, or four spaces past the brace's line.
 fn body_indent(text: &str, open: usize) -> String {
     let after = &text[open + 1..];
-    let next_line = after.find('\n').map(|at| &after[at + 1..]);
+    // The first line of code: not blank, not a preprocessor line (flush left).
+    let next_line = after.split('\n').skip(1).find(|line| {
+        let code = line.trim();
+        !code.is_empty() && !code.starts_with('#')
+    });
     match next_line {
-        Some(line) if !line.trim_start().starts_with('}') && !line.trim().is_empty() => line
+        Some(line) if !line.trim_start().starts_with('}') => line
             .chars()
             .take_while(|c| *c == ' ' || *c == '\t')
             .collect(),

@@ -15,7 +15,7 @@
 //! stay apart from these; an index that is copied (into every member's store or read) may
 //! therefore read no shared memory.
 use super::edit::Edit;
-use super::forms::{declarator, AccessRewrite, FormKind, Rewrite, Target};
+use super::forms::{declarator, AccessRewrite, FormKind, Rewrite, Target, SPLIT_MARKER};
 use crate::parse::{Access, DeclaratorKey, Expr, ExprKind, SharedArray};
 use crate::solve::soa::{RecordUse, StructOfArrays};
 use std::collections::HashMap;
@@ -105,10 +105,7 @@ pub fn struct_of_arrays(
     }
     edits.push(declaration(target, layout, names)?);
     let quoted: Vec<String> = names.arrays.iter().map(|n| format!("`{n}`")).collect();
-    edits.extend(target.marker(&format!(
-        "is stored as a struct of arrays: {}",
-        quoted.join(", ")
-    )));
+    edits.extend(target.marker(&format!("{SPLIT_MARKER}{}", quoted.join(", "))));
     Ok(Rewrite {
         form: FormKind::StructOfArrays,
         edits,

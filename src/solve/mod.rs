@@ -35,7 +35,7 @@ pub use family::{Family, MapKind};
 
 use crate::affine::{FunctionAffine, Site};
 use crate::bank::BankConfig;
-use crate::cost::{SitePattern, SiteRequests};
+use crate::cost::{Evaluated, SitePattern, SiteRequests};
 use crate::parse::{Access, Function, SharedArray, TypeTable};
 
 /// The site the affine analysis made of access number `access_index` of array number
@@ -140,8 +140,40 @@ impl ArrayProblem {
             .enumerate()
             .map(|(i, access)| {
                 let site = reached_site(affine, array_index, i, access)?;
-                let pattern = SiteRequests::new(affine, site, array, access, config)
-                    .and_then(|requests| SitePattern::collect(&requests, config))
+                let requests = SiteRequests::new(affine, site, array, access, config)
+                    .map_err(|why| format!("line {}: {why}", access.at.line))?;
+                // A value only sampled (or taken as 0) leaves values no check has seen: the
+                // rewrite's subscripts and its validation would rest on them.
+                let sampled = requests
+                    .unknown_values()
+                    .iter()
+                    .find(|u| matches!(u.evaluated, Evaluated::Sampled { .. } | Evaluated::Zero));
+                if let Some(unknown) = sampled {
+                    return Err(format!(
+                        "line {}: the index depends on `{}`, whose values are only sampled \
+                         ({})",
+                        access.at.line, unknown.name, unknown.evaluated
+                    ));
+                }
+                // Subscripts past their own extents (`t[r][-1]`) are the program's own bug.
+                let indices = access.indices.unpack();
+                for (d, (subscript, extent)) in site.subscripts.iter().zip(&dims).enumerate() {
+                    if d == 0 && dims.len() == 1 {
+                        continue;
+                    }
+                    if let Some((low, high)) = requests.subscript_outside(subscript, *extent) {
+                        let written = indices.get(d).map_or(String::new(), |e| e.to_string());
+                        return Err(format!(
+                            "line {}: subscript {} of `{}`, `{written}`, reaches {}, outside \
+                             [0, {extent})",
+                            access.at.line,
+                            d + 1,
+                            access.text,
+                            if low < 0 { low } else { high }
+                        ));
+                    }
+                }
+                let pattern = SitePattern::collect(&requests, config)
                     .map_err(|why| format!("line {}: {why}", access.at.line))?;
                 // A map is proven on the array's elements only: an index outside them is the
                 // program's own bug, and no map may move it.

@@ -101,6 +101,9 @@ pub struct Site {
     /// The values of the member path's subscripts, in order (`t % 4` in `q[i].v[t % 4]`);
     /// empty when the path has none.
     pub member: Vec<Sym>,
+    /// The value of each subscript of a direct access, outermost first (empty through a
+    /// pointer): the index is their row-major combination.
+    pub subscripts: Vec<Sym>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -20,8 +20,10 @@ impl<'a> Executor<'a> {
         let member_subscripts = access.detail().member_subscripts.clone();
         let mut index = Sym::Const(0);
         let mut known_dims = true;
+        let mut subscripts = Vec::with_capacity(indices.len());
         for (i, subscript) in indices.iter().enumerate() {
             let value = self.eval_int(subscript);
+            subscripts.push(value.clone());
             let extent = if i == 0 {
                 Some(0)
             } else {
@@ -50,6 +52,7 @@ impl<'a> Executor<'a> {
         }
         let site = Site {
             member: self.member_values(&member_subscripts),
+            subscripts,
             ..self.site(index)
         };
         for &(a, i) in entries {
@@ -87,6 +90,7 @@ impl<'a> Executor<'a> {
             class: Class::Random(String::new()),
             iterations: Vec::new(),
             member: Vec::new(),
+            subscripts: Vec::new(),
         }
     }
 

@@ -284,8 +284,25 @@ pub fn already_rewritten(text: &str, array: &SharedArray) -> bool {
     let marked = text
         .get(above..end)
         .is_some_and(|t| t.contains(&marker_prefix(&array.name)));
-    marked || array.accesses.iter().any(|a| a.text.contains("bankwise_"))
+    marked
+        || split_from(text, &array.name)
+        || array.accesses.iter().any(|a| a.text.contains("bankwise_"))
 }
+
+/// Whether `array` is one of the member arrays a struct-of-arrays rewrite made (its marker
+/// lists them): they hold what one array held, and are not rewritten again.
+fn split_from(text: &str, array: &str) -> bool {
+    let quoted = format!("`{array}`");
+    text.lines().any(|line| {
+        line.trim_start().starts_with("// bankwise: `")
+            && line
+                .split_once(SPLIT_MARKER)
+                .is_some_and(|(_, members)| members.split(", ").any(|m| m.trim() == quoted))
+    })
+}
+
+/// What a struct-of-arrays marker says before the member arrays it lists.
+pub(in crate::rewrite) const SPLIT_MARKER: &str = "is stored as a struct of arrays: ";
 
 fn line_start(text: &str, offset: usize) -> usize {
     text[..offset].rfind('\n').map_or(0, |at| at + 1)

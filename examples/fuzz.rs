@@ -1,0 +1,486 @@
+//! The fuzzer of issue 18: random but plausible kernels, and mutations of the testdata files,
+//! through `check` and `fix` in-process.
+//!
+//! ```text
+//! cargo run --release --example fuzz -- --iterations 100000 --seed 1 [--threads 2] [--only N]
+//! ```
+//!
+//! Input `i` of seed `s` is the same on any machine and thread count, so `--only i` replays
+//! it. Each input must:
+//! - not panic, in the analysis or in `fix`;
+//! - finish within 10 s (a watchdog aborts the run past 60 s, naming the input);
+//! - never make `fix` fail its own validation (an "internal error": its output re-parsed and
+//!   re-analysed must map every access as planned);
+//! - fix once: `fix` on `fix`'s output changes nothing.
+//!
+//! A failing input is written to `target/fuzz/` and the run exits with status 1. Each
+//! thread writes the input it is on to `target/fuzz/current-N.cu` first, so that a crash no
+//! handler sees (a stack overflow) leaves its input behind.
+use bankwise::block::ConfigBlocks;
+use bankwise::pipeline::{fix_text, FixError, FixOptions};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const SLOW: Duration = Duration::from_secs(10);
+const HUNG: Duration = Duration::from_secs(60);
+
+struct Args {
+    iterations: u64,
+    seed: u64,
+    threads: usize,
+    only: Option<u64>,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        iterations: 1000,
+        seed: 1,
+        threads: std::thread::available_parallelism().map_or(1, usize::from),
+        only: None,
+    };
+    let mut given = std::env::args().skip(1);
+    while let Some(flag) = given.next() {
+        let mut value = || {
+            given
+                .next()
+                .and_then(|v| v.parse::<u64>().ok())
+                .ok_or(format!("{flag} needs a number"))
+        };
+        match flag.as_str() {
+            "--iterations" => args.iterations = value()?,
+            "--seed" => args.seed = value()?,
+            "--threads" => args.threads = value()?.max(1) as usize,
+            "--only" => args.only = Some(value()?),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(args)
+}
+
+fn main() -> std::process::ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(why) => {
+            eprintln!("fuzz: {why}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let out = PathBuf::from("target/fuzz");
+    if let Err(err) = std::fs::create_dir_all(&out) {
+        eprintln!("fuzz: {}: {err}", out.display());
+        return std::process::ExitCode::from(2);
+    }
+    let corpus = testdata_texts(Path::new("testdata"));
+    let indices: Vec<u64> = match args.only {
+        Some(i) => vec![i],
+        None => (0..args.iterations).collect(),
+    };
+    let started = Instant::now();
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let done = AtomicU64::new(0);
+    let finished = AtomicBool::new(false);
+    // Per thread: the input it runs and when it started (ms since `started`; u64::MAX idle).
+    let running: Vec<(AtomicU64, AtomicU64)> = (0..args.threads)
+        .map(|_| (AtomicU64::new(0), AtomicU64::new(u64::MAX)))
+        .collect();
+    std::thread::scope(|scope| {
+        scope.spawn(|| watchdog(&running, started, &finished, args.seed));
+        let workers: Vec<_> = (0..args.threads)
+            .map(|t| {
+                let (next, failures, done, running, corpus, indices, out) =
+                    (&next, &failures, &done, &running, &corpus, &indices, &out);
+                std::thread::Builder::new()
+                    .stack_size(64 << 20)
+                    .spawn_scoped(scope, move || {
+                        while let Some(&i) = indices.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            let text = input(args.seed, i, corpus);
+                            let _ = std::fs::write(out.join(format!("current-{t}.cu")), &text);
+                            running[t].0.store(i, Ordering::Relaxed);
+                            let at = started.elapsed().as_millis() as u64;
+                            running[t].1.store(at, Ordering::Relaxed);
+                            if let Err(why) = run_one(&text) {
+                                let path = out.join(format!("failure-{}-{i}.cu", args.seed));
+                                let _ = std::fs::write(&path, &text);
+                                if let Ok(mut list) = failures.lock() {
+                                    list.push(format!("input {i}: {why} ({})", path.display()));
+                                }
+                            }
+                            running[t].1.store(u64::MAX, Ordering::Relaxed);
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                    })
+                    .expect("a worker thread")
+            })
+            .collect();
+        for worker in workers {
+            let _ = worker.join();
+        }
+        finished.store(true, Ordering::Relaxed);
+    });
+    let failures = failures.into_inner().unwrap_or_default();
+    let count = done.load(Ordering::Relaxed);
+    println!(
+        "fuzz: {count} inputs (seed {}) in {:.1} s: {} failures",
+        args.seed,
+        started.elapsed().as_secs_f64(),
+        failures.len()
+    );
+    for failure in &failures {
+        println!("  {failure}");
+    }
+    if failures.is_empty() {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::from(1)
+    }
+}
+
+/// Aborts the run when an input has run longer than [`HUNG`], naming it.
+fn watchdog(
+    running: &[(AtomicU64, AtomicU64)],
+    started: Instant,
+    finished: &AtomicBool,
+    seed: u64,
+) {
+    while !finished.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = started.elapsed().as_millis() as u64;
+        for (t, (input, since)) in running.iter().enumerate() {
+            let since = since.load(Ordering::Relaxed);
+            if since != u64::MAX && now.saturating_sub(since) > HUNG.as_millis() as u64 {
+                eprintln!(
+                    "fuzz: input {} (seed {seed}) has run for over {} s: see \
+                     target/fuzz/current-{t}.cu",
+                    input.load(Ordering::Relaxed),
+                    HUNG.as_secs()
+                );
+                std::process::abort();
+            }
+        }
+    }
+}
+
+/// `check` and `fix` on one input, with the checks of the module's documentation.
+fn run_one(text: &str) -> Result<(), String> {
+    let started = Instant::now();
+    let outcome = std::panic::catch_unwind(|| fix_once(text));
+    let result = match outcome {
+        Ok(result) => result,
+        Err(panic) => Err(format!(
+            "panic: {}",
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default()
+        )),
+    };
+    let elapsed = started.elapsed();
+    if result.is_ok() && elapsed > SLOW {
+        return Err(format!("took {:.1} s", elapsed.as_secs_f64()));
+    }
+    result
+}
+
+fn fix_once(text: &str) -> Result<(), String> {
+    let path = Path::new("fuzz.cu");
+    let options = FixOptions {
+        unsafe_fixes: true,
+        ..FixOptions::default()
+    };
+    let config = ConfigBlocks::default();
+    let fixed = match fix_text(path, text, &options, &config) {
+        Ok(fixed) => fixed,
+        Err(FixError::Internal { message, .. }) => {
+            return Err(format!("internal error: {message}"))
+        }
+        Err(_) => return Ok(()),
+    };
+    if !fixed.changed() {
+        return Ok(());
+    }
+    match fix_text(path, &fixed.output, &options, &config) {
+        Ok(again) if again.changed() => Err("fix changes its own output".into()),
+        Ok(_) => Ok(()),
+        Err(FixError::Internal { message, .. }) => {
+            Err(format!("internal error on fix's output: {message}"))
+        }
+        Err(why) => Err(format!("fix's output is refused: {why}")),
+    }
+}
+
+/// Input `i` of `seed`: a generated kernel, or (one in three) a mutated testdata file.
+fn input(seed: u64, i: u64, corpus: &[String]) -> String {
+    let mut rng = fastrand::Rng::with_seed(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i);
+    if !corpus.is_empty() && rng.u8(0..3) == 0 {
+        let base = rng.usize(0..corpus.len());
+        mutate(&mut rng, &corpus[base])
+    } else {
+        generate(&mut rng)
+    }
+}
+
+fn testdata_texts(dir: &Path) -> Vec<String> {
+    let mut texts = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        for path in paths {
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "cu") {
+                texts.extend(std::fs::read_to_string(&path).ok());
+            }
+        }
+    }
+    texts
+}
+
+const TOKENS: &[&str] = &[
+    "[",
+    "]",
+    "(",
+    ")",
+    "{",
+    "}",
+    ";",
+    ",",
+    "__shared__ ",
+    "threadIdx.x",
+    "threadIdx.y",
+    "blockDim.x",
+    "#define X X\n",
+    "#define Y(a) Y(a)\n",
+    "0x7fffffff",
+    "-1",
+    "<<<",
+    ">>>",
+    "template <int N> ",
+    "*",
+    "&",
+    "reinterpret_cast<float4 *>",
+    "(uint4 *)",
+    "extern ",
+    "__syncthreads();",
+    "for (;;) ",
+    "while (1) ",
+    "\r",
+    "\n#if 0\n",
+    "\n#endif\n",
+    "/*",
+    "*/",
+    "\"",
+    "'",
+    "\\\n",
+    "sizeof(",
+    "::",
+    "<",
+    ">",
+    "...",
+];
+
+/// `text` with one to four random edits: a range deleted or repeated, a token inserted, a
+/// number replaced, two lines swapped.
+fn mutate(rng: &mut fastrand::Rng, text: &str) -> String {
+    let mut bytes = text.as_bytes().to_vec();
+    for _ in 0..rng.usize(1..=4) {
+        if bytes.is_empty() {
+            break;
+        }
+        let at = rng.usize(0..bytes.len());
+        let len = rng.usize(0..64).min(bytes.len() - at);
+        match rng.u8(0..5) {
+            0 => {
+                bytes.drain(at..at + len);
+            }
+            1 => {
+                let copy = bytes[at..at + len].to_vec();
+                bytes.splice(at..at, copy);
+            }
+            2 => {
+                let token = TOKENS[rng.usize(0..TOKENS.len())].as_bytes().to_vec();
+                bytes.splice(at..at, token);
+            }
+            3 => {
+                let digits = bytes[at..]
+                    .iter()
+                    .position(u8::is_ascii_digit)
+                    .map(|p| at + p);
+                if let Some(start) = digits {
+                    let end = bytes[start..]
+                        .iter()
+                        .position(|b| !b.is_ascii_alphanumeric())
+                        .map_or(bytes.len(), |p| start + p);
+                    let number = [
+                        "0",
+                        "1",
+                        "3",
+                        "31",
+                        "33",
+                        "1024",
+                        "65536",
+                        "2147483647",
+                        "4294967296",
+                        "9223372036854775807",
+                        "0x80000000",
+                    ][rng.usize(0..11)];
+                    bytes.splice(start..end, number.bytes());
+                }
+            }
+            _ => {
+                let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+                if lines.len() > 2 {
+                    let (a, b) = (rng.usize(0..lines.len()), rng.usize(0..lines.len()));
+                    let mut lines: Vec<Vec<u8>> = lines.iter().map(|l| l.to_vec()).collect();
+                    lines.swap(a, b);
+                    bytes = lines.join(&b'\n');
+                }
+            }
+        }
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+const TYPES: &[(&str, &str)] = &[
+    ("float", "1.0f"),
+    ("double", "1.0"),
+    ("int", "1"),
+    ("char", "1"),
+    ("short", "1"),
+    ("float2", "make_float2(1.0f, 2.0f)"),
+    ("float4", "make_float4(1.0f, 2.0f, 3.0f, 4.0f)"),
+    ("Rec", "Rec{1.0f, 2}"),
+];
+
+/// A plausible kernel: shared arrays of any element type and rank, affine and non-affine
+/// subscripts, loops, macros, templates, pointers, vector casts, and a launch or annotation.
+fn generate(rng: &mut fastrand::Rng) -> String {
+    let mut out = String::from("struct Rec { float v; int k; };\n");
+    let tile = [8, 16, 17, 32, 33, 64][rng.usize(0..6)];
+    let rows = [1, 2, 4, 8, 32][rng.usize(0..5)];
+    out.push_str(&format!("#define TILE {tile}\n#define ROWS {rows}\n"));
+    out.push_str("#define IDX(a, b) ((a) * TILE + (b))\n");
+    let template = rng.u8(0..4) == 0;
+    let (bx, by) = (
+        [8, 16, 32, 64, 128, 256][rng.usize(0..6)],
+        [1, 2, 4, 8][rng.usize(0..4)],
+    );
+    let launched = rng.bool();
+    if !launched {
+        out.push_str(&format!("// bankwise: block={bx}x{by}\n"));
+    }
+    if template {
+        out.push_str("template <int N>\n");
+    }
+    out.push_str("__global__ void k(float *out, const float *in, int n)\n{\n");
+    let arrays: Vec<(String, &str, Vec<String>)> = (0..rng.usize(1..=3))
+        .map(|a| {
+            let (ty, _) = TYPES[rng.usize(0..TYPES.len())];
+            let rank = rng.usize(1..=3);
+            let extents = (0..rank)
+                .map(|_| match rng.u8(0..6) {
+                    0 => "TILE".to_string(),
+                    1 => "TILE + 1".to_string(),
+                    2 => "ROWS".to_string(),
+                    3 if template => "N".to_string(),
+                    _ => [2, 4, 8, 16, 32, 33, 64][rng.usize(0..7)].to_string(),
+                })
+                .collect();
+            (format!("s{a}"), ty, extents)
+        })
+        .collect();
+    for (name, ty, extents) in &arrays {
+        let dims: String = extents.iter().map(|e| format!("[{e}]")).collect();
+        out.push_str(&format!("    __shared__ {ty} {name}{dims};\n"));
+    }
+    out.push_str("    int tx = threadIdx.x, ty = threadIdx.y;\n    float acc = 0;\n");
+    for _ in 0..rng.usize(1..=8) {
+        let (name, ty, extents) = &arrays[rng.usize(0..arrays.len())];
+        let value = TYPES.iter().find(|(t, _)| t == ty).map_or("1", |(_, v)| v);
+        let subscript = |rng: &mut fastrand::Rng, var: &str| -> String {
+            extents
+                .iter()
+                .map(|e| format!("[({}) % ({e})]", index(rng, var, 2)))
+                .collect()
+        };
+        let member = match *ty {
+            "float2" | "float4" => ".x",
+            "Rec" => ".v",
+            _ => "",
+        };
+        let statement = match rng.u8(0..9) {
+            0 => format!("{name}{} = {value};", subscript(rng, "tx")),
+            1 => format!(
+                "for (int j = 0; j < {}; j += {})\n        {name}{} = {value};",
+                [4, 8, 32, 64][rng.usize(0..4)],
+                [1, 2, 8][rng.usize(0..3)],
+                subscript(rng, "j")
+            ),
+            2 => format!("acc += (float){name}{}{member};", subscript(rng, "tx")),
+            3 => format!(
+                "if (tx < {}) {name}{}{member} += 1;",
+                rng.usize(1..64),
+                subscript(rng, "tx")
+            ),
+            4 => "__syncthreads();".to_string(),
+            5 => format!(
+                "{{ {ty} *p = &{name}{}; p[0] = {value}; }}",
+                subscript(rng, "tx")
+            ),
+            6 if *ty == "float" && extents.len() == 1 => {
+                format!("acc += reinterpret_cast<float4 *>({name})[tx % 4].x;")
+            }
+            7 => format!(
+                "{{ int v = tx;\n        while (v > 3) v >>= 1;\n        {name}{} = {value}; }}",
+                subscript(rng, "v")
+            ),
+            _ => format!(
+                "acc += (float){name}{}{member};",
+                subscript(rng, "IDX(ty, tx)")
+            ),
+        };
+        out.push_str(&format!("    {statement}\n"));
+    }
+    out.push_str("    out[blockIdx.x * blockDim.x + tx] = acc;\n}\n");
+    if template {
+        out.push_str(&format!(
+            "template __global__ void k<{}>(float *, const float *, int);\n",
+            [4, 16, 32][rng.usize(0..3)]
+        ));
+    }
+    if launched {
+        let name = if template { "k<16>" } else { "k" };
+        out.push_str(&format!(
+            "\nint main()\n{{\n    dim3 threads({bx}, {by});\n    \
+             {name}<<<64, threads>>>(nullptr, nullptr, 0);\n    return 0;\n}}\n"
+        ));
+    }
+    out
+}
+
+/// An index over `var`: affine or not, up to `depth` operators deep.
+fn index(rng: &mut fastrand::Rng, var: &str, depth: u32) -> String {
+    if depth == 0 || rng.u8(0..3) == 0 {
+        return match rng.u8(0..5) {
+            0 => var.to_string(),
+            1 => "ty".to_string(),
+            2 => rng.u32(0..64).to_string(),
+            3 => "tx".to_string(),
+            _ => "(int)in[tx]".to_string(),
+        };
+    }
+    let op = ["+", "-", "*", "/", "%", "^", "&", "|", ">>", "<<"][rng.usize(0..10)];
+    let right = match op {
+        ">>" | "<<" => rng.u32(0..6).to_string(),
+        "/" | "%" => rng.u32(1..40).to_string(),
+        _ => index(rng, var, depth - 1),
+    };
+    format!("({} {op} {right})", index(rng, var, depth - 1))
+}
