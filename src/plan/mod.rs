@@ -278,7 +278,7 @@ impl<'a> KernelPlanner<'a> {
             return Err(Decision::Clean);
         }
         let left = |why: String| Err(Decision::LeftAlone(why));
-        if already_rewritten(source.text, array) {
+        if already_rewritten(source, array) {
             return left("already rewritten by bankwise".into());
         }
         if let Some(reason) = array.reason() {

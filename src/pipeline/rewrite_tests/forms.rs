@@ -201,10 +201,13 @@ fn rewritten_arrays_are_recognised() {
     let (out, _) =
         rewritten(TRANSPOSE, |t| swizzle_in_place(t, &swizzle, "bankwise_t")).expect("in place");
     let file = analysed(&out);
-    assert!(already_rewritten(&out, &file.parsed.functions[0].arrays[0]));
+    assert!(already_rewritten(
+        &Source::new(&out),
+        &file.parsed.functions[0].arrays[0]
+    ));
     let file = analysed(TRANSPOSE);
     assert!(!already_rewritten(
-        TRANSPOSE,
+        &Source::new(TRANSPOSE),
         &file.parsed.functions[0].arrays[0]
     ));
 }

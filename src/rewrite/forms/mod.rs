@@ -37,6 +37,8 @@ use symbolic::symbolic;
 pub struct Source<'a> {
     pub text: &'a str,
     pub newline: &'static str,
+    /// The arrays that struct-of-arrays markers name, found once per file.
+    split_members: std::sync::OnceLock<std::collections::HashSet<String>>,
 }
 
 impl<'a> Source<'a> {
@@ -45,7 +47,24 @@ impl<'a> Source<'a> {
         Source {
             text,
             newline: if crlf { "\r\n" } else { "\n" },
+            split_members: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Whether `array` is one of the member arrays a struct-of-arrays rewrite made (its
+    /// marker lists them): they hold what one array held, and are not rewritten again.
+    fn split_from(&self, array: &str) -> bool {
+        self.split_members
+            .get_or_init(|| {
+                self.text
+                    .lines()
+                    .filter(|line| line.trim_start().starts_with("// bankwise: `"))
+                    .filter_map(|line| line.split_once(SPLIT_MARKER).map(|(_, members)| members))
+                    .flat_map(|members| members.split(", "))
+                    .map(|member| member.trim().trim_matches('`').to_string())
+                    .collect()
+            })
+            .contains(array)
     }
 
     fn span(&self, expr: &Expr) -> &'a str {
@@ -277,7 +296,8 @@ pub fn marker_prefix(array: &str) -> String {
 
 /// Whether bankwise already rewrote the array: its declaration carries the marker, or a
 /// subscript goes through a bankwise map function. Such an array is never rewritten again.
-pub fn already_rewritten(text: &str, array: &SharedArray) -> bool {
+pub fn already_rewritten(source: &Source, array: &SharedArray) -> bool {
+    let text = source.text;
     let line = line_start(text, array.decl_span.start);
     let above = line_start(text, line.saturating_sub(1));
     let end = line_end(text, array.decl_span.end);
@@ -285,20 +305,8 @@ pub fn already_rewritten(text: &str, array: &SharedArray) -> bool {
         .get(above..end)
         .is_some_and(|t| t.contains(&marker_prefix(&array.name)));
     marked
-        || split_from(text, &array.name)
+        || source.split_from(&array.name)
         || array.accesses.iter().any(|a| a.text.contains("bankwise_"))
-}
-
-/// Whether `array` is one of the member arrays a struct-of-arrays rewrite made (its marker
-/// lists them): they hold what one array held, and are not rewritten again.
-fn split_from(text: &str, array: &str) -> bool {
-    let quoted = format!("`{array}`");
-    text.lines().any(|line| {
-        line.trim_start().starts_with("// bankwise: `")
-            && line
-                .split_once(SPLIT_MARKER)
-                .is_some_and(|(_, members)| members.split(", ").any(|m| m.trim() == quoted))
-    })
 }
 
 /// What a struct-of-arrays marker says before the member arrays it lists.

@@ -1,0 +1,48 @@
+//! Throughput of `fix` on the generated 10 MB CUDA file of `benches/check.rs`: the analysis,
+//! the plan of every array, the edits, and the re-analysis that validates the output.
+//!
+//! `cargo bench --bench fix` prints MB/s and the process's peak resident memory (VmHWM).
+//! Goal (issue 18): ≥ 2 MB/s and ≤ 150 MB on 2 cores. `BENCH_MB` changes the size.
+use bankwise::block::ConfigBlocks;
+use bankwise::pipeline::{fix_text, FixOptions};
+use std::path::Path;
+use std::time::Instant;
+
+mod common;
+#[path = "common/cpu.rs"]
+mod cpu;
+
+fn main() {
+    let (source, kernels) = common::generated_source(common::target_bytes());
+    let mb = source.len() as f64 / (1024.0 * 1024.0);
+    let options = FixOptions::default();
+    let baseline = common::peak_resident_mb();
+    let cpu_before = cpu::cpu_seconds();
+    let start = Instant::now();
+    let fixed = fix_text(
+        Path::new("generated.cu"),
+        &source,
+        &options,
+        &ConfigBlocks::default(),
+    )
+    .expect("the generated file is fixed");
+    let seconds = start.elapsed().as_secs_f64();
+    let cpu = cpu::cpu_line(mb, cpu_before);
+    let rewritten = fixed
+        .arrays
+        .iter()
+        .filter(|a| a.action == bankwise::plan::Action::Rewritten)
+        .count();
+    println!(
+        "fix: {mb:.1} MB, {kernels} kernels, {rewritten} arrays rewritten in {seconds:.2} s = {:.1} MB/s",
+        mb / seconds
+    );
+    if let Some(cpu) = cpu {
+        println!("fix: {cpu}");
+    }
+    if let (Some(before), Some(peak)) = (baseline, common::peak_resident_mb()) {
+        println!(
+            "fix: peak resident memory {peak:.0} MB ({before:.0} MB with the source generated)"
+        );
+    }
+}
