@@ -413,6 +413,12 @@ impl<'a> SiteRequests<'a> {
         self.varying_member.as_deref()
     }
 
+    /// The loops around the access whose bounds the analysis cannot evaluate: their
+    /// counters are unknown values, and the figures are per iteration of them.
+    pub fn per_iteration_of(&self) -> &[String] {
+        &self.per_iteration_of
+    }
+
     /// The unknown uniform values and how they are evaluated.
     pub fn unknown_values(&self) -> &[UnknownValue] {
         &self.unknowns

@@ -423,3 +423,36 @@ fn sigterm_during_a_write_leaves_no_temporary_file() {
         assert!(left.is_empty(), "after {delay_ms} ms: {left:?}");
     }
 }
+
+/// Found by the fuzzer: a loop whose bound the analysis cannot evaluate gives its counter
+/// values no check has seen; the array is left alone with the reason.
+#[test]
+fn a_subscript_under_an_unknown_loop_bound_is_not_rewritten() {
+    let text = "// bankwise: block=128\n__global__ void k(const float *in, float *out)\n{\n    \
+                __shared__ float v[128][4];\n    for (int c = 0; c < UNKNOWN_VEC; ++c)\n        \
+                v[threadIdx.x][c] = in[c];\n    __syncthreads();\n    float acc = 0.0f;\n    \
+                for (int c = 0; c < UNKNOWN_VEC; ++c)\n        acc *= v[threadIdx.x][c];\n    \
+                out[0] = acc;\n}\n";
+    survives("unknown_bound.cu", text);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "unknown_bound.cu", text);
+    let fix = bankwise(&["fix", "--check", &path.to_string_lossy()]);
+    assert!(
+        stderr(&fix).contains("the loop over `c` has bounds the analysis cannot evaluate"),
+        "{}",
+        stderr(&fix)
+    );
+}
+
+/// Found by the fuzzer: a shared array of a called function that hides the parameter the
+/// caller's array is passed as is the callee's own, not the caller's.
+#[test]
+fn a_callees_shared_array_hides_the_parameter_of_its_name() {
+    let text = "__device__ void sweep(float *h, float *o)\n{\n    h[threadIdx.x * 2] = 1;\n    \
+                {\n        __shared__ float h[64];\n        h[threadIdx.x] = 2;\n        \
+                o[0] = h[threadIdx.x];\n    }\n}\n\n// bankwise: block=32\n\
+                __global__ void k(float *o)\n{\n    __shared__ float s[64];\n    \
+                sweep(s, o);\n    o[1] = s[threadIdx.x * 2];\n}\n";
+    let out = survives("shadow.cu", text);
+    assert!(out.contains("2-way bank conflict"), "{out}");
+}

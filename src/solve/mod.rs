@@ -33,7 +33,7 @@ pub mod swizzle;
 pub use choose::{choose, Choice, FamilyResult};
 pub use family::{Family, MapKind};
 
-use crate::affine::{FunctionAffine, Site};
+use crate::affine::{Atom, FunctionAffine, Site};
 use crate::bank::BankConfig;
 use crate::cost::{Evaluated, SitePattern, SiteRequests};
 use crate::parse::{Access, Function, SharedArray, TypeTable};
@@ -142,6 +142,20 @@ impl ArrayProblem {
                 let site = reached_site(affine, array_index, i, access)?;
                 let requests = SiteRequests::new(affine, site, array, access, config)
                     .map_err(|why| format!("line {}: {why}", access.at.line))?;
+                // A counter whose bounds are unknown takes values no check has seen.
+                let atoms = site.index.atoms();
+                let unbounded = requests.per_iteration_of().iter().find(|counter| {
+                    atoms
+                        .iter()
+                        .any(|atom| matches!(atom, Atom::Uniform(name) if name == *counter))
+                });
+                if let Some(counter) = unbounded {
+                    return Err(format!(
+                        "line {}: the loop over `{counter}` has bounds the analysis cannot \
+                         evaluate, so the subscripts' values are not all known",
+                        access.at.line
+                    ));
+                }
                 // A value only sampled (or taken as 0) leaves values no check has seen: the
                 // rewrite's subscripts and its validation would rest on them.
                 let sampled = requests

@@ -167,6 +167,13 @@ impl<'a> Executor<'a> {
 
     fn declare(&mut self, decl: &Decl) {
         if decl.is_shared {
+            // Inside a call followed for a pointer, a shared array of the callee hides a
+            // parameter of the same name: its accesses are the callee's own, not the
+            // caller's array's.
+            if !self.calls.is_empty() {
+                let value = Value::Data(format!("`{}`, a shared array of the callee", decl.name));
+                self.locals.push((decl.name.clone(), value));
+            }
             return;
         }
         let value = match &decl.init {
