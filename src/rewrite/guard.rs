@@ -130,7 +130,7 @@ pub fn assumptions(
         } else if names_a_value(written) {
             found.push(Assumption::Extent {
                 dimension,
-                written: written.clone(),
+                written: without_continuations(written),
                 value,
             });
         }
@@ -148,6 +148,20 @@ pub fn assumptions(
         });
     }
     found
+}
+
+/// An extent's text on one line: a backslash that continued it onto the next (`sizeof\`)
+/// would continue the guard's line instead.
+fn without_continuations(written: &str) -> String {
+    let mut text = String::with_capacity(written.len());
+    let mut chars = written.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek().is_none_or(|next| next.is_whitespace()) {
+            continue;
+        }
+        text.push(c);
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether an extent's text holds a name (`TILE`, `sizeof(T)`) rather than only numbers.
@@ -362,6 +376,14 @@ mod tests {
         assert!(names_a_value("sizeof(float4)"));
         assert!(!names_a_value("32"));
         assert!(!names_a_value("0x20u * 2"));
+    }
+
+    #[test]
+    fn an_extent_continued_over_lines_is_guarded_on_one() {
+        assert_eq!(
+            without_continuations("sizeof(float4) / sizeof\\ (float)"),
+            "sizeof(float4) / sizeof (float)"
+        );
     }
 
     #[test]
