@@ -456,3 +456,20 @@ fn a_callees_shared_array_hides_the_parameter_of_its_name() {
     let out = survives("shadow.cu", text);
     assert!(out.contains("2-way bank conflict"), "{out}");
 }
+
+/// Found by the fuzzer: code on the line of the body's `{` stays code after the guards that
+/// `fix` inserts there (their `#endif` and trailing comments would swallow it).
+#[test]
+fn code_on_the_line_of_the_opening_brace_survives_the_guards() {
+    let text = "// bankwise: block=32x8\n__global__ void t(float *o)\n{int k = 1;\n    \
+                __shared__ float tile[32][32];\n    \
+                tile[threadIdx.y][threadIdx.x] = k;\n    __syncthreads();\n    \
+                o[threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\n";
+    survives("brace.cu", text);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "brace.cu", text);
+    let fix = bankwise(&["fix", &path.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    let out = stdout(&fix);
+    assert!(out.contains("#endif\n    int k = 1;\n"), "{out}");
+}

@@ -213,16 +213,28 @@ pub fn guard_edits(
             .ok_or("no `{` opens the function's body, so no guard can start it")?;
         let indent = body_indent(source.text, open);
         let newline = source.newline;
+        // The guards take whole lines of their own: after a comment on the brace's line, or
+        // before code that follows the brace there (which the guards' own trailing comments
+        // and `#endif` would otherwise swallow).
+        let text = source.text;
+        let line_end = end_of_line(text, open);
+        let rest = text[open + 1..line_end].trim();
+        let (at, after) = if rest.is_empty() || rest.starts_with("//") {
+            (line_end, String::new())
+        } else {
+            (open + 1, format!("{newline}{indent}"))
+        };
         // One edit per guard: the arrays of one function share the block check.
         for guard in at_top {
-            let lines: String = guard
+            let mut lines: String = guard
                 .lines()
                 .map(|line| {
                     let indent = if line.starts_with('#') { "" } else { &indent };
                     format!("{newline}{indent}{line}")
                 })
                 .collect();
-            edits.push(Edit::insert(open + 1, lines));
+            lines.push_str(&after);
+            edits.push(Edit::insert(at, lines));
         }
     }
     Ok(edits)
@@ -304,15 +316,23 @@ fn after_statement(source: &Source, end: usize) -> Option<(usize, String, String
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
         .collect();
-    let line_end = text[semicolon..]
-        .find(['\r', '\n'])
-        .map_or(text.len(), |at| semicolon + at);
+    let line_end = end_of_line(text, semicolon);
     let rest = text[semicolon + 1..line_end].trim();
     let newline = source.newline;
     if rest.is_empty() || rest.starts_with("//") {
         Some((line_end, indent, newline.to_string(), ""))
     } else {
         Some((semicolon + 1, indent, newline.to_string(), newline))
+    }
+}
+
+/// Where the line holding `at` ends: before its `\n` (or `\r\n`). A lone `\r` does not end
+/// a line: the grammar reads it as a space.
+fn end_of_line(text: &str, at: usize) -> usize {
+    match text[at..].find('\n') {
+        Some(newline) if text[..at + newline].ends_with('\r') => at + newline - 1,
+        Some(newline) => at + newline,
+        None => text.len(),
     }
 }
 
@@ -376,6 +396,14 @@ mod tests {
         assert!(names_a_value("sizeof(float4)"));
         assert!(!names_a_value("32"));
         assert!(!names_a_value("0x20u * 2"));
+    }
+
+    #[test]
+    fn a_lone_carriage_return_does_not_end_a_line() {
+        let text = "int a[N]; // a\rb\r\nnext";
+        assert_eq!(&text[..end_of_line(text, 8)], "int a[N]; // a\rb");
+        let text = "int a[N]; // a\rb\nnext";
+        assert_eq!(&text[..end_of_line(text, 8)], "int a[N]; // a\rb");
     }
 
     #[test]

@@ -365,6 +365,14 @@ pub fn definition_start(text: &str, start: usize) -> Option<usize> {
             break;
         }
     }
+    // A `// bankwise:` annotation at the end of a line of code (`;// bankwise: block=16`)
+    // still belongs to the function: a map function cannot go between them.
+    if line > 0 {
+        let above = &text[line_start(text, line - 1)..line];
+        if above.contains("bankwise:") && !above.trim_start().starts_with("//") {
+            return None;
+        }
+    }
     Some(line)
 }
 
