@@ -219,7 +219,7 @@ pub fn guard_edits(
         let text = source.text;
         let line_end = end_of_line(text, open);
         let rest = text[open + 1..line_end].trim();
-        let (at, after) = if rest.is_empty() || rest.starts_with("//") {
+        let (at, after) = if rest.is_empty() || (rest.starts_with("//") && !rest.ends_with('\\')) {
             (line_end, String::new())
         } else {
             (open + 1, format!("{newline}{indent}"))
@@ -319,7 +319,9 @@ fn after_statement(source: &Source, end: usize) -> Option<(usize, String, String
     let line_end = end_of_line(text, semicolon);
     let rest = text[semicolon + 1..line_end].trim();
     let newline = source.newline;
-    if rest.is_empty() || rest.starts_with("//") {
+    // A `//` comment that ends in a backslash goes on over the next line: a guard at the
+    // end of the line would join it.
+    if rest.is_empty() || (rest.starts_with("//") && !rest.ends_with('\\')) {
         Some((line_end, indent, newline.to_string(), ""))
     } else {
         Some((semicolon + 1, indent, newline.to_string(), newline))
@@ -396,6 +398,18 @@ mod tests {
         assert!(names_a_value("sizeof(float4)"));
         assert!(!names_a_value("32"));
         assert!(!names_a_value("0x20u * 2"));
+    }
+
+    #[test]
+    fn a_comment_continued_by_a_backslash_keeps_the_guard_out_of_it() {
+        let text = "  int a[N]; // a comment \\\n  continued\n";
+        let source = Source::new(text);
+        let end = text.find(';').expect("a `;`") + 1;
+        let (at, _, before, after) = after_statement(&source, end).expect("a place");
+        assert_eq!(
+            (&text[..at], before.as_str(), after),
+            ("  int a[N];", "\n", "\n")
+        );
     }
 
     #[test]
