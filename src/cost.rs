@@ -443,12 +443,12 @@ impl<'a> SiteRequests<'a> {
         self.for_each_value_in(combination, &self.index, f);
     }
 
-    /// The values of subscript `dim` of the access (1 or more: the first one may take any
-    /// value) that fall outside its extent, with the lowest and highest of them, or `None`
-    /// when every lane's stays within `[0, extent)`. The linear index can be within the
-    /// array when a subscript is not (`t[1][-1]`), and a rewrite of one subscript
-    /// (a swizzle in place) is the map of the linear index only within the extents.
-    pub fn subscript_outside(&self, subscript: &Sym, extent: u64) -> Option<(i64, i64)> {
+    /// A value that `subscript`, one subscript of the access, reaches outside `[0, extent)`
+    /// on some lane: the lowest when any is negative, else the highest; `None` when every
+    /// lane's stays inside. The linear index can be within the array when a subscript is
+    /// not (`t[1][-1]`), and a rewrite of one subscript (a swizzle in place) is the map of
+    /// the linear index only within the extents.
+    pub fn subscript_outside(&self, subscript: &Sym, extent: u64) -> Option<i64> {
         let mut outside: Option<(i64, i64)> = None;
         for combination in 0..self.combinations.len() {
             self.for_each_value_in(combination, subscript, |_, _, lanes| {
@@ -460,7 +460,7 @@ impl<'a> SiteRequests<'a> {
                 }
             });
         }
-        outside
+        outside.map(|(low, high)| if low < 0 { low } else { high })
     }
 
     /// [`SiteRequests::for_each_in`] for any value of the access's lanes, `value`.

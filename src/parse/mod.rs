@@ -16,7 +16,7 @@ mod types;
 
 pub use ast::{BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp};
 pub use body::*;
-pub use consts::{Bindings, ConstEnv, Macro};
+pub use consts::{identifier_tokens, Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
 pub use model::*;
 pub use packed::{Body, Packed};

@@ -5,7 +5,7 @@ use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
 use crate::block::ConfigBlocks;
 use crate::parse;
 use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
-use crate::rewrite::guard::describe_all;
+use crate::rewrite::guard::assumes_clause;
 use crate::rewrite::{apply, Applicability, Edit, Fix};
 use std::path::{Path, PathBuf};
 
@@ -256,10 +256,7 @@ fn fix_of(planned: &Planned, outcome: &ArrayOutcome) -> Fix {
         .map
         .as_ref()
         .map_or(String::new(), |m| m.description.clone());
-    let assumes = match describe_all(&planned.rewrite.assumptions) {
-        none if none.is_empty() => none,
-        some => format!("; assumes {some}"),
-    };
+    let assumes = assumes_clause(&planned.rewrite.assumptions);
     Fix {
         message: format!(
             "store `{}` in `{}` through {map} ({}){assumes}",

@@ -3,7 +3,7 @@
 //! the reason. Arrays without conflicts are left alone silently.
 use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
 use crate::bank::BankConfig;
-use crate::parse::{AccessKind, DeclaratorKey, Function, Location, SharedArray};
+use crate::parse::{identifier_tokens, AccessKind, DeclaratorKey, Function, Location, SharedArray};
 use crate::rewrite::edit::{Applicability, Edit};
 use crate::rewrite::forms::{
     already_rewritten, definition_start, describe, map_function, padded_declaration,
@@ -486,12 +486,11 @@ fn template_dependence(
 ) -> Option<String> {
     let proven = |d: &usize| proven_dims.is_none_or(|dims| dims.contains(d));
     let parameter = function.template_args.iter().find(|(name, _)| {
-        array.dim_texts.iter().enumerate().any(|(d, text)| {
-            proven(&d)
-                && text
-                    .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-                    .any(|word| word == name)
-        })
+        array
+            .dim_texts
+            .iter()
+            .enumerate()
+            .any(|(d, text)| proven(&d) && identifier_tokens(text).any(|word| word == name))
     })?;
     Some(format!(
         "its extents depend on the template parameter `{}`: the map is proven for `{}` only",

@@ -3,7 +3,7 @@
 //! and the ALU instructions added per access).
 use crate::pipeline::FileFix;
 use crate::plan::{Action, ArrayOutcome};
-use crate::rewrite::guard::{describe_all, Assumption};
+use crate::rewrite::guard::{assumes_clause, Assumption};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -41,10 +41,7 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
             } else {
                 String::new()
             },
-            match describe_all(&array.assumptions) {
-                none if none.is_empty() => none,
-                some => format!("; assumes {some}"),
-            },
+            assumes_clause(&array.assumptions),
         ),
         Action::NotApplied => format!(
             "note: {name} not rewritten: {}; {} would take it from {} to {} excess wavefronts",

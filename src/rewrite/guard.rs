@@ -17,9 +17,9 @@
 //! Forms that hold for every value need no guard: a padded declaration (`[R][C + 1]`), a
 //! struct of arrays, and a swizzle that reads only extents written as numbers.
 use super::edit::Edit;
-use super::forms::Source;
+use super::forms::{line_end, line_start, Source};
 use crate::block::{format_shape, Block, BlockSource};
-use crate::parse::{Function, SharedArray};
+use crate::parse::{identifier_tokens, Function, SharedArray};
 use std::fmt;
 
 /// A value a rewrite's map was derived from.
@@ -95,9 +95,9 @@ impl fmt::Display for Assumption {
     }
 }
 
-/// `` `TILE` == 32 [static_assert], blocks of 32x8x1 (its launch in this file) [BANKWISE_CHECKS]``
-/// for a fix note; empty when the rewrite rests on nothing.
-pub fn describe_all(assumptions: &[Assumption]) -> String {
+/// `` ; assumes `TILE` == 32 [static_assert], blocks of 32x8x1 (its launch in this file)
+/// [BANKWISE_CHECKS]`` for a fix note; empty when the rewrite rests on nothing.
+pub fn assumes_clause(assumptions: &[Assumption]) -> String {
     let mut described: Vec<String> = Vec::new();
     for assumption in assumptions {
         // Two extents written alike (`[N + 1][N + 1]`) are one claim.
@@ -106,7 +106,11 @@ pub fn describe_all(assumptions: &[Assumption]) -> String {
             described.push(text);
         }
     }
-    described.join(", ")
+    if described.is_empty() {
+        String::new()
+    } else {
+        format!("; assumes {}", described.join(", "))
+    }
 }
 
 /// What the rewrite of `array` rests on: the extents of `proven_dims` (every one when `None`)
@@ -166,9 +170,7 @@ fn without_continuations(written: &str) -> String {
 
 /// Whether an extent's text holds a name (`TILE`, `sizeof(T)`) rather than only numbers.
 fn names_a_value(written: &str) -> bool {
-    written
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|word| word.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+    identifier_tokens(written).next().is_some()
 }
 
 /// The guard edits for `assumptions` of `array`, declared in `function`.
@@ -187,15 +189,11 @@ pub fn guard_edits(
         })
         .collect();
     if !extents.is_empty() {
-        let (at, indent, before, after) = after_statement(source, array.decl_span.end)
+        let semicolon = statement_end(source.text, array.decl_span.end)
             .ok_or("no `;` ends the declaration, so no guard can follow it")?;
-        edits.push(Edit::insert(
-            at,
-            format!(
-                "{before}{indent}{}{after}",
-                static_assert(&array.name, &extents)
-            ),
-        ));
+        let indent = indent_of(source.text, semicolon);
+        let guard = static_assert(&array.name, &extents);
+        edits.push(lines_after(source, semicolon, &indent, "", &guard));
     }
     let at_top: Vec<String> = assumptions
         .iter()
@@ -212,29 +210,9 @@ pub fn guard_edits(
         let open = body_open(source.text, function)
             .ok_or("no `{` opens the function's body, so no guard can start it")?;
         let indent = body_indent(source.text, open);
-        let newline = source.newline;
-        // The guards take whole lines of their own: after a comment on the brace's line, or
-        // before code that follows the brace there (which the guards' own trailing comments
-        // and `#endif` would otherwise swallow).
-        let text = source.text;
-        let line_end = end_of_line(text, open);
-        let rest = text[open + 1..line_end].trim();
-        let (at, after) = if rest.is_empty() || (rest.starts_with("//") && !rest.ends_with('\\')) {
-            (line_end, String::new())
-        } else {
-            (open + 1, format!("{newline}{indent}"))
-        };
         // One edit per guard: the arrays of one function share the block check.
         for guard in at_top {
-            let mut lines: String = guard
-                .lines()
-                .map(|line| {
-                    let indent = if line.starts_with('#') { "" } else { &indent };
-                    format!("{newline}{indent}{line}")
-                })
-                .collect();
-            lines.push_str(&after);
-            edits.push(Edit::insert(at, lines));
+            edits.push(lines_after(source, open, &indent, &indent, &guard));
         }
     }
     Ok(edits)
@@ -303,38 +281,59 @@ fn escaped(text: &str) -> String {
     text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
-/// Where a guard goes after the statement that ends at or after `end`: `(offset, indent,
-/// before, after)`. At the end of the line when nothing but a `//` comment follows the `;`;
-/// otherwise right after the `;`, on a line of its own.
-fn after_statement(source: &Source, end: usize) -> Option<(usize, String, String, &'static str)> {
-    let text = source.text;
+/// The offset of the `;` that ends the statement ending at or after `end`.
+fn statement_end(text: &str, end: usize) -> Option<usize> {
     let from = end.checked_sub(1)?;
-    let semicolon = from + text.get(from..)?.find(';')?;
-    let line_start = text[..semicolon].rfind('\n').map_or(0, |at| at + 1);
-    let line = &text[line_start..];
-    let indent: String = line
+    Some(from + text.get(from..)?.find(';')?)
+}
+
+/// The insertion of `lines` (a `#` line flush left, the others at `indent`) after the
+/// character at `after` (a `;` or a `{`), on lines of their own: at the end of its line when
+/// nothing but a `//` comment follows it there; otherwise right after it, with what followed
+/// moved to the next line, at `rest_indent` (a guard's trailing comment or `#endif` would
+/// swallow it). A `//` comment that ends in a backslash goes on over the next line, so a
+/// guard after it would join the comment.
+fn lines_after(
+    source: &Source,
+    after: usize,
+    indent: &str,
+    rest_indent: &str,
+    lines: &str,
+) -> Edit {
+    let (text, newline) = (source.text, source.newline);
+    let end = end_of_line(text, after);
+    let rest = text[after + 1..end].trim();
+    let (at, trailing) = if rest.is_empty() || (rest.starts_with("//") && !rest.ends_with('\\')) {
+        (end, String::new())
+    } else {
+        (after + 1, format!("{newline}{rest_indent}"))
+    };
+    let mut inserted: String = lines
+        .lines()
+        .map(|line| {
+            let indent = if line.starts_with('#') { "" } else { indent };
+            format!("{newline}{indent}{line}")
+        })
+        .collect();
+    inserted.push_str(&trailing);
+    Edit::insert(at, inserted)
+}
+
+/// The spaces and tabs that start the line holding `offset`.
+fn indent_of(text: &str, offset: usize) -> String {
+    text[line_start(text, offset)..]
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
-        .collect();
-    let line_end = end_of_line(text, semicolon);
-    let rest = text[semicolon + 1..line_end].trim();
-    let newline = source.newline;
-    // A `//` comment that ends in a backslash goes on over the next line: a guard at the
-    // end of the line would join it.
-    if rest.is_empty() || (rest.starts_with("//") && !rest.ends_with('\\')) {
-        Some((line_end, indent, newline.to_string(), ""))
-    } else {
-        Some((semicolon + 1, indent, newline.to_string(), newline))
-    }
+        .collect()
 }
 
 /// Where the line holding `at` ends: before its `\n` (or `\r\n`). A lone `\r` does not end
 /// a line: the grammar reads it as a space.
 fn end_of_line(text: &str, at: usize) -> usize {
-    match text[at..].find('\n') {
-        Some(newline) if text[..at + newline].ends_with('\r') => at + newline - 1,
-        Some(newline) => at + newline,
-        None => text.len(),
+    let end = line_end(text, at);
+    match text[..end].strip_suffix('\r') {
+        Some(before) if end < text.len() => before.len(),
+        _ => end,
     }
 }
 
@@ -377,14 +376,7 @@ fn body_indent(text: &str, open: usize) -> String {
             .chars()
             .take_while(|c| *c == ' ' || *c == '\t')
             .collect(),
-        _ => {
-            let line_start = text[..open].rfind('\n').map_or(0, |at| at + 1);
-            let brace_indent: String = text[line_start..open]
-                .chars()
-                .take_while(|c| *c == ' ' || *c == '\t')
-                .collect();
-            format!("{brace_indent}    ")
-        }
+        _ => format!("{}    ", indent_of(text, open)),
     }
 }
 
@@ -400,15 +392,24 @@ mod tests {
         assert!(!names_a_value("0x20u * 2"));
     }
 
+    /// A guard `G` after the statement ending at `end`: where it goes, and what is inserted.
+    fn guard_after_statement(text: &str, end: usize) -> (usize, String) {
+        let source = Source::new(text);
+        let semicolon = statement_end(text, end).expect("a `;`");
+        let indent = indent_of(text, semicolon);
+        let edit = lines_after(&source, semicolon, &indent, "", "G");
+        (edit.range.start, edit.replacement)
+    }
+
     #[test]
     fn a_comment_continued_by_a_backslash_keeps_the_guard_out_of_it() {
         let text = "  int a[N]; // a comment \\\n  continued\n";
-        let source = Source::new(text);
         let end = text.find(';').expect("a `;`") + 1;
-        let (at, _, before, after) = after_statement(&source, end).expect("a place");
+        let (at, inserted) = guard_after_statement(text, end);
+        let (before, indent, after) = ("\n", "  ", "\n");
         assert_eq!(
-            (&text[..at], before.as_str(), after),
-            ("  int a[N];", "\n", "\n")
+            (&text[..at], inserted),
+            ("  int a[N];", format!("{before}{indent}G{after}"))
         );
     }
 
@@ -445,20 +446,19 @@ mod tests {
     #[test]
     fn a_guard_follows_the_statement_on_its_own_line() {
         let text = "  int a[N]; // tile\n  a[0] = 1;\n";
-        let source = Source::new(text);
         let end = text.find(';').expect("a `;`") + 1;
-        let (at, indent, before, after) = after_statement(&source, end).expect("a place");
+        let (at, inserted) = guard_after_statement(text, end);
+        let (before, indent, after) = ("\n", "  ", "");
         assert_eq!(
-            (&text[..at], indent.as_str()),
-            ("  int a[N]; // tile", "  ")
+            (&text[..at], inserted),
+            ("  int a[N]; // tile", format!("{before}{indent}G{after}"))
         );
-        assert_eq!((before.as_str(), after), ("\n", ""));
         let text = "  int a[N]; a[0] = 1;\r\n";
-        let source = Source::new(text);
-        let (at, _, before, after) = after_statement(&source, end).expect("a place");
+        let (at, inserted) = guard_after_statement(text, end);
+        let (before, indent, after) = ("\r\n", "  ", "\r\n");
         assert_eq!(
-            (&text[..at], before.as_str(), after),
-            ("  int a[N];", "\r\n", "\r\n")
+            (&text[..at], inserted),
+            ("  int a[N];", format!("{before}{indent}G{after}"))
         );
     }
 }

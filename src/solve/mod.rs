@@ -170,20 +170,19 @@ impl ArrayProblem {
                     ));
                 }
                 // Subscripts past their own extents (`t[r][-1]`) are the program's own bug.
-                let indices = access.indices.unpack();
                 for (d, (subscript, extent)) in site.subscripts.iter().zip(&dims).enumerate() {
                     if d == 0 && dims.len() == 1 {
                         continue;
                     }
-                    if let Some((low, high)) = requests.subscript_outside(subscript, *extent) {
+                    if let Some(reached) = requests.subscript_outside(subscript, *extent) {
+                        let indices = access.indices.unpack();
                         let written = indices.get(d).map_or(String::new(), |e| e.to_string());
                         return Err(format!(
-                            "line {}: subscript {} of `{}`, `{written}`, reaches {}, outside \
-                             [0, {extent})",
+                            "line {}: subscript {} of `{}`, `{written}`, reaches {reached}, \
+                             outside [0, {extent})",
                             access.at.line,
                             d + 1,
                             access.text,
-                            if low < 0 { low } else { high }
                         ));
                     }
                 }

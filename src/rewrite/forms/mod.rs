@@ -312,11 +312,11 @@ pub fn already_rewritten(source: &Source, array: &SharedArray) -> bool {
 /// What a struct-of-arrays marker says before the member arrays it lists.
 pub(in crate::rewrite) const SPLIT_MARKER: &str = "is stored as a struct of arrays: ";
 
-fn line_start(text: &str, offset: usize) -> usize {
+pub(in crate::rewrite) fn line_start(text: &str, offset: usize) -> usize {
     text[..offset].rfind('\n').map_or(0, |at| at + 1)
 }
 
-fn line_end(text: &str, offset: usize) -> usize {
+pub(in crate::rewrite) fn line_end(text: &str, offset: usize) -> usize {
     text[offset..]
         .find('\n')
         .map_or(text.len(), |at| offset + at)

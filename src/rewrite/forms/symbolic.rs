@@ -3,6 +3,7 @@
 //! bankwise evaluated them to, where that keeps it a bijection for every value of them, so
 //! that it needs no guard.
 use super::*;
+use crate::parse::identifier_tokens;
 use crate::solve::MapKind;
 
 /// The expression of `map` with its row length as the declaration writes it, when the map is
@@ -32,11 +33,9 @@ pub(super) fn symbolic(target: &Target, map: &dyn AddressMap) -> Option<MapExpr>
             .macro_named(name)
             .is_some_and(|m| m.params.is_none() && m.line < line_of_map)
     };
-    let names_only_macros = written.iter().all(|text| {
-        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'))
-            .all(visible)
-    });
+    let names_only_macros = written
+        .iter()
+        .all(|text| identifier_tokens(text).all(visible));
     if !names_only_macros {
         return None;
     }
