@@ -313,9 +313,14 @@ void host(int n) {
     assert!(block("d").is_err());
     // `Tile` is a type: `declares` is a function, not a dim3.
     assert!(block("e").is_err());
-    // One name, two dim3s in two scopes: which one a launch sees is not followed; the same
-    // declaration in both is one shape.
-    assert!(block("f").is_err());
+    // One name, two dim3s in two scopes: each launch sees the one in its scope.
+    let scoped: Vec<_> = file
+        .launches
+        .iter()
+        .filter(|l| l.kernel == "f")
+        .map(|l| l.block.clone())
+        .collect();
+    assert_eq!(scoped, [Ok([192, 1, 1]), Ok([256, 1, 1])]);
     assert_eq!(block("g"), Ok([32, 2, 1]));
 }
 

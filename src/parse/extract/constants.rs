@@ -72,10 +72,13 @@ impl<'s> Extractor<'s> {
     /// What a function body declares that evaluation needs: integer constants (in order,
     /// unevaluated, so a template can bind them per instantiation), `dim3` variables, and the
     /// `__shared__` declarations, direct or through a macro. `dead` branches are skipped.
+    /// With `visible_at`, only the declarations in scope at that byte are taken (a launch in
+    /// one branch sees its own `dim3 block(192)`, not the `dim3 block(256)` of another).
     pub(super) fn local_definitions<'t>(
         &self,
         body: &Preorder<'t>,
         dead: &[std::ops::Range<usize>],
+        visible_at: Option<usize>,
     ) -> LocalDefinitions<'t> {
         let mut reassigned = HashSet::new();
         let mut component_sets: Vec<ComponentSet> = Vec::new();
@@ -99,7 +102,9 @@ impl<'s> Extractor<'s> {
                     }
                 }
                 "declaration" if has_qualifier(node, self.src, "__shared__") => shared.push(node),
-                "declaration" => declarations.push(node),
+                "declaration" if visible_at.is_none_or(|at| in_scope_at(node, at)) => {
+                    declarations.push(node)
+                }
                 "call_expression" => {
                     let declares = child(node, FIELDS.function)
                         .and_then(|f| self.env.macro_named(self.text(f)))
@@ -241,6 +246,39 @@ impl Extractor<'_> {
     }
 }
 
+/// Whether the names `declaration` declares are in scope at byte `at`: declared before it, in
+/// a scope that holds it.
+fn in_scope_at(declaration: Node, at: usize) -> bool {
+    if declaration.start_byte() > at {
+        return false;
+    }
+    let mut node = declaration;
+    while let Some(parent) = node.parent() {
+        if is_scope(symbols::kind(parent))
+            && !(parent.start_byte()..parent.end_byte()).contains(&at)
+        {
+            return false;
+        }
+        node = parent;
+    }
+    true
+}
+
+/// Node kinds that open a C++ scope for the names declared in them.
+pub(super) fn is_scope(kind: &str) -> bool {
+    matches!(
+        kind,
+        "compound_statement"
+            | "for_statement"
+            | "for_range_loop"
+            | "lambda_expression"
+            | "if_statement"
+            | "while_statement"
+            | "switch_statement"
+            | "catch_clause"
+    )
+}
+
 /// `block.x = E;`: see [`Extractor::component_set`].
 struct ComponentSet<'t> {
     name: String,
@@ -291,22 +329,41 @@ pub(super) struct LocalDefinitions<'t> {
 }
 
 fn is_integer_type(ty: &str) -> bool {
-    let ty = ty
-        .trim_start_matches("static ")
-        .trim_start_matches("const ")
-        .trim_start_matches("constexpr ");
+    // `static constexpr std::size_t`, `int const`, `unsigned long int`: the qualifiers and
+    // `std::` say nothing about the value.
+    let words: Vec<&str> = ty
+        .split_whitespace()
+        .map(|w| w.trim_start_matches("std::"))
+        .filter(|w| {
+            !matches!(
+                *w,
+                "static" | "const" | "constexpr" | "inline" | "volatile" | "signed"
+            )
+        })
+        .collect();
     matches!(
-        ty,
-        "int"
+        words.join(" ").as_str(),
+        "" // `signed` alone
+            | "int"
             | "unsigned"
             | "unsigned int"
             | "long"
+            | "long int"
             | "unsigned long"
+            | "unsigned long int"
             | "long long"
+            | "long long int"
             | "unsigned long long"
+            | "unsigned long long int"
             | "short"
+            | "short int"
             | "unsigned short"
             | "size_t"
+            | "ptrdiff_t"
+            | "int8_t"
+            | "uint8_t"
+            | "int16_t"
+            | "uint16_t"
             | "int32_t"
             | "uint32_t"
             | "int64_t"

@@ -1,6 +1,7 @@
 //! `__global__`/`__device__` function definitions: the function's model, and the walk over its
 //! body that finds the shared arrays in scope and every use of their names.
 use super::arrays::mark_dynamic_aliases;
+use super::constants::is_scope;
 use super::templates::{template_parameters, Prototype};
 use super::walk::{children, named_children, walk, walk_with_ancestors, Lineage, Preorder};
 use super::{function_name, leftmost_identifier, Extractor};
@@ -107,7 +108,7 @@ impl<'s> Extractor<'s> {
         dead: &[std::ops::Range<usize>],
     ) -> Vec<(String, Expr)> {
         let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
-        let definitions = self.local_definitions(nodes, dead);
+        let definitions = self.local_definitions(nodes, dead, None);
         let locals = self.bind_constants(&definitions.constants, &function.bindings);
         let decl_nodes = definitions.shared;
         let mut arrays = Vec::new();
@@ -300,21 +301,6 @@ impl<'s> Extractor<'s> {
         function.arrays = kept;
         definitions.constants
     }
-}
-
-/// Node kinds that open a C++ scope for the names declared in them.
-fn is_scope(kind: &str) -> bool {
-    matches!(
-        kind,
-        "compound_statement"
-            | "for_statement"
-            | "for_range_loop"
-            | "lambda_expression"
-            | "if_statement"
-            | "while_statement"
-            | "switch_statement"
-            | "catch_clause"
-    )
 }
 
 /// The names of the parameters of the function whose body is `body`.

@@ -17,17 +17,19 @@ impl<'s> Extractor<'s> {
         if !self.text(function).contains("<<<") {
             return;
         }
-        // The function's constants and dim3 variables, for every launch in it.
-        let locals = child(function, FIELDS.body)
-            .map(|body| self.local_definitions(&Preorder::of(body), &[]));
-        let scope = locals.as_ref().map_or_else(Bindings::default, |l| {
-            self.bind_constants(&l.constants, &Bindings::default())
-        });
-        let dim3s = locals.map(|l| l.dim3s).unwrap_or_default();
+        let body = child(function, FIELDS.body).map(Preorder::of);
         let found = launch_calls(function, self.src);
         let sites: Vec<LaunchSite> = found
             .into_iter()
             .map(|(kernel, config, launch)| {
+                // The constants and dim3 variables in scope at this launch.
+                let locals = body
+                    .as_ref()
+                    .map(|body| self.local_definitions(body, &[], Some(launch.start_byte())));
+                let scope = locals.as_ref().map_or_else(Bindings::default, |l| {
+                    self.bind_constants(&l.constants, &Bindings::default())
+                });
+                let dim3s = locals.map(|l| l.dim3s).unwrap_or_default();
                 let (name, template_args) = match symbols::kind(kernel) {
                     "template_function" => self.template_id(kernel),
                     _ => (self.one_line(kernel), Vec::new()),
