@@ -259,6 +259,87 @@ void host() {
 }
 
 #[test]
+fn launches_in_the_forms_real_projects_write() {
+    let file = parse(
+        "#define WRAP(x) x
+namespace kernel {
+template <typename T, int N> __global__ void qualified(T *o) {}
+}
+__global__ void through_pointer(float *o) {}
+__global__ void through_macro(float *o) {}
+__global__ void through_api(float *o) {}
+__global__ void not_launched(float *o) {}
+template <int B> __global__ void local_arg(float *o) {}
+__global__ void commented(float *o) {}
+void host(float *o, Params p) {
+  dim3 grid(4), block(32, 4);
+  constexpr int block_x = 64;
+  kernel::qualified<float, 32><<<grid, block>>>(o);
+  auto k = &through_pointer;
+  k<<<grid, block>>>(o);
+  CUDA_LAUNCH((through_macro), grid, dim3(16, 16), o);
+  void *args[] = {&o};
+  cudaLaunchKernel((void *)through_api, grid, dim3(128), args, 0, 0);
+  ggml_launch(not_launched, p, o);
+  helper(not_launched, p.grid, p.block);
+  local_arg<block_x><<<1, block_x>>>(o);
+  commented<<<4 /*grid*/, 96 /*block*/>>>(o);
+}",
+    );
+    let block = |name: &str| launch_block(&file, name);
+    assert_eq!(block("qualified"), Ok([32, 4, 1]));
+    assert_eq!(block("through_pointer"), Ok([32, 4, 1]));
+    assert_eq!(block("through_macro"), Ok([16, 16, 1]));
+    assert_eq!(block("through_api"), Ok([128, 1, 1]));
+    // A call that passes a kernel with values that are not a block shape is no launch.
+    assert!(file.launches.iter().all(|l| l.kernel != "not_launched"));
+    let local = file
+        .launches
+        .iter()
+        .find(|l| l.kernel == "local_arg")
+        .unwrap();
+    assert_eq!(local.template_args, ["64"]);
+    assert_eq!(block("commented"), Ok([96, 1, 1]));
+}
+
+#[test]
+fn kernels_declared_through_macros() {
+    let file = parse(
+        "#define MY_KERNEL static __global__ void
+#define DI inline __device__
+MY_KERNEL defined(float *o) { __shared__ float s[32]; o[0] = s[threadIdx.x]; }
+DI float helper(float *s) { return s[threadIdx.x]; }
+HIDDEN_KERNEL launched(float *o) { __shared__ float s[32]; o[0] = s[threadIdx.x]; }
+UNKNOWN_TYPE host_only(float *o) { return o[0]; }
+void host(float *o) { launched<<<1, 32>>>(o); }",
+    );
+    let kind = |name: &str| {
+        file.functions
+            .iter()
+            .find(|f| f.name == name)
+            .map(|f| f.kind)
+    };
+    assert_eq!(kind("defined"), Some(FunctionKind::Kernel));
+    assert_eq!(kind("helper"), Some(FunctionKind::Device));
+    assert_eq!(kind("launched"), Some(FunctionKind::Kernel));
+    assert_eq!(kind("host_only"), None);
+}
+
+#[test]
+fn a_host_template_launches_with_its_default_arguments() {
+    let file = parse(
+        "template <typename T, int TPB> __global__ void k(T *o) {}
+template <typename T, int TPB = 256> void run(T *o) { k<T, TPB><<<1, TPB>>>(o); }
+template <int TPB = 128> void named(float *o) { k<float, TPB><<<1, TPB>>>(o); }
+void host(float *o) { run(o); named<512>(o); }",
+    );
+    let blocks: Vec<_> = file.launches.iter().map(|l| l.block.clone()).collect();
+    // `named` is called with an argument in this file: its default says nothing.
+    assert_eq!(blocks[0], Ok([256, 1, 1]));
+    assert!(blocks[1].is_err());
+}
+
+#[test]
 fn named_dim3_blocks_read_as_written() {
     let file = parse(
         "#define BX 32

@@ -9,6 +9,7 @@ mod include;
 pub mod language;
 mod model;
 mod packed;
+mod pragmas;
 mod source;
 mod symbols;
 mod syntax;

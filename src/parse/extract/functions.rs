@@ -16,14 +16,16 @@ use std::collections::{HashMap, HashSet};
 
 impl<'s> Extractor<'s> {
     pub(super) fn function(&mut self, node: Node) {
+        let Some(name) = function_name(node, self.src) else {
+            return;
+        };
         let kind = if has_modifier(node, self.src, "__global__") {
             FunctionKind::Kernel
         } else if has_modifier(node, self.src, "__device__") {
             FunctionKind::Device
+        } else if let Some(kind) = self.kind_behind_macro(node, &name) {
+            kind
         } else {
-            return;
-        };
-        let Some(name) = function_name(node, self.src) else {
             return;
         };
         let Some(body) = child(node, FIELDS.body) else {
@@ -322,6 +324,30 @@ fn function_parameters(body: Node, src: &str) -> HashSet<String> {
         }
     }
     names
+}
+
+impl Extractor<'_> {
+    /// The kind of a function whose `__global__` or `__device__` is behind a macro written as
+    /// its type (`RAFT_KERNEL f(…)`, `DI float g(…)`): from the macro's body when the file or
+    /// its headers define it, else a kernel when the file launches a function of that name.
+    fn kind_behind_macro(&self, function: Node, name: &str) -> Option<FunctionKind> {
+        let ty = child(function, FIELDS.type_)?;
+        if symbols::kind(ty) != "type_identifier" {
+            return None;
+        }
+        let written = self.text(ty);
+        match self.env.macro_named(written) {
+            Some(mac) if mac.body.contains("__global__") => Some(FunctionKind::Kernel),
+            Some(mac) if mac.body.contains("__device__") => Some(FunctionKind::Device),
+            Some(_) => None,
+            None if self.env.types.layout(written).is_none()
+                && self.launched_names.contains(name) =>
+            {
+                Some(FunctionKind::Kernel)
+            }
+            None => None,
+        }
+    }
 }
 
 /// Whether a function definition carries `__global__` / `__device__` (as a modifier, not

@@ -11,48 +11,205 @@ use crate::parse::syntax::Node;
 use std::collections::HashMap;
 
 impl<'s> Extractor<'s> {
-    /// Records the kernel launches inside `function`.
+    /// Records the kernel launches inside `function`: `k<<<grid, block, bytes>>>(…)`, through
+    /// a function pointer (`auto f = &k; f<<<…>>>`), and through a launch function or macro
+    /// that takes the kernel, the grid and the block in that order (`cudaLaunchKernel`,
+    /// `hipLaunchKernelGGL`, a project's `LAUNCH(k, grid, block, …)`).
     pub(super) fn launch_sites(&mut self, function: Node) {
-        // Only a function that mentions `<<<` can launch a kernel.
-        if !self.text(function).contains("<<<") {
+        let text = self.text(function);
+        let chevrons = text.contains("<<<");
+        let helpers = self.kernel_names.iter().any(|k| text.contains(k.as_str()));
+        if !chevrons && !helpers {
             return;
         }
         let body = child(function, FIELDS.body).map(Preorder::of);
-        let found = launch_calls(function, self.src);
-        let sites: Vec<LaunchSite> = found
-            .into_iter()
-            .map(|(kernel, config, launch)| {
-                // The constants and dim3 variables in scope at this launch.
-                let locals = body
-                    .as_ref()
-                    .map(|body| self.local_definitions(body, &[], Some(launch.start_byte())));
-                let scope = locals.as_ref().map_or_else(Bindings::default, |l| {
-                    self.bind_constants(&l.constants, &Bindings::default())
+        let mut found: Vec<Launch> = Vec::new();
+        if chevrons {
+            for (kernel, config, launch) in launch_calls(function, self.src) {
+                let config: Vec<Node> = named_children(config)
+                    .into_iter()
+                    .filter(|c| symbols::kind(*c) != "comment")
+                    .collect();
+                found.push(Launch {
+                    kernel,
+                    block: config.get(1).copied(),
+                    bytes: config.get(2).copied(),
+                    at: launch,
+                    through_helper: false,
                 });
-                let dim3s = locals.map(|l| l.dim3s).unwrap_or_default();
-                let (name, template_args) = match symbols::kind(kernel) {
-                    "template_function" => self.template_id(kernel),
-                    _ => (self.one_line(kernel), Vec::new()),
-                };
-                let block = match named_children(config).get(1) {
-                    Some(block) => self.launch_block(*block, &scope, &dim3s),
-                    None => Err("the launch has no block argument".to_string()),
-                };
-                let shared_bytes = named_children(config).get(2).and_then(|bytes| {
-                    let value = self.env.eval(&ast::lower(*bytes, self.src), &scope).ok()?;
-                    u64::try_from(value).ok()
-                });
-                LaunchSite {
-                    kernel: name.rsplit("::").next().unwrap_or(&name).to_string(),
-                    template_args,
-                    instance: None,
-                    at: self.at(launch),
-                    block,
-                    shared_bytes,
-                }
-            })
-            .collect();
+            }
+        }
+        if helpers {
+            found.extend(self.helper_launches(function));
+        }
+        let defaults = self.host_template_defaults(function);
+        let mut sites = Vec::new();
+        for launch in found {
+            // The constants and dim3 variables in scope at this launch.
+            let locals = body
+                .as_ref()
+                .map(|body| self.local_definitions(body, &[], Some(launch.at.start_byte())));
+            let scope = locals.as_ref().map_or_else(
+                || defaults.clone(),
+                |l| self.bind_constants(&l.constants, &defaults),
+            );
+            let dim3s = locals.map(|l| l.dim3s).unwrap_or_default();
+            let kernel = match body.as_ref() {
+                Some(body) => self.pointed_kernel(launch.kernel, body, launch.at.start_byte()),
+                None => launch.kernel,
+            };
+            let (name, template_args) = self.launched_kernel(kernel, &scope);
+            let block = match launch.block {
+                Some(block) => self.launch_block(block, &scope, &dim3s),
+                None => Err("the launch has no block argument".to_string()),
+            };
+            // A call that only looks like a launch (a helper taking a kernel and two other
+            // values) counts when its block shape reads as one.
+            if launch.through_helper && block.is_err() {
+                continue;
+            }
+            let shared_bytes = launch.bytes.and_then(|bytes| {
+                let value = self.env.eval(&ast::lower(bytes, self.src), &scope).ok()?;
+                u64::try_from(value).ok()
+            });
+            sites.push(LaunchSite {
+                kernel: name,
+                template_args,
+                instance: None,
+                at: self.at(launch.at),
+                block,
+                shared_bytes,
+            });
+        }
         self.launches.extend(sites);
+    }
+
+    /// The defaults of a host function template's integer parameters, when the file never
+    /// names it with template arguments (`template <typename T, int TPB = 256> T f(…)`,
+    /// called as `f(…)`): its launches' `<<<g, TPB>>>` are 256 threads.
+    fn host_template_defaults(&self, function: Node) -> Bindings {
+        let mut defaults = Bindings::default();
+        let Some(outer) = function
+            .parent()
+            .filter(|p| symbols::kind(*p) == "template_declaration")
+        else {
+            return defaults;
+        };
+        let Some(name) = super::function_name(function, self.src) else {
+            return defaults;
+        };
+        if self.src.contains(&format!("{name}<")) {
+            return defaults;
+        }
+        for param in super::templates::template_parameters(outer, self.src) {
+            let Some(default) = param.default.as_deref().filter(|_| !param.is_type) else {
+                continue;
+            };
+            if let Some(value) = crate::parse::parse_expression_text(default)
+                .and_then(|e| self.env.eval(&e, &defaults).ok())
+            {
+                defaults.ints.insert(param.name, value);
+            }
+        }
+        defaults
+    }
+
+    /// The kernel's name and template arguments as launched: `ns::k<T, block_dim_x>` with
+    /// `constexpr int block_dim_x = 64;` in scope is `k` with `[T, 64]`.
+    fn launched_kernel(&self, kernel: Node, scope: &Bindings) -> (String, Vec<String>) {
+        let mut kernel = kernel;
+        while symbols::kind(kernel) == "qualified_identifier" {
+            match child(kernel, FIELDS.name) {
+                Some(name) => kernel = name,
+                None => break,
+            }
+        }
+        let (name, mut template_args) = match symbols::kind(kernel) {
+            "template_function" => self.template_id(kernel),
+            _ => (self.one_line(kernel), Vec::new()),
+        };
+        let arguments = child(kernel, FIELDS.arguments).map(named_children);
+        for (arg, node) in template_args.iter_mut().zip(arguments.unwrap_or_default()) {
+            // A lone name reads as a type (`type_descriptor`): C++ decides by lookup.
+            let expr = match symbols::kind(node) {
+                "type_descriptor" if is_identifier(arg) => Expr {
+                    kind: ExprKind::Name(arg.clone()),
+                    span: ast::Span::of(node),
+                },
+                "type_descriptor" => continue,
+                _ => ast::lower(node, self.src),
+            };
+            if let Ok(value) = self.env.eval(&expr, scope) {
+                *arg = value.to_string();
+            }
+        }
+        let name = name.rsplit("::").next().unwrap_or(&name).to_string();
+        (name, template_args)
+    }
+
+    /// `f` in `f<<<…>>>` when the body declares `auto f = &k;` (or `= k`, `= &k<T>`) before
+    /// the launch: `k`. Otherwise `launched` itself.
+    fn pointed_kernel<'t>(&self, launched: Node<'t>, body: &Preorder<'t>, at: usize) -> Node<'t> {
+        if symbols::kind(launched) != "identifier" {
+            return launched;
+        }
+        let name = self.text(launched);
+        let mut target = None;
+        body.walk(|node| {
+            if node.start_byte() >= at {
+                return false;
+            }
+            if symbols::kind(node) == "init_declarator"
+                && child(node, FIELDS.declarator).is_some_and(|d| self.text(d) == name)
+            {
+                target = child(node, FIELDS.value).map(unwrap_reference);
+            }
+            true
+        });
+        target
+            .filter(|t| {
+                matches!(
+                    symbols::kind(*t),
+                    "identifier" | "template_function" | "qualified_identifier"
+                ) && self.kernel_names.contains(kernel_base_name(self.text(*t)))
+            })
+            .unwrap_or(launched)
+    }
+
+    /// Calls in `function` whose first argument names a kernel of this file and whose next
+    /// two are the grid and the block.
+    fn helper_launches<'t>(&self, function: Node<'t>) -> Vec<Launch<'t>> {
+        let mut found = Vec::new();
+        walk(function, |node| {
+            if symbols::kind(node) != "call_expression" {
+                return true;
+            }
+            let Some(arguments) = child(node, FIELDS.arguments) else {
+                return true;
+            };
+            let args = named_children(arguments);
+            if args.len() < 3 {
+                return true;
+            }
+            let kernel = unwrap_reference(args[0]);
+            let names_kernel = matches!(
+                symbols::kind(kernel),
+                "identifier" | "template_function" | "qualified_identifier"
+            ) && self
+                .kernel_names
+                .contains(kernel_base_name(self.text(kernel)));
+            if names_kernel {
+                found.push(Launch {
+                    kernel,
+                    block: Some(args[2]),
+                    bytes: None,
+                    at: node,
+                    through_helper: true,
+                });
+            }
+            true
+        });
+        found
     }
 
     /// Evaluates a launch's block argument: a constant, `dim3(…)`, or a local `dim3` variable.
@@ -207,4 +364,43 @@ fn comment_above<'t>(node: Node<'t>, lines: &LineIndex) -> Option<Node<'t>> {
     node.prev_sibling()
         .filter(|s| symbols::kind(*s) == "comment")
         .filter(|c| lines.location(c.end_byte()).line + 1 >= lines.location(node.start_byte()).line)
+}
+
+/// A launch found in a function, before evaluation.
+struct Launch<'t> {
+    /// What names the kernel (`k`, `k<T>`, `ns::k`, a function-pointer variable).
+    kernel: Node<'t>,
+    block: Option<Node<'t>>,
+    bytes: Option<Node<'t>>,
+    /// The whole launch.
+    at: Node<'t>,
+    /// A call to a launch function or macro rather than `<<<…>>>`.
+    through_helper: bool,
+}
+
+/// `x` in `&x`, `(x)`, `(void *)x`, `(void *)&x`.
+fn unwrap_reference(mut node: Node) -> Node {
+    loop {
+        let inner = match symbols::kind(node) {
+            "parenthesized_expression" => named_children(node).first().copied(),
+            "pointer_expression" => child(node, FIELDS.argument),
+            "cast_expression" => child(node, FIELDS.value),
+            _ => None,
+        };
+        match inner {
+            Some(inner) => node = inner,
+            None => return node,
+        }
+    }
+}
+
+/// `k` in `ns::k<T, 4>`.
+fn kernel_base_name(written: &str) -> &str {
+    let name = written.split('<').next().unwrap_or(written).trim();
+    name.rsplit("::").next().unwrap_or(name).trim()
+}
+
+fn is_identifier(text: &str) -> bool {
+    text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -63,6 +63,12 @@ struct Extractor<'s> {
     shared_providers: HashMap<String, SharedProvider>,
     /// Whether the file declares any `extern __shared__` array (else no provider exists).
     mentions_extern_shared: bool,
+    /// The names written before a `<<<` anywhere in the file: a function launched so is a
+    /// kernel, however its `__global__` is spelled (`RAFT_KERNEL f(…)` from a header).
+    launched_names: HashSet<String>,
+    /// The names of the functions the file declares `__global__`, found in the text: a call
+    /// that passes one of them with a grid and a block launches it.
+    kernel_names: HashSet<String>,
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
@@ -71,6 +77,39 @@ pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
 
 /// [`extract`] with what the file's headers define.
 pub fn extract_with(src: &str, defines: &[String], prelude: &Prelude) -> ParsedFile {
+    let parsed = super::pragmas::blank_loop_pragmas(src, |name| {
+        macro_body(name, src, defines, prelude).is_some_and(|body| super::pragmas::is_code(&body))
+    });
+    extract_parsed(&parsed, defines, prelude)
+}
+
+/// The replacement text of macro `name` as the file, `-D` or the headers define it.
+fn macro_body(name: &str, src: &str, defines: &[String], prelude: &Prelude) -> Option<String> {
+    let own = src.lines().find_map(|line| {
+        let rest = line.trim_start().strip_prefix('#')?.trim_start();
+        let rest = rest
+            .strip_prefix("define")?
+            .trim_start()
+            .strip_prefix(name)?;
+        rest.starts_with(|c: char| c.is_whitespace() || c == '(')
+            .then(|| rest.to_string())
+            .or_else(|| rest.is_empty().then(String::new))
+    });
+    let command_line = defines.iter().find_map(|d| {
+        let rest = d.strip_prefix(name)?;
+        rest.strip_prefix('=')
+            .map(str::to_string)
+            .or_else(|| rest.is_empty().then(|| "1".to_string()))
+    });
+    let header = prelude
+        .macros
+        .iter()
+        .find(|(defined, _, _)| defined == name)
+        .map(|(_, _, body)| body.clone());
+    own.or(command_line).or(header)
+}
+
+fn extract_parsed(src: &str, defines: &[String], prelude: &Prelude) -> ParsedFile {
     // Parse plans, cheapest first: 32 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
@@ -221,6 +260,8 @@ impl<'s> Extractor<'s> {
             functions: Vec::new(),
             shared_providers: HashMap::new(),
             mentions_extern_shared: src.contains("extern") && src.contains("__shared__"),
+            launched_names: launched_names(src),
+            kernel_names: global_function_names(src),
         }
     }
 
@@ -411,3 +452,80 @@ fn function_name(function: Node, src: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests;
+
+/// The names written before each `<<<` of `src` (`k<<<`, `k<T, 4> <<<`, `ns::k<<<`), found in
+/// the text, before any parse: the last identifier before the launch's template arguments.
+fn launched_names(src: &str) -> HashSet<String> {
+    let bytes = src.as_bytes();
+    let mut names = HashSet::new();
+    let mut from = 0;
+    while let Some(found) = src[from..].find("<<<") {
+        let launch = from + found;
+        from = launch + 3;
+        let mut end = launch;
+        let skip_space = |mut at: usize| {
+            while at > 0 && bytes[at - 1].is_ascii_whitespace() {
+                at -= 1;
+            }
+            at
+        };
+        end = skip_space(end);
+        if end > 0 && bytes[end - 1] == b'>' {
+            // Template arguments: back to the `<` that opens them.
+            let mut depth = 0usize;
+            while end > 0 {
+                end -= 1;
+                match bytes[end] {
+                    b'>' => depth += 1,
+                    b'<' => depth -= 1,
+                    b';' | b'{' | b'}' => break,
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+            }
+            end = skip_space(end);
+        }
+        let mut start = end;
+        while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+            start -= 1;
+        }
+        if start < end {
+            names.insert(src[start..end].to_string());
+        }
+    }
+    names
+}
+
+/// The names of the functions declared `__global__` in `src`, found in the text: the name
+/// before the first `(` after each `__global__` (past `__launch_bounds__(…)`).
+fn global_function_names(src: &str) -> HashSet<String> {
+    let mut names = HashSet::new();
+    for (at, _) in src.match_indices("__global__") {
+        let rest = &src[at + "__global__".len()..];
+        let mut rest = &rest[..rest.len().min(512)];
+        if let Some(bounds) = rest.find("__launch_bounds__") {
+            // Skip the bounds' own parentheses.
+            let after = &rest[bounds..];
+            let close = after.find(')').map_or(after.len(), |c| c + 1);
+            rest = &after[close..];
+        }
+        let Some(open) = rest.find('(') else {
+            continue;
+        };
+        let before = rest[..open].trim_end();
+        let name: String = before
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect::<Vec<char>>()
+            .into_iter()
+            .rev()
+            .collect();
+        if !name.is_empty() {
+            names.insert(name);
+        }
+    }
+    names
+}

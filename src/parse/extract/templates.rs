@@ -239,8 +239,8 @@ fn split_pointer(ty: &str) -> (&str, &str) {
 
 pub(super) struct TemplateParam {
     pub(super) name: String,
-    is_type: bool,
-    default: Option<String>,
+    pub(super) is_type: bool,
+    pub(super) default: Option<String>,
 }
 
 pub(super) fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> {
