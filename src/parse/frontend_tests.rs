@@ -303,6 +303,48 @@ void host(float *o, Params p) {
 }
 
 #[test]
+fn a_launch_sees_the_value_a_name_has_there() {
+    let file = parse(
+        "__global__ void a() {}
+__global__ void b() {}
+__global__ void c() {}
+__global__ void d() {}
+__global__ void e() {}
+__global__ void f() {}
+void host(int n) {
+  for (int level = 0; level < n; ++level) {
+    dim3 fresh(16, 8);
+    f<<<1, fresh>>>();
+    fresh = dim3(256);
+  }
+  dim3 threads(16, 16);
+  int size = 128;
+  a<<<1, threads>>>();
+  threads = dim3(256, 1);
+  b<<<1, threads>>>();
+  if (n) size = 64;
+  c<<<1, size>>>();
+  for (int i = 0; i < n; ++i) {
+    d<<<1, threads>>>();
+    threads = dim3(64);
+  }
+  size = 32;
+  e<<<1, size>>>();
+}",
+    );
+    let block = |name: &str| launch_block(&file, name);
+    assert_eq!(block("a"), Ok([16, 16, 1]));
+    assert_eq!(block("b"), Ok([256, 1, 1]));
+    // Set on one path only.
+    assert!(block("c").is_err());
+    // Set later in a loop around the launch.
+    assert!(block("d").is_err());
+    assert_eq!(block("e"), Ok([32, 1, 1]));
+    // Declared in the loop: each iteration starts from the declaration.
+    assert_eq!(block("f"), Ok([16, 8, 1]));
+}
+
+#[test]
 fn kernels_declared_through_macros() {
     let file = parse(
         "#define MY_KERNEL static __global__ void

@@ -85,6 +85,10 @@ impl<'s> Extractor<'s> {
         let mut declarations = Vec::new();
         let mut shared = Vec::new();
         let mut shared_macro_calls = Vec::new();
+        // `name = value;` before `visible_at`, in its scope: the value from there on.
+        let mut rebindings = Vec::new();
+        // Assignments after `visible_at` in a loop around it, and that loop.
+        let mut loop_carried = Vec::new();
         body.walk(|node| {
             if dead.iter().any(|r| r.contains(&node.start_byte())) {
                 return false;
@@ -96,9 +100,23 @@ impl<'s> Extractor<'s> {
                         return true;
                     }
                     let target = child(node, FIELDS.left).or_else(|| child(node, FIELDS.argument));
-                    if let Some(target) = target {
-                        let root = leftmost_identifier(target, self.src);
-                        reassigned.insert(root.to_string());
+                    let Some(target) = target else {
+                        return true;
+                    };
+                    let root = leftmost_identifier(target, self.src).to_string();
+                    match visible_at.map(|at| (assignment_seen_at(node, at), at)) {
+                        Some((Seen::Not, _)) => {}
+                        Some((Seen::Rebinds, _)) if self.rebinding(node).is_some() => {
+                            rebindings.push((node, Event::Rebinding));
+                        }
+                        // On some paths before the launch: unknown until the next rebinding.
+                        Some((_, at)) if node.start_byte() < at => {
+                            rebindings.push((node, Event::Maybe(root)));
+                        }
+                        Some((_, at)) => loop_carried.push((root, loop_around(node, at))),
+                        None => {
+                            reassigned.insert(root);
+                        }
                     }
                 }
                 "declaration" if has_qualifier(node, self.src, "__shared__") => shared.push(node),
@@ -117,6 +135,19 @@ impl<'s> Extractor<'s> {
             }
             true
         });
+        // A value set later in a loop reaches the launch on the next iteration, unless the
+        // name is declared in that loop (each iteration starts from its declaration).
+        for (name, around) in loop_carried {
+            let declared_inside = declarations.iter().any(|d| {
+                around.contains(&d.start_byte())
+                    && children_in(*d, FIELDS.declarator)
+                        .into_iter()
+                        .any(|declarator| leftmost_identifier(declarator, self.src) == name)
+            });
+            if !declared_inside {
+                reassigned.insert(name);
+            }
+        }
         let mut constants = Vec::new();
         let mut dim3s = HashMap::new();
         // A name declared as two different dim3s in two scopes (`dim3 block(192)` in one
@@ -132,8 +163,42 @@ impl<'s> Extractor<'s> {
                 }
             }
         }
-        for declaration in declarations {
-            constants.extend(self.integer_definitions(declaration, &reassigned));
+        // Declarations and rebindings in the order they run.
+        let mut events: Vec<(Node, Event)> = declarations
+            .iter()
+            .map(|d| (*d, Event::Declaration))
+            .collect();
+        events.extend(rebindings);
+        events.sort_by_key(|(node, _)| node.start_byte());
+        let mut integer_names = HashSet::new();
+        for (node, event) in events {
+            if let Event::Maybe(name) = event {
+                dim3s.remove(&name);
+                constants.retain(|(n, _)| *n != name);
+                continue;
+            }
+            if let Event::Rebinding = event {
+                let Some((name, value)) = self.rebinding(node) else {
+                    continue;
+                };
+                if reassigned.contains(&name) {
+                    continue;
+                }
+                if dim3_declarators.contains_key(&name) {
+                    if component_sets.iter().any(|s| s.name == name) {
+                        dim3s.remove(&name);
+                    } else {
+                        dim3s.insert(name, self.dim3_args(value));
+                    }
+                } else if integer_names.contains(&name) {
+                    constants.push((name, ast::lower(value, self.src)));
+                }
+                continue;
+            }
+            let declaration = node;
+            let integers = self.integer_definitions(declaration, &reassigned);
+            integer_names.extend(integers.iter().map(|(name, _)| name.clone()));
+            constants.extend(integers);
             let is_dim3 = child(declaration, FIELDS.type_).is_some_and(|t| self.text(t) == "dim3");
             if !is_dim3 {
                 continue;
@@ -166,21 +231,17 @@ impl<'s> Extractor<'s> {
                 if reassigned.contains(&name) || component_sets.iter().any(|s| s.name == name) {
                     continue;
                 }
-                let args = match symbols::kind(value) {
-                    "argument_list" | "initializer_list" => named_children(value)
-                        .into_iter()
-                        .map(|a| ast::lower(a, self.src))
-                        .collect(),
-                    _ => match ast::lower(value, self.src).kind {
-                        ExprKind::Call { args, .. } => args.into_vec(),
-                        other => vec![Expr {
-                            kind: other,
-                            span: Span::of(value),
-                        }],
-                    },
-                };
-                dim3s.insert(name, args);
+                dim3s.insert(name, self.dim3_args(value));
             }
+        }
+        if visible_at.is_some() {
+            // The declarations in scope are those of one path: the innermost one wins.
+            return LocalDefinitions {
+                constants,
+                dim3s,
+                shared,
+                shared_macro_calls,
+            };
         }
         dim3s.retain(|name: &String, _| {
             dim3_declarators
@@ -197,6 +258,37 @@ impl<'s> Extractor<'s> {
 }
 
 impl Extractor<'_> {
+    /// The components of a `dim3` from the value it is given: `dim3(a, b)`, `{a, b}`, `(a, b)`
+    /// or one expression.
+    fn dim3_args(&self, value: Node) -> Vec<Expr> {
+        match symbols::kind(value) {
+            "argument_list" | "initializer_list" => named_children(value)
+                .into_iter()
+                .map(|a| ast::lower(a, self.src))
+                .collect(),
+            _ => match ast::lower(value, self.src).kind {
+                ExprKind::Call { args, .. } => args.into_vec(),
+                other => vec![Expr {
+                    kind: other,
+                    span: Span::of(value),
+                }],
+            },
+        }
+    }
+
+    /// `name = value;` as a statement of its own: the name and the value.
+    fn rebinding<'t>(&self, assignment: Node<'t>) -> Option<(String, Node<'t>)> {
+        let target = child(assignment, FIELDS.left)?;
+        let value = child(assignment, FIELDS.right)?;
+        let plain = symbols::kind(assignment) == "assignment_expression"
+            && symbols::kind(target) == "identifier"
+            && child(assignment, FIELDS.operator).is_some_and(|o| self.text(o) == "=")
+            && assignment
+                .parent()
+                .is_some_and(|p| symbols::kind(p) == "expression_statement");
+        plain.then(|| (self.text(target).to_string(), value))
+    }
+
     /// `dim3 threads(BX, BY);`: C++'s grammar reads a function declaration whose parameters
     /// have the types `BX` and `BY` (the "most vexing parse"); where no type has those names,
     /// they are the `dim3`'s components. The declared name and the components.
@@ -262,6 +354,68 @@ fn in_scope_at(declaration: Node, at: usize) -> bool {
         node = parent;
     }
     true
+}
+
+/// What a statement does to the names in scope at a launch, in the order they run.
+enum Event {
+    Declaration,
+    /// `name = value;` on every path.
+    Rebinding,
+    /// The name is assigned on some paths only: its value is unknown from here.
+    Maybe(String),
+}
+
+/// How an assignment bears on the value a name has at some point of the function.
+enum Seen {
+    /// It runs after that point and cannot flow back to it.
+    Not,
+    /// It runs before that point on every path to it: the value from there on.
+    Rebinds,
+    /// On some paths only (a branch), or after it in a loop around it.
+    Maybe,
+}
+
+/// The bytes of the innermost loop around both `assignment` and `at` (a name declared in it
+/// starts each of its iterations afresh, in every loop around it too).
+fn loop_around(assignment: Node, at: usize) -> std::ops::Range<usize> {
+    let mut node = assignment;
+    while let Some(parent) = node.parent() {
+        if is_loop(symbols::kind(parent)) && (parent.start_byte()..parent.end_byte()).contains(&at)
+        {
+            return parent.start_byte()..parent.end_byte();
+        }
+        node = parent;
+    }
+    0..0
+}
+
+fn is_loop(kind: &str) -> bool {
+    matches!(
+        kind,
+        "for_statement" | "for_range_loop" | "while_statement" | "do_statement"
+    )
+}
+
+/// How `assignment` bears on the values at byte `at`.
+fn assignment_seen_at(assignment: Node, at: usize) -> Seen {
+    if assignment.start_byte() < at {
+        if in_scope_at(assignment, at) {
+            Seen::Rebinds
+        } else {
+            Seen::Maybe
+        }
+    } else {
+        let mut node = assignment;
+        while let Some(parent) = node.parent() {
+            if is_loop(symbols::kind(parent))
+                && (parent.start_byte()..parent.end_byte()).contains(&at)
+            {
+                return Seen::Maybe;
+            }
+            node = parent;
+        }
+        Seen::Not
+    }
 }
 
 /// Node kinds that open a C++ scope for the names declared in them.
