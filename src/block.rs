@@ -57,6 +57,19 @@ pub enum BlockSource {
     LaunchElsewhere(PathBuf, Location),
     LaunchBounds,
     Callers(Vec<String>),
+    /// No launch, bound or hint: a shape the code suggests. Findings under it are reported,
+    /// and fixes resting on it are unsafe.
+    Assumed(Assumed),
+}
+
+/// Why a block shape was assumed, and what suggested the one taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assumed {
+    /// Why no shape is known: `no launch, __launch_bounds__ or hint seen`, or the launch's
+    /// value that did not evaluate.
+    pub unknown_because: String,
+    /// What suggested the shape: `one warp of 32-thread rows`.
+    pub basis: String,
 }
 
 impl fmt::Display for BlockSource {
@@ -71,6 +84,7 @@ impl fmt::Display for BlockSource {
             }
             BlockSource::LaunchBounds => write!(f, "__launch_bounds__ (upper bound)"),
             BlockSource::Callers(names) => write!(f, "called from {}", names.join(", ")),
+            BlockSource::Assumed(assumed) => write!(f, "assumed: {}", assumed.basis),
         }
     }
 }
@@ -79,6 +93,13 @@ impl fmt::Display for BlockSource {
 pub struct Block {
     pub shape: [u32; 3],
     pub source: BlockSource,
+}
+
+impl Block {
+    /// Whether the shape was assumed rather than read from the code or the user.
+    pub fn is_assumed(&self) -> bool {
+        matches!(self.source, BlockSource::Assumed(_))
+    }
 }
 
 /// The outcome for one function: a shape, or the reason there is none.
@@ -167,10 +188,23 @@ pub fn resolve_all(
             let Some((_, shape)) = callers.first() else {
                 continue;
             };
+            let names: Vec<String> = callers.iter().map(|(n, _)| n.clone()).collect();
+            let assumed = callers_of
+                .get(function.name.as_str())
+                .into_iter()
+                .flatten()
+                .any(|&c| resolved[c].as_ref().is_ok_and(Block::is_assumed));
             let inherited = if callers.iter().all(|(_, s)| s == shape) {
                 Ok(Block {
                     shape: *shape,
-                    source: BlockSource::Callers(callers.iter().map(|(n, _)| n.clone()).collect()),
+                    source: if assumed {
+                        BlockSource::Assumed(Assumed {
+                            unknown_because: "its callers' shape is assumed".to_string(),
+                            basis: format!("that of its callers {}", names.join(", ")),
+                        })
+                    } else {
+                        BlockSource::Callers(names)
+                    },
                 })
             } else {
                 Err(format!(
@@ -273,14 +307,93 @@ fn resolve_direct(
             "block shape unknown for device function `{display}`; pass --block {name}=XxYxZ"
         ));
     }
-    let why = sites
+    let unknown_because = sites
         .iter()
         .find_map(|l| l.block.as_ref().err())
-        .map(|e| format!(" ({e})"))
-        .unwrap_or_default();
-    Err(format!(
-        "block shape unknown for kernel `{display}`{why}; pass --block {name}=XxYxZ"
-    ))
+        .cloned()
+        .unwrap_or_else(|| "no launch, __launch_bounds__ or hint seen".to_string());
+    // Silence helps no one: analyse under the shape the code suggests, and say so (the
+    // analysis may narrow it: see `analysis`).
+    let (shape, basis) = assumed_shape(function);
+    Ok(Block {
+        shape,
+        source: BlockSource::Assumed(Assumed {
+            unknown_because,
+            basis,
+        }),
+    })
+}
+
+impl Block {
+    /// The warning for a kernel analysed under an assumed shape; `None` for a known one.
+    pub fn assumption_warning(&self, function: &Function) -> Option<String> {
+        let BlockSource::Assumed(assumed) = &self.source else {
+            return None;
+        };
+        Some(format!(
+            "block shape unknown for kernel `{}` ({}); analysed as {} ({}); findings assume it \
+             and fixes resting on it are unsafe: pass --block {}=XxYxZ",
+            function.display_name(),
+            assumed.unknown_because,
+            format_shape(self.shape),
+            assumed.basis,
+            function.name
+        ))
+    }
+}
+
+/// A block shape for a kernel whose launches say nothing, from what its code suggests, and
+/// why that one:
+/// - one dimension (`threadIdx.x` only): as many threads as a one-dimensional shared array
+///   indexed by `threadIdx.x` has elements (`s[threadIdx.x]` on `float s[128]`), else 256;
+/// - more: one warp whose rows are as wide as the narrowest shared tile's rows (rounded down
+///   to a power of two: `[16 + 2][16 + 2]` gives 16x2, `[32][33]` 32x1). One warp keeps a
+///   loop over `threadIdx.y + j` inside the tile whatever its real height.
+pub fn assumed_shape(function: &Function) -> ([u32; 3], String) {
+    let [_, uses_y, uses_z] = function.thread_axes;
+    if !uses_y && !uses_z {
+        for array in &function.arrays {
+            let [Some(elements)] = array.dims[..] else {
+                continue;
+            };
+            let by_thread = array.accesses.iter().any(|access| {
+                matches!(access.indices.unpack().as_slice(), [index] if is_thread_x(index))
+            });
+            if by_thread && (32..=1024).contains(&elements) && !array.is_extern {
+                return (
+                    [elements as u32, 1, 1],
+                    format!("`{}[threadIdx.x]` on its {elements} elements", array.name),
+                );
+            }
+        }
+        return ([256, 1, 1], "one dimension, a common size".to_string());
+    }
+    let narrowest = function
+        .arrays
+        .iter()
+        .filter(|a| a.dims.len() >= 2)
+        .filter_map(|a| Some((a.dims.last().copied().flatten()?, a)))
+        .filter(|(row, _)| *row >= 2)
+        .min_by_key(|(row, _)| *row);
+    match narrowest {
+        Some((row, array)) if row < 32 => {
+            let width = 1u32 << (63 - row.leading_zeros());
+            (
+                [width, 32 / width, 1],
+                format!(
+                    "one warp of rows as wide as `{}`'s {row} columns allow",
+                    array.name
+                ),
+            )
+        }
+        _ => ([32, 1, 1], "one warp of 32-thread rows".to_string()),
+    }
+}
+
+/// `threadIdx.x` as written.
+fn is_thread_x(index: &crate::parse::Expr) -> bool {
+    matches!(&index.kind, crate::parse::ExprKind::Member { base, field, .. }
+        if field == "x" && matches!(&base.kind, crate::parse::ExprKind::Name(n) if n == "threadIdx"))
 }
 
 /// The launches of other files that a file may use: all of a run's but its own.
@@ -331,6 +444,19 @@ pub fn format_shape(shape: [u32; 3]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shapes_assumed_from_the_code() {
+        let file = crate::parse::analyse_source(
+            "__global__ void sized(float *o) { __shared__ float s[128]; s[threadIdx.x] = 0; o[0] = s[1]; }
+__global__ void plain(float *o) { __shared__ float s[1024]; s[2 * threadIdx.x] = 0; }
+__global__ void tile(float *o) { __shared__ float t[16 + 2][16 + 2]; t[threadIdx.y][threadIdx.x] = 0; }
+__global__ void padded(float *o) { __shared__ float t[32][33]; t[threadIdx.y][threadIdx.x] = 0; }",
+            &[],
+        );
+        let shapes: Vec<[u32; 3]> = file.functions.iter().map(|f| assumed_shape(f).0).collect();
+        assert_eq!(shapes, [[128, 1, 1], [256, 1, 1], [16, 2, 1], [32, 1, 1]]);
+    }
 
     #[test]
     fn command_line_values() {

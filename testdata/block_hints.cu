@@ -3,9 +3,9 @@
 // Exercises the block-shape sources other than launch sites:
 //   lbReverse   `__launch_bounds__(256)`            -> block 256x1x1
 //   hintedTile  `// bankwise: block=32x8` just above -> block 32x8x1
-//   mystery     no launch, no bound, no hint         -> UNKNOWN: the analysis
-//               must report that it needs `--block mystery=32x4` (the shape
-//               its real host code uses) instead of guessing.
+//   mystery     no launch, no bound, no hint         -> UNKNOWN: assumed one
+//               warp of its tile's rows (32x1x1), said, `--block mystery=32x4`
+//               named (its real host code's shape), fixes on the guess unsafe.
 // None of the kernels is launched in this file.
 //
 // A correct analysis must find:
@@ -17,8 +17,8 @@
 //               q_tile[threadIdx.y][threadIdx.x],
 //               load q_tile[threadIdx.x % 4][threadIdx.y * 8 + threadIdx.x / 4]
 //               (with --block mystery=32x4: 8 banks x 4 words -> 4-way conflict).
-//               Without --block the block shape is unknown: q_tile is reported
-//               but not rewritable, and the reason names the flag to pass.
+//               Without --block the same 4-way read is found in the one assumed
+//               warp (3 excess wavefronts), and its fix is unsafe.
 
 __global__ void __launch_bounds__(256) lbReverse(float *v)
 {

@@ -83,19 +83,55 @@ fn command_line_block_and_defines_resolve_what_the_file_cannot() {
 }
 
 #[test]
-fn unknown_block_shape_says_which_flag_to_pass() {
+fn an_unknown_block_shape_is_assumed_said_and_its_fixes_unsafe() {
     let output = bankwise(&["check", "--format", "json", "testdata/block_hints.cu"]);
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let kernels = json["files"][0]["kernels"].as_array().unwrap();
     let mystery = kernels.iter().find(|k| k["name"] == "mystery").unwrap();
-    assert_eq!(mystery["block"], serde_json::Value::Null);
-    for array in mystery["arrays"].as_array().unwrap() {
-        assert_eq!(array["rewritable"], false);
-        assert!(array["reason"]
-            .as_str()
-            .unwrap()
-            .contains("pass --block mystery=XxYxZ"));
-    }
+    // No launch, bound or hint: one warp of the rows `q_tile` has.
+    assert_eq!(mystery["block"], serde_json::json!([32, 1, 1]));
+    assert_eq!(
+        mystery["block_source"],
+        "assumed: one warp of 32-thread rows"
+    );
+    let text = bankwise(&["check", "testdata/block_hints.cu"]);
+    assert!(stdout(&text).contains(
+        "block shape unknown for kernel `mystery` (no launch, __launch_bounds__ or hint seen); \
+         analysed as 32x1x1"
+    ));
+    assert!(stdout(&text).contains("pass --block mystery=XxYxZ"));
+    assert!(stdout(&text).contains("in `mystery` (block 32x1x1, assumed)"));
+    // The 4-way read is reported, its fix is not applied without --unsafe-fixes.
+    let fixed = bankwise(&["fix", "--diff", "testdata/block_hints.cu"]);
+    assert!(stderr(&fixed)
+        .contains("unsafe: rests on an assumed block shape 32x1x1 (pass --block or add a launch)"));
+}
+
+/// An assumed 1-D block is narrowed until every access stays inside its array: the guess
+/// must not make the user's code look out of bounds.
+#[test]
+fn an_assumed_block_is_one_the_code_allows() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("noblock.cu");
+    std::fs::write(
+        &path,
+        "__global__ void k(float *o)\n{\n    __shared__ float s[1024];\n    \
+         s[32 * threadIdx.x] = 1;\n    o[0] = s[0];\n}\n",
+    )
+    .expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let text = stdout(&bankwise(&["check", &shown]));
+    assert!(
+        text.contains(
+            "analysed as 32x1x1 (one dimension, a common size, narrowed from 256x1x1 \
+             so that every access stays inside its array)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("32-way bank conflict writing `s`"), "{text}");
+    let fixed = bankwise(&["fix", "--diff", &shown]);
+    assert!(stderr(&fixed).contains("unsafe: rests on an assumed block shape 32x1x1"));
+    assert!(!stderr(&fixed).contains("outside"), "{}", stderr(&fixed));
 }
 
 #[test]

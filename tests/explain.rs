@@ -260,10 +260,12 @@ fn input_errors_say_what_to_pass_instead() {
         ],
         "write NAME=VALUE",
     );
-    fails_with(
-        &["explain", "testdata/template_unresolved.cu", "--line", "26"],
-        "pass --block blockSum=XxYxZ",
-    );
+    // No launch: explained under the assumed shape, which it names.
+    let assumed = bankwise(&["explain", "testdata/template_unresolved.cu", "--line", "26"]);
+    assert_eq!(assumed.status.code(), Some(0));
+    assert!(stdout(&assumed).contains("block 256x1x1 (8 warps)"));
+    assert!(stdout(&assumed)
+        .contains("block assumed: one dimension, a common size; pass --block blockSum=XxYxZ"));
     fails_with(
         &["explain", "testdata/histogram.cu", "--line", "34"],
         "is not simulated: index is data-dependent",

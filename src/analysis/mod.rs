@@ -80,7 +80,7 @@ pub fn analyse_text(
 ) -> AnalysedFile {
     let mut parsed =
         parse::analyse_file_source(path, text, &options.defines, &options.include_dirs);
-    let (blocks, conflicts) = block::resolve_all(
+    let (mut blocks, conflicts) = block::resolve_all(
         &parsed.functions,
         &parsed.launches,
         &Elsewhere {
@@ -128,15 +128,37 @@ pub fn analyse_text(
             }
         }
     }
-    diagnostics.sort_by_key(|d| d.at);
-    diagnostics.dedup();
-    let mut affine = {
+    let analysed = {
         let callees = affine::Callees::new(&parsed.functions);
         let functions = &parsed.functions;
         parallel::map(functions.len(), FUNCTIONS_PER_THREAD, |i| {
-            affine_of(&functions[i], &blocks[i], &callees, &parsed.constants)
+            affine_of(
+                &functions[i],
+                &blocks[i],
+                &callees,
+                &parsed.constants,
+                &options.bank,
+            )
         })
     };
+    let mut affine = Vec::with_capacity(analysed.len());
+    for (i, (function_affine, narrowed)) in analysed.into_iter().enumerate() {
+        if let Some(narrowed) = narrowed {
+            blocks[i] = Ok(narrowed);
+        }
+        if let Ok(block) = &blocks[i] {
+            if let Some(message) = block.assumption_warning(&parsed.functions[i]) {
+                diagnostics.push(Diagnostic {
+                    severity: Severity::Warning,
+                    at: parsed.functions[i].at,
+                    message,
+                });
+            }
+        }
+        affine.push(function_affine);
+    }
+    diagnostics.sort_by_key(|d| d.at);
+    diagnostics.dedup();
     let lines = LineIndex::new(text);
     for (function, affine) in parsed.functions.iter_mut().zip(&mut affine) {
         if let Some(affine) = affine {
@@ -170,21 +192,72 @@ pub type FunctionCosts = Vec<Vec<Result<SiteCost, String>>>;
 /// Functions below which a thread is not worth starting.
 const FUNCTIONS_PER_THREAD: usize = 16;
 
+/// The function's affine analysis, and for an assumed one-dimensional block that took an
+/// access outside its array, the narrower block it was analysed with instead.
 fn affine_of(
     function: &Function,
     block: &Resolution,
     callees: &affine::Callees,
     constants: &ConstEnv,
-) -> Option<Box<FunctionAffine>> {
-    match (block, function.syntax_error) {
-        (Ok(block), None) if is_reported(function) => Some(Box::new(affine::analyse_function(
-            function,
-            callees,
-            block.shape,
-            constants,
-        ))),
-        _ => None,
+    bank: &BankConfig,
+) -> (Option<Box<FunctionAffine>>, Option<block::Block>) {
+    let block = match (block, function.syntax_error) {
+        (Ok(block), None) if is_reported(function) => block,
+        _ => return (None, None),
+    };
+    let analyse = |shape| {
+        Box::new(affine::analyse_function(
+            function, callees, shape, constants,
+        ))
+    };
+    let mut affine = analyse(block.shape);
+    let block::BlockSource::Assumed(assumed) = &block.source else {
+        return (Some(affine), None);
+    };
+    // "The shapes the code allows": halve an assumed 1-D block while an access leaves its
+    // array (`s[32 * threadIdx.x]` on 1024 elements allows 32 threads, not 256).
+    let mut shape = block.shape;
+    while shape[0] > 32 && shape[1] == 1 && shape[2] == 1 && !stays_inside(function, &affine, bank)
+    {
+        shape[0] /= 2;
+        affine = analyse(shape);
     }
+    if shape == block.shape {
+        return (Some(affine), None);
+    }
+    let narrowed = block::Block {
+        shape,
+        source: block::BlockSource::Assumed(block::Assumed {
+            unknown_because: assumed.unknown_because.clone(),
+            basis: format!(
+                "{}, narrowed from {} so that every access stays inside its array",
+                assumed.basis,
+                block::format_shape(block.shape)
+            ),
+        }),
+    };
+    (Some(affine), Some(narrowed))
+}
+
+/// Whether every subscript of every access with known extents stays inside them.
+fn stays_inside(function: &Function, affine: &FunctionAffine, bank: &BankConfig) -> bool {
+    function.arrays.iter().enumerate().all(|(a, array)| {
+        let Some(dims) = array.dims.iter().copied().collect::<Option<Vec<u64>>>() else {
+            return true;
+        };
+        array.accesses.iter().enumerate().all(|(i, access)| {
+            let Some(site) = affine.sites[a].get(i).and_then(Option::as_ref) else {
+                return true;
+            };
+            let Ok(requests) = cost::SiteRequests::new(affine, site, array, access, bank) else {
+                return true;
+            };
+            site.subscripts
+                .iter()
+                .zip(&dims)
+                .all(|(subscript, extent)| requests.subscript_outside(subscript, *extent).is_none())
+        })
+    })
 }
 
 fn costs_of(

@@ -94,6 +94,8 @@ pub struct Explanation {
     pub access: String,
     pub function: String,
     pub block: [u32; 3],
+    /// Why the block shape was assumed, when no launch, bound or flag gave it.
+    pub block_assumed: Option<String>,
     pub array: String,
     /// `float[32][32]`.
     pub shape: String,
@@ -403,6 +405,16 @@ pub fn explain_text(
         access: access.text.clone(),
         function: function.display_name(),
         block,
+        block_assumed: match &file.per_function[picked.function].block {
+            Ok(crate::block::Block {
+                source: crate::block::BlockSource::Assumed(assumed),
+                ..
+            }) => Some(format!(
+                "{}; pass --block {}=XxYxZ",
+                assumed.basis, function.name
+            )),
+            _ => None,
+        },
         array: array.name.clone(),
         shape: shape_text(array),
         form,

@@ -63,6 +63,9 @@ fn header(e: &Explanation, out: &mut String) {
         e.config.bank_width,
         e.unit_bytes
     );
+    if let Some(why) = &e.block_assumed {
+        let _ = writeln!(out, "  block assumed: {why}");
+    }
     let _ = writeln!(out, "  index: {} ({})", e.form, e.class);
     let _ = writeln!(
         out,

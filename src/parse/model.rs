@@ -85,6 +85,9 @@ pub struct Function {
     pub launch_bounds: Option<u32>,
     /// `// bankwise: block=32x8` just above the function.
     pub annotated_block: Option<[u32; 3]>,
+    /// Which of `threadIdx.x`, `.y`, `.z` the body names: the block's dimensions the code
+    /// uses, when a shape has to be assumed.
+    pub thread_axes: [bool; 3],
     /// Names of the functions this one calls, for device functions that inherit a block shape.
     pub callees: Vec<String>,
     /// A syntax error inside the function: it is reported but not analysed.

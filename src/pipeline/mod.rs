@@ -103,8 +103,10 @@ pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bo
         launches,
         path: &file.path,
     };
-    file.reported()
-        .any(|r| r.block.is_err() && elsewhere.block_of(r.function).is_some())
+    file.reported().any(|r| {
+        let unknown = r.block.as_ref().map_or(true, block::Block::is_assumed);
+        unknown && elsewhere.block_of(r.function).is_some()
+    })
 }
 
 /// `options` for a file under `config`: what `options.command_line` sets explicitly wins,

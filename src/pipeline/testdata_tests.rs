@@ -27,6 +27,8 @@ use serde_json::json;
 fn choices_on_the_testdata_kernels() {
     let expected: &[(&str, &str, u64, u64, &str)] = &[
         ("tile16", "t_tile", 56, 0, "swizzle"),
+        // No launch: under the assumed 32x1x1.
+        ("mystery", "q_tile", 3, 0, "swizzle"),
         ("stencilConst", "k_vec", 96, 0, "swizzle"),
         ("escapeMix", "clean_b", 1, 0, "bitvector-xor"),
         ("castAsmMacro", "clean_c", 24, 0, "bitvector-xor"),

@@ -430,6 +430,11 @@ impl<'a> KernelPlanner<'a> {
                 "grows shared memory by {} bytes beyond the budget (raise --smem-budget)",
                 rewrite.extra_bytes
             ))
+        } else if let Some(block) = block.filter(|b| b.is_assumed()) {
+            Some(format!(
+                "rests on an assumed block shape {} (pass --block or add a launch)",
+                crate::block::format_shape(block.shape)
+            ))
         } else {
             template_dependence(function, array, rewrite.proven_dims.as_deref())
         };

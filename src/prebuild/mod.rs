@@ -183,16 +183,25 @@ fn rewrite_input(path: &Path, options: &FixOptions) -> Result<FileFix, String> {
     })
 }
 
-/// The first kernel whose arrays were left alone for want of a block shape, as its note
-/// says it.
+/// The first kernel whose arrays were left as written for want of a block shape: left
+/// alone, as its note says, or with a fix that rests on an assumed shape (never applied
+/// here: the pre-build step applies safe fixes only).
 fn unknown_block(fixed: &FileFix) -> Option<String> {
-    fixed
-        .arrays
-        .iter()
-        .filter(|a| a.action == Action::LeftAlone)
-        .filter_map(|a| a.reason.as_deref())
-        .find(|reason| reason.starts_with("block shape unknown"))
-        .map(str::to_string)
+    fixed.arrays.iter().find_map(|a| {
+        let reason = a.reason.as_deref()?;
+        match a.action {
+            Action::LeftAlone if reason.starts_with("block shape unknown") => {
+                Some(reason.to_string())
+            }
+            Action::NotApplied if reason.contains("rests on an assumed block shape") => {
+                Some(format!(
+                    "block shape unknown for kernel `{}`: no launch in this file; pass --block {}=XxYxZ",
+                    a.function, a.function
+                ))
+            }
+            _ => None,
+        }
+    })
 }
 
 fn rewritten(fixed: &FileFix) -> Outcome {

@@ -62,7 +62,7 @@ impl Rule {
             Rule::ConflictOnStore => "Shared-memory store with bank conflicts: the warp's request takes more wavefronts than it must.",
             Rule::ConflictOnAtomic => "Shared-memory atomic with bank conflicts: the warp's request takes more wavefronts than it must.",
             Rule::Escape => "A shared array escapes analysis (its address goes out of sight): it is left unanalysed there and never rewritten.",
-            Rule::UnknownBlock => "The block shape of a kernel is unknown: its accesses are not simulated; pass --block or set it in bankwise.toml.",
+            Rule::UnknownBlock => "The block shape of a kernel is unknown: its accesses are analysed under an assumed shape, which the finding names, and fixes that rest on it are unsafe; pass --block or set it in bankwise.toml.",
             Rule::AnalysisDiagnostic => "Something the analysis could not follow: a syntax error, launches that disagree, an unknown constant.",
         }
     }
@@ -170,16 +170,22 @@ const FUNCTIONS_PER_THREAD: usize = 64;
 /// file's diagnostics, then of its functions, arrays and accesses.
 pub fn findings(file: &AnalysedFile) -> Vec<Finding> {
     let reported: Vec<Reported> = file.reported().collect();
-    let unknown_blocks: Vec<(Location, &String)> = reported
+    let unknown_blocks: Vec<(Location, String)> = reported
         .iter()
         .filter(|r| r.function.syntax_error.is_none())
-        .filter_map(|r| r.block.as_ref().err().map(|why| (r.function.at, why)))
+        .filter_map(|r| {
+            let why = match r.block {
+                Err(why) => why.clone(),
+                Ok(block) => block.assumption_warning(r.function)?,
+            };
+            Some((r.function.at, why))
+        })
         .collect();
     let mut findings: Vec<Finding> = file
         .diagnostics
         .iter()
         .map(|d| {
-            let rule = if unknown_blocks.contains(&(d.at, &d.message)) {
+            let rule = if unknown_blocks.contains(&(d.at, d.message.clone())) {
                 Rule::UnknownBlock
             } else {
                 Rule::AnalysisDiagnostic
@@ -257,6 +263,9 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
     let mut findings = Vec::new();
     let name = function.display_name();
     let block = match block {
+        Ok(b) if b.is_assumed() => {
+            format!("block {}, assumed", crate::block::format_shape(b.shape))
+        }
         Ok(b) => format!("block {}", crate::block::format_shape(b.shape)),
         Err(_) => "block unknown".into(),
     };

@@ -61,6 +61,8 @@ impl<'s> Extractor<'s> {
             span: Span::of(node),
             launch_bounds: None,
             annotated_block,
+            thread_axes: ["threadIdx.x", "threadIdx.y", "threadIdx.z"]
+                .map(|axis| self.text(body).contains(axis)),
             callees: Vec::new(),
             syntax_error,
             arrays: Vec::new(),
