@@ -345,6 +345,37 @@ void host(int n) {
 }
 
 #[test]
+fn launches_in_a_host_template_are_bound_per_instantiation() {
+    let file = parse(
+        "template <class T> __global__ void k(T *o) { __shared__ T s[32]; o[0] = s[threadIdx.x]; }
+template <class T> void run(T *o) { k<T><<<1, 32>>>(o); }
+template <class T> void unbound(T *o) { k<T *><<<1, 64>>>(o); }
+template void run<int>(int *);
+template void run<double>(double *);",
+    );
+    let args: Vec<_> = file
+        .launches
+        .iter()
+        .map(|l| (l.template_args.clone(), l.block.clone()))
+        .collect();
+    assert_eq!(
+        args,
+        [
+            (vec!["int".to_string()], Ok([32, 1, 1])),
+            (vec!["double".to_string()], Ok([32, 1, 1])),
+            // `unbound` is never instantiated: its launch stays as written.
+            (vec!["T *".to_string()], Ok([64, 1, 1])),
+        ]
+    );
+    let instances: Vec<String> = file.functions.iter().map(|f| f.display_name()).collect();
+    assert!(instances.contains(&"k<int>".to_string()), "{instances:?}");
+    assert!(
+        instances.contains(&"k<double>".to_string()),
+        "{instances:?}"
+    );
+}
+
+#[test]
 fn kernels_declared_through_macros() {
     let file = parse(
         "#define MY_KERNEL static __global__ void

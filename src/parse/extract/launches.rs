@@ -3,7 +3,7 @@
 use super::walk::{named_children, walk, Preorder};
 use super::Extractor;
 use crate::parse::ast::{self, Expr, ExprKind};
-use crate::parse::consts::Bindings;
+use crate::parse::consts::{identifier_tokens, Bindings};
 use crate::parse::model::*;
 use crate::parse::source::LineIndex;
 use crate::parse::symbols::{self, child, FIELDS};
@@ -81,7 +81,57 @@ impl<'s> Extractor<'s> {
                 shared_bytes,
             });
         }
-        self.launches.extend(sites);
+        // In a host function template, a launch `k<T><<<…>>>` names the host's parameters:
+        // it is bound per instantiation of the host once the whole file is read.
+        let host_params: Vec<String> = function
+            .parent()
+            .filter(|p| symbols::kind(*p) == "template_declaration")
+            .map(|outer| {
+                super::templates::template_parameters(outer, self.src)
+                    .into_iter()
+                    .map(|p| p.name)
+                    .collect()
+            })
+            .unwrap_or_default();
+        let host = super::function_name(function, self.src);
+        for site in sites {
+            let names_param = site
+                .template_args
+                .iter()
+                .any(|arg| identifier_tokens(arg).any(|t| host_params.iter().any(|p| p == t)));
+            match &host {
+                Some(host) if names_param => self.host_template_launches.push(HostTemplateLaunch {
+                    host: host.clone(),
+                    params: host_params.clone(),
+                    site,
+                }),
+                _ => self.launches.push(site),
+            }
+        }
+    }
+
+    /// The launches inside host function templates, one per instantiation of the host in the
+    /// file (`template void reduce<int>(…);` makes `reduce1<T><<<…>>>` launch `reduce1<int>`);
+    /// as written when the file instantiates the host nowhere.
+    pub(super) fn bind_host_template_launches(&mut self) {
+        for pending in std::mem::take(&mut self.host_template_launches) {
+            let bindings = self
+                .instantiations
+                .get(&pending.host)
+                .cloned()
+                .unwrap_or_default();
+            if bindings.is_empty() {
+                self.launches.push(pending.site);
+                continue;
+            }
+            for args in bindings {
+                let mut site = pending.site.clone();
+                for arg in &mut site.template_args {
+                    *arg = substitute(arg, &pending.params, &args);
+                }
+                self.launches.push(site);
+            }
+        }
     }
 
     /// The defaults of a host function template's integer parameters, when the file never
@@ -364,6 +414,41 @@ fn comment_above<'t>(node: Node<'t>, lines: &LineIndex) -> Option<Node<'t>> {
     node.prev_sibling()
         .filter(|s| symbols::kind(*s) == "comment")
         .filter(|c| lines.location(c.end_byte()).line + 1 >= lines.location(node.start_byte()).line)
+}
+
+/// A launch in a host function template whose kernel's template arguments name the host's
+/// parameters: see [`Extractor::bind_host_template_launches`].
+pub(super) struct HostTemplateLaunch {
+    host: String,
+    params: Vec<String>,
+    site: LaunchSite,
+}
+
+/// `text` with each identifier that is one of `params` replaced by the matching `args`.
+fn substitute(text: &str, params: &[String], args: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match params
+            .iter()
+            .position(|p| p == word.as_str())
+            .and_then(|i| args.get(i))
+        {
+            Some(arg) => out.push_str(arg),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
 }
 
 /// A launch found in a function, before evaluation.

@@ -69,6 +69,8 @@ struct Extractor<'s> {
     /// The names of the functions the file declares `__global__`, found in the text: a call
     /// that passes one of them with a grid and a block launches it.
     kernel_names: HashSet<String>,
+    /// Launches in host function templates, bound once every instantiation is known.
+    host_template_launches: Vec<launches::HostTemplateLaunch>,
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
@@ -217,6 +219,7 @@ impl<'s> Extractor<'s> {
                 }
             });
         }
+        ex.bind_host_template_launches();
         ex.analyse_templates();
         (clean, ex)
     }
@@ -262,6 +265,7 @@ impl<'s> Extractor<'s> {
             mentions_extern_shared: src.contains("extern") && src.contains("__shared__"),
             launched_names: launched_names(src),
             kernel_names: global_function_names(src),
+            host_template_launches: Vec::new(),
         }
     }
 
