@@ -366,5 +366,17 @@ void host() { k<<<1, 32, 4096>>>(0); }",
         );
         assert!(escapes.is_empty(), "{escapes:?}");
         assert_eq!(accesses, [("f[2 * threadIdx.x]".to_string(), Ok((2, 1)))]);
+        // An `int` array read as `float`: one element per lane, the same words; a stride
+        // of four words puts 4 lanes on a bank.
+        let (accesses, escapes) = figures(
+            "// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ int s[512];
+    float *f = reinterpret_cast<float *>(s);
+    out[0] = f[threadIdx.x * 4];
+}",
+        );
+        assert!(escapes.is_empty(), "{escapes:?}");
+        assert_eq!(accesses, [("f[threadIdx.x * 4]".to_string(), Ok((4, 3)))]);
     }
 }

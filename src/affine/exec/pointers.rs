@@ -175,7 +175,8 @@ impl<'a> Executor<'a> {
 
     /// The view a cast to `ty` makes of a pointer into `array`: a type of 2, 4, 8 or 16 bytes
     /// that holds a whole number of its elements (`(float4 *)&s[i]` over `float`, `(uint4 *)`
-    /// or `(float *)` over `unsigned char`), which the hardware reads in one request.
+    /// or `(float *)` over `unsigned char`, `(float *)` over `int`), which the hardware reads
+    /// in one request.
     pub(super) fn vector_view(&self, array: usize, ty: &str) -> Option<View> {
         let pointee = ty.trim_end().strip_suffix('*')?.trim();
         if pointee.contains('*') {
@@ -184,7 +185,7 @@ impl<'a> Executor<'a> {
         let bytes = self.constants.types.layout(pointee)?.size;
         let elem_bytes = self.function.arrays[array].elem_bytes?;
         let vector =
-            matches!(bytes, 2 | 4 | 8 | 16) && elem_bytes < bytes && bytes % elem_bytes == 0;
+            matches!(bytes, 2 | 4 | 8 | 16) && elem_bytes <= bytes && bytes % elem_bytes == 0;
         vector.then(|| View {
             ty: pointee.to_string(),
             bytes,
