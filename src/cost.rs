@@ -30,6 +30,23 @@ pub struct SiteCost {
     /// Loops around the access whose trip counts are unknown: the figures count one of their
     /// iterations (their counters are unknown values).
     pub per_iteration_of: Vec<String>,
+    /// A shift in the index by the integer width or more in some lane.
+    pub wide_shift: Option<WideShift>,
+}
+
+/// A shift whose amount reaches 32 (or is negative) in some lane: C++ leaves it undefined,
+/// the GPU clamps it to 32, and the figures are the GPU's. Most often a precedence slip:
+/// `x >> A + y` shifts by `A + y`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WideShift {
+    /// The shift amount, as the analysis reads it.
+    pub amount: String,
+    /// Whether the amount is a sum or difference (`>>` binds looser than `+`).
+    pub additive: bool,
+    /// The amount one lane reaches, that lane and its warp.
+    pub reached: i64,
+    pub lane: usize,
+    pub warp: u32,
 }
 
 /// An unknown uniform value of an access and how its figures cover it.
@@ -463,6 +480,53 @@ impl<'a> SiteRequests<'a> {
         outside.map(|(low, high)| if low < 0 { low } else { high })
     }
 
+    /// The first shift in the access's subscripts whose amount some lane takes to the
+    /// integer width or past it (or below 0).
+    fn wide_shift(&self) -> Option<WideShift> {
+        let mut amounts: Vec<(&Sym, bool)> = Vec::new();
+        let mut stack: Vec<&Sym> = self.site.subscripts.iter().collect();
+        while let Some(sym) = stack.pop() {
+            match sym {
+                Sym::Binary(op, l, r) => {
+                    if matches!(op, Op::Shl | Op::Shr) {
+                        let additive = matches!(&**r, Sym::Binary(Op::Add | Op::Sub, _, _));
+                        amounts.push((r, additive));
+                    }
+                    stack.push(l);
+                    stack.push(r);
+                }
+                Sym::Neg(x) | Sym::BitNot(x) | Sym::Not(x) => stack.push(x),
+                Sym::Select(c, a, b) => stack.extend([&**c, &**a, &**b]),
+                Sym::Const(_) | Sym::Atom(_) | Sym::Unknown(_) => {}
+            }
+        }
+        let width = i64::from(crate::affine::SHIFT_WIDTH);
+        for (amount, additive) in amounts {
+            for combination in 0..self.combinations.len() {
+                let mut found = None;
+                self.for_each_value_in(combination, amount, |warp, _, lanes| {
+                    if found.is_some() {
+                        return;
+                    }
+                    found = lanes.iter().enumerate().find_map(|(lane, v)| {
+                        v.filter(|v| !(0..width).contains(v))
+                            .map(|reached| WideShift {
+                                amount: amount.to_string(),
+                                additive,
+                                reached,
+                                lane,
+                                warp,
+                            })
+                    });
+                });
+                if found.is_some() {
+                    return found;
+                }
+            }
+        }
+        None
+    }
+
     /// [`SiteRequests::for_each_in`] for any value of the access's lanes, `value`.
     fn for_each_value_in(
         &self,
@@ -561,6 +625,7 @@ pub fn measure(
             worst: None,
             unknown_values: Vec::new(),
             per_iteration_of: requests.per_iteration_of.clone(),
+            wide_shift: None,
         };
         requests.for_each_in(combination, |warp, point, elements| {
             let lanes = if whole_elements {
@@ -605,6 +670,7 @@ pub fn measure(
         }
     }
     let (combination, mut cost) = worst.ok_or("no combination of unknown values")?;
+    cost.wide_shift = requests.wide_shift();
     cost.unknown_values = requests.unknowns.clone();
     for unknown in &mut cost.unknown_values {
         let value = requests.combinations[combination]

@@ -17,4 +17,4 @@ pub use exec::{
     analyse_function, threads, AliasAccess, Callees, FunctionAffine, Iteration, Loop, LoopPoint,
     LoopValues, PointerEscape, Site, Step, With, WithThread, MAX_TRIPS,
 };
-pub use sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown};
+pub use sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown, SHIFT_WIDTH};

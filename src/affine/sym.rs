@@ -103,8 +103,17 @@ impl Op {
             Op::Mul => l.wrapping_mul(r),
             Op::Div => l.checked_div(r)?,
             Op::Rem => l.checked_rem(r)?,
-            Op::Shl => l.checked_shl(u32::try_from(r).ok().filter(|s| *s < 63)?)?,
-            Op::Shr => l >> u32::try_from(r).ok().filter(|s| *s < 64)?,
+            // As the GPU shifts a 32-bit value: an amount of 32 or more (or negative, which
+            // is huge unsigned) is clamped to 32 (PTX `shl`/`shr`), which C++ leaves undefined.
+            Op::Shl => match u32::try_from(r).ok().filter(|s| *s < SHIFT_WIDTH) {
+                Some(s) => l.checked_shl(s)?,
+                None => 0,
+            },
+            Op::Shr => match u32::try_from(r).ok().filter(|s| *s < SHIFT_WIDTH) {
+                Some(s) => l >> s,
+                None if l < 0 => -1,
+                None => 0,
+            },
             Op::And => l & r,
             Op::Or => l | r,
             Op::Xor => l ^ r,
@@ -175,6 +184,10 @@ pub enum Sym {
     Select(Arc<Sym>, Arc<Sym>, Arc<Sym>),
     Unknown(Unknown),
 }
+
+/// The width of the integers indices are computed in: a shift by this much or more is
+/// clamped, as the GPU does.
+pub const SHIFT_WIDTH: u32 = 32;
 
 /// The deepest value a variable holds (see [`Sym::bounded`]).
 pub const MAX_DEPTH: u32 = 256;

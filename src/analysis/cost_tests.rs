@@ -379,4 +379,26 @@ __global__ void k(float *out) {
         assert!(escapes.is_empty(), "{escapes:?}");
         assert_eq!(accesses, [("f[threadIdx.x * 4]".to_string(), Ok((4, 3)))]);
     }
+
+    #[test]
+    fn shifts_past_the_width_are_clamped_as_the_gpu_does_and_reported() {
+        // `>> 4 + tx` shifts by 4 + tx: lanes 28 and up shift by 32 or more, which the GPU
+        // clamps (their index is 0, as lane 0's): C++ leaves it undefined.
+        let src = "#define PAD(n) ((n) >> 4 + (n))
+// bankwise: block=32
+__global__ void k(float *out) {
+    __shared__ float s[64];
+    out[0] = s[threadIdx.x + PAD(threadIdx.x)];
+}";
+        let file = analyse(src);
+        let function = &file.per_function[0];
+        let cost = function.costs[0][0].as_ref().expect("simulated");
+        let shift = cost.wide_shift.as_ref().expect("a wide shift");
+        assert_eq!(
+            (shift.reached, shift.lane, shift.warp, shift.additive),
+            (32, 28, 0, true)
+        );
+        // Every lane counts: none drops out of the request.
+        assert_eq!(cost.wavefronts, 1);
+    }
 }

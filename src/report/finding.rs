@@ -252,6 +252,23 @@ pub fn attach_fixes(findings: &mut [Finding], analysed: &AnalysedFile, file: &Fi
 }
 
 /// The findings of one function: its escapes and its accesses.
+/// A shift in an index that reaches the integer width: undefined in C++, clamped by the GPU.
+fn wide_shift_message(access: &Access, function: &str, shift: &crate::cost::WideShift) -> String {
+    let mut message = format!(
+        "`{}` in `{function}` shifts by `{}`, which reaches {} in lane {} of warp {}: C++ leaves \
+         a shift by 32 or more (or a negative one) undefined, and the GPU clamps it to 32, so \
+         the figures give such lanes 0",
+        access.text, shift.amount, shift.reached, shift.lane, shift.warp
+    );
+    if shift.additive {
+        message.push_str(
+            "; `+` and `-` bind tighter than `<<` and `>>`: `x >> A + y` is `x >> (A + y)`, \
+             not `(x >> A) + y`",
+        );
+    }
+    message
+}
+
 fn function_findings(reported: &Reported) -> Vec<Finding> {
     let Reported {
         index,
@@ -281,6 +298,25 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
         }
         for (i, access) in array.accesses.iter().enumerate() {
             let site = affine.and_then(|f| f.sites[a][i].as_ref());
+            if let Ok(crate::cost::SiteCost {
+                wide_shift: Some(shift),
+                ..
+            }) = &costs[a][i]
+            {
+                let message = wide_shift_message(access, &name, shift);
+                // `s[b] += …` loads and stores through one subscript: one warning.
+                if !findings
+                    .iter()
+                    .any(|f| f.at == access.at && f.message == message)
+                {
+                    findings.push(Finding::new(
+                        Some(Rule::AnalysisDiagnostic),
+                        Severity::Warning,
+                        access.at,
+                        message,
+                    ));
+                }
+            }
             if let (Ok(cost), Some(site)) = (&costs[a][i], site) {
                 if cost.excess() > 0 {
                     findings.push(Finding {
