@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod bank;
 pub mod bench;
 pub mod block;
+pub mod compile_db;
 pub mod cost;
 pub mod explain;
 pub mod parallel;

@@ -134,6 +134,52 @@ fn an_assumed_block_is_one_the_code_allows() {
     assert!(!stderr(&fixed).contains("outside"), "{}", stderr(&fixed));
 }
 
+/// A CMake-style layout: headers under `include/`, sources under `src/`, the build's
+/// `compile_commands.json` under `build/`. With `--compile-commands`, each file is read with
+/// its build's `-I` and `-D`, and with no files named, every CUDA file the database lists.
+#[test]
+fn a_compilation_database_gives_each_file_its_build_flags() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path();
+    for sub in ["include/tiles", "src", "build"] {
+        std::fs::create_dir_all(root.join(sub)).expect("a directory");
+    }
+    std::fs::write(root.join("include/tiles/tile.cuh"), "#define TILE 32\n").expect("written");
+    std::fs::write(
+        root.join("src/transpose.cu"),
+        "#include <tiles/tile.cuh>\n__global__ void t(float *o)\n{\n    \
+         __shared__ float tile[TILE][TILE];\n    \
+         for (int j = 0; j < TILE; j += ROWS)\n        \
+         tile[threadIdx.y + j][threadIdx.x] = o[j];\n    __syncthreads();\n    \
+         o[0] = tile[threadIdx.x][threadIdx.y];\n}\n\
+         void run(float *o) { t<<<1, dim3(TILE, ROWS)>>>(o); }\n",
+    )
+    .expect("written");
+    let database = format!(
+        "[{{\"directory\": \"{build}\", \"file\": \"../src/transpose.cu\", \
+         \"command\": \"nvcc -I../include -DROWS=8 -c ../src/transpose.cu\"}}]",
+        build = root.join("build").display()
+    );
+    std::fs::write(root.join("build/compile_commands.json"), database).expect("written");
+    let build = root.join("build").to_string_lossy().into_owned();
+    let output = bankwise(&["check", "--compile-commands", &build]);
+    let text = stdout(&output);
+    assert!(text.contains("in `t` (block 32x8x1)"), "{text}");
+    assert!(
+        text.contains("32-way bank conflict reading `tile`"),
+        "{text}"
+    );
+    // Without the database, `<tiles/tile.cuh>` and `ROWS` are not found.
+    let source = root.join("src/transpose.cu").to_string_lossy().into_owned();
+    let alone = stdout(&bankwise(&["check", &source]));
+    assert!(alone.contains("`TILE` has no known value"), "{alone}");
+    // A database that is not one is an input error.
+    std::fs::write(root.join("build/compile_commands.json"), "{}").expect("written");
+    let output = bankwise(&["check", "--compile-commands", &build]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("not a compilation database"));
+}
+
 #[test]
 fn missing_files_and_empty_directories_are_input_errors() {
     let output = bankwise(&["check", "does/not/exist.cu"]);

@@ -26,6 +26,8 @@ pub struct Options {
     pub launches_elsewhere: Arc<ProjectLaunches>,
     /// Where quoted includes are looked for after the including file's directory (`-I`).
     pub include_dirs: Vec<PathBuf>,
+    /// The build's flags per file (`--compile-commands`), applied by `pipeline`.
+    pub compile_db: Arc<crate::compile_db::CompileDb>,
 }
 
 impl Default for Options {
@@ -38,6 +40,7 @@ impl Default for Options {
             command_line: Settings::default(),
             launches_elsewhere: Arc::default(),
             include_dirs: Vec::new(),
+            compile_db: Arc::default(),
         }
     }
 }

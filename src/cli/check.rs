@@ -1,6 +1,6 @@
 //! `bankwise check`: the report of every shared array and access.
 use super::{
-    collect_sources, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+    collect_sources, inputs, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
 use bankwise::analysis::{AnalysedFile, AnalysisError, Options};
 use bankwise::pipeline::{self, FileFix, FixError};
@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct CheckArgs {
-    /// `.cu`/`.cuh` files, or directories to search for them.
-    #[arg(required = true)]
+    /// `.cu`/`.cuh` files, or directories to search for them (with `--compile-commands`
+    /// and none given: the CUDA files it lists).
+    #[arg(required_unless_present = "compile_commands")]
     files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     format: CheckFormat,
@@ -47,7 +48,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let sarif = args.format == CheckFormat::Sarif;
     let mut failed = false;
-    let sources = collect_sources(&args.files, &mut failed);
+    let files = inputs(&args.files, &options);
+    let sources = collect_sources(&files, &mut failed);
     let checked = args.run.each("checking", &sources, |path| {
         let mut checked = pipeline::check_file(path, &options, sarif)?;
         if !sarif {

@@ -1,7 +1,7 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
 use super::{
-    collect_sources, fix_options, strategy_parser, write_file, write_stdout, AnalysisArgs, Format,
-    RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+    collect_sources, fix_options, inputs, strategy_parser, write_file, write_stdout, AnalysisArgs,
+    Format, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
 use bankwise::pipeline::{self, FileFix, FixError};
 use bankwise::settings::{Settings, StrategySetting};
@@ -10,8 +10,9 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct FixArgs {
-    /// `.cu`/`.cuh` files, or directories to search for them.
-    #[arg(required = true)]
+    /// `.cu`/`.cuh` files, or directories to search for them (with `--compile-commands`
+    /// and none given: the CUDA files it lists).
+    #[arg(required_unless_present = "compile_commands")]
     files: Vec<PathBuf>,
     /// Write the fixed file to OUT (one input file).
     #[arg(short = 'o', long = "output", value_name = "OUT", conflicts_with_all = ["in_place", "check"])]
@@ -55,7 +56,8 @@ pub fn run(args: FixArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut failed = false;
-    let sources = collect_sources(&args.files, &mut failed);
+    let files = inputs(&args.files, &options.analysis);
+    let sources = collect_sources(&files, &mut failed);
     let to_stdout = args.output.is_none() && !args.in_place && !args.check && !args.diff;
     if (args.output.is_some() || (to_stdout && matches!(args.format, Format::Text)))
         && sources.len() > 1

@@ -73,6 +73,10 @@ pub struct AnalysisArgs {
     /// own, as nvcc's -I.
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
+    /// A `compile_commands.json` (or its directory): each file is read with the `-I` and
+    /// `-D` its build uses; with no FILES, every CUDA file it lists.
+    #[arg(long, value_name = "PATH")]
+    pub compile_commands: Option<PathBuf>,
     /// Refuse files larger than this many bytes.
     #[arg(long, default_value_t = bankwise::parse::MAX_FILE_BYTES)]
     pub max_file_size: u64,
@@ -109,6 +113,12 @@ impl AnalysisArgs {
             },
             launches_elsewhere: Default::default(),
             include_dirs: self.include_dirs.clone(),
+            compile_db: match &self.compile_commands {
+                Some(path) => std::sync::Arc::new(
+                    bankwise::compile_db::CompileDb::read(path).map_err(|e| e.to_string())?,
+                ),
+                None => Default::default(),
+            },
         })
     }
 }
@@ -375,4 +385,14 @@ fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
 pub fn strategy_parser() -> impl clap::builder::TypedValueParser<Value = StrategySetting> {
     clap::builder::PossibleValuesParser::new(Family::strategy_names())
         .try_map(|name| StrategySetting::parse(&name).ok_or("not a strategy"))
+}
+
+/// The files a command was given, or with none and `--compile-commands`, the CUDA files the
+/// database lists.
+pub fn inputs(files: &[PathBuf], options: &Options) -> Vec<PathBuf> {
+    if files.is_empty() {
+        options.compile_db.cuda_files().cloned().collect()
+    } else {
+        files.to_vec()
+    }
 }

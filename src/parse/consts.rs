@@ -124,6 +124,13 @@ impl ConstEnv {
     /// `defines` are `NAME=VALUE` or `NAME` (value 1), as given to `-D`.
     pub fn with_command_line(defines: &[String]) -> Self {
         let mut env = ConstEnv::default();
+        // What nvcc itself defines for every CUDA file: `#if defined(__CUDACC__)` picks the
+        // branch a CUDA build compiles (raft's `RAFT_KERNEL` is `static __global__ void`
+        // there, `static void` otherwise).
+        for predefined in ["__CUDACC__", "__NVCC__"] {
+            env.command_line
+                .insert(predefined.to_string(), Macro::new(None, "1", 0));
+        }
         for define in defines {
             let (name, value) = define.split_once('=').unwrap_or((define, "1"));
             env.command_line

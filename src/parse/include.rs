@@ -1,7 +1,8 @@
-//! Quoted includes (`#include "tile.cuh"`): the headers a file includes, found beside the
-//! including file and then in the include directories (`-I`), read and extracted on their
-//! own, give the file their macros and types, as the preprocessor would have. Nested includes
-//! are followed to a bounded depth, each header once.
+//! Includes (`#include "tile.cuh"`, `#include <lib/tile.hpp>`): the headers a file includes,
+//! found beside the including file, in the include directories (`-I`), or above the file in
+//! its project, read and extracted on their own, give the file their macros and types, as
+//! the preprocessor would have. Nested includes are followed to a bounded depth and count,
+//! each header once.
 use super::consts::ConstEnv;
 use super::model::{Diagnostic, Location, Severity};
 use super::source::read_source;
@@ -10,6 +11,12 @@ use std::path::{Path, PathBuf};
 
 /// Headers included inside headers beyond which bankwise stops following.
 const MAX_DEPTH: usize = 16;
+
+/// Directories above a file where its includes are looked for, at most.
+const MAX_ANCESTORS: usize = 8;
+
+/// Headers read for one file, at most: a library's umbrella header can pull in hundreds.
+const MAX_HEADERS: usize = 256;
 
 /// Headers larger than this are not read (generated tables, amalgamations).
 const MAX_HEADER_BYTES: u64 = 4 * 1024 * 1024;
@@ -40,15 +47,31 @@ impl Prelude {
     }
 }
 
-/// The quoted includes of `text`, in order, as written between the quotes.
-pub fn quoted_includes(text: &str) -> Vec<(usize, String)> {
+/// An `#include` line: its line number, the name as written, and whether it was quoted
+/// (`"x.cuh"`) rather than angled (`<raft/core/x.hpp>`).
+struct Include {
+    line: usize,
+    name: String,
+    quoted: bool,
+}
+
+/// The includes of `text`, in order.
+fn includes(text: &str) -> Vec<Include> {
     text.lines()
         .enumerate()
         .filter_map(|(i, line)| {
             let rest = line.trim_start().strip_prefix('#')?.trim_start();
             let rest = rest.strip_prefix("include")?.trim_start();
-            let name = rest.strip_prefix('"')?.split('"').next()?;
-            (!name.is_empty()).then(|| (i + 1, name.to_string()))
+            let (name, quoted) = match rest.chars().next()? {
+                '"' => (rest[1..].split('"').next()?, true),
+                '<' => (rest[1..].split('>').next()?, false),
+                _ => return None,
+            };
+            (!name.is_empty()).then(|| Include {
+                line: i + 1,
+                name: name.to_string(),
+                quoted,
+            })
         })
         .collect()
 }
@@ -79,7 +102,7 @@ pub fn prelude(
     let mut pending: Vec<(PathBuf, usize)> = found.into_iter().rev().map(|h| (h, 0)).collect();
     while let Some((header, depth)) = pending.pop() {
         let canonical = std::fs::canonicalize(&header).unwrap_or_else(|_| header.clone());
-        if seen.contains(&canonical) || depth >= MAX_DEPTH {
+        if seen.contains(&canonical) || depth >= MAX_DEPTH || seen.len() >= MAX_HEADERS {
             continue;
         }
         seen.push(canonical);
@@ -94,24 +117,53 @@ pub fn prelude(
     (prelude, notes)
 }
 
-/// The headers that `text` (of the file at `from`) includes with quotes and that exist,
-/// beside it or in `include_dirs`, and the line and name of those that do not.
+/// The headers that `text` (of the file at `from`) includes and that exist, and the line
+/// and name of the quoted ones that do not (an angled one not found is a system or
+/// toolkit header: nothing to say). A quoted header is looked for beside the file, then in
+/// `include_dirs` (`-I`, or the compile database's), then in the directories above the file
+/// up to its repository's root; an angled one in the last two. The last is what a
+/// project's `-I include/` usually gives (`<raft/core/x.hpp>` from
+/// `cpp/include/raft/linalg/y.cuh`), so headers resolve with no flags.
 fn resolve(
     from: &Path,
     text: &str,
     include_dirs: &[PathBuf],
 ) -> (Vec<PathBuf>, Vec<(usize, String)>) {
     let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
+    let above = project_ancestors(&dir);
     let mut found = Vec::new();
     let mut missing = Vec::new();
-    for (line, name) in quoted_includes(text) {
-        let header = std::iter::once(dir.join(&name))
-            .chain(include_dirs.iter().map(|d| d.join(&name)))
+    for include in includes(text) {
+        let beside = include.quoted.then(|| dir.join(&include.name));
+        let header = beside
+            .into_iter()
+            .chain(include_dirs.iter().map(|d| d.join(&include.name)))
+            .chain(above.iter().map(|d| d.join(&include.name)))
             .find(|candidate| candidate.is_file());
         match header {
             Some(header) => found.push(header),
-            None => missing.push((line, name)),
+            None if include.quoted => missing.push((include.line, include.name)),
+            None => {}
         }
     }
     (found, missing)
+}
+
+/// Directories above `dir`, nearest first, up to the first that holds `.git` (the
+/// repository's root) and at most [`MAX_ANCESTORS`] of them.
+fn project_ancestors(dir: &Path) -> Vec<PathBuf> {
+    let mut above = Vec::new();
+    if dir.join(".git").exists() {
+        return above;
+    }
+    for ancestor in dir.ancestors().skip(1).take(MAX_ANCESTORS) {
+        if ancestor.as_os_str().is_empty() {
+            break;
+        }
+        above.push(ancestor.to_path_buf());
+        if ancestor.join(".git").exists() {
+            break;
+        }
+    }
+    above
 }

@@ -39,23 +39,17 @@ pub fn check_file(
 ) -> Result<CheckedFile, AnalysisError> {
     let text = parse::read_source(path, options.max_file_bytes)?;
     let config = Config::find(path)?;
-    let analysed = analyse_text(
-        path,
-        &text,
-        &analysis_options(&config, options),
-        &config.blocks,
-    );
+    let mut effective = analysis_options(&config, options);
+    with_build_flags(path, &mut effective);
+    let analysed = analyse_text(path, &text, &effective, &config.blocks);
     let fix = (plan_fixes && analysed.has_conflicts()).then(|| {
         let asked = FixOptions {
             analysis: options.clone(),
             ..FixOptions::default()
         };
-        fix_analysed(
-            &analysed,
-            &text,
-            &fix_options(&config, &asked),
-            &config.blocks,
-        )
+        let mut fixing = fix_options(&config, &asked);
+        with_build_flags(path, &mut fixing.analysis);
+        fix_analysed(&analysed, &text, &fixing, &config.blocks)
     });
     Ok(CheckedFile {
         analysed,
@@ -82,7 +76,8 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
         let path = &paths[i];
         let text = parse::read_source(path, options.max_file_bytes).ok()?;
         let config = Config::find(path).ok()?;
-        let options = analysis_options(&config, options);
+        let mut options = analysis_options(&config, options);
+        with_build_flags(path, &mut options);
         let parsed =
             parse::analyse_file_source(path, &text, &options.defines, &options.include_dirs);
         Some(parsed.launches)
@@ -145,7 +140,24 @@ pub fn for_analysis(
     options: &Options,
 ) -> Result<(Options, ConfigBlocks), ConfigError> {
     let config = Config::find(input)?;
-    Ok((analysis_options(&config, options), config.blocks))
+    let mut effective = analysis_options(&config, options);
+    with_build_flags(input, &mut effective);
+    Ok((effective, config.blocks))
+}
+
+/// The flags the compilation database gives `input`: its `-D`s before everyone else's (the
+/// configuration's and the command line's win), its include directories after the
+/// command line's.
+fn with_build_flags(input: &Path, options: &mut Options) {
+    let Some(flags) = options.compile_db.flags_for(input) else {
+        return;
+    };
+    let mut defines = flags.defines.clone();
+    defines.append(&mut options.defines);
+    options.defines = defines;
+    options
+        .include_dirs
+        .extend(flags.include_dirs.iter().cloned());
 }
 
 /// The configuration of `input` and the fix options under it: the one way `fix` reads
@@ -155,7 +167,9 @@ pub fn for_fix(
     options: &FixOptions,
 ) -> Result<(FixOptions, ConfigBlocks), ConfigError> {
     let config = Config::find(input)?;
-    Ok((fix_options(&config, options), config.blocks))
+    let mut effective = fix_options(&config, options);
+    with_build_flags(input, &mut effective.analysis);
+    Ok((effective, config.blocks))
 }
 
 #[cfg(test)]

@@ -338,16 +338,13 @@ impl Extractor<'_> {
             return None;
         }
         let written = self.text(ty);
+        let launched = self.launched_names.contains(name);
         match self.env.macro_named(written) {
             Some(mac) if mac.body.contains("__global__") => Some(FunctionKind::Kernel),
             Some(mac) if mac.body.contains("__device__") => Some(FunctionKind::Device),
-            Some(_) => None,
-            None if self.env.types.layout(written).is_none()
-                && self.launched_names.contains(name) =>
-            {
-                Some(FunctionKind::Kernel)
-            }
-            None => None,
+            // A `<<<` launch says what the macro's branch for this build might not.
+            _ if launched && self.env.types.layout(written).is_none() => Some(FunctionKind::Kernel),
+            _ => None,
         }
     }
 }
