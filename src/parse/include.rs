@@ -121,9 +121,10 @@ pub fn prelude(
 /// and name of the quoted ones that do not (an angled one not found is a system or
 /// toolkit header: nothing to say). A quoted header is looked for beside the file, then in
 /// `include_dirs` (`-I`, or the compile database's), then in the directories above the file
-/// up to its repository's root; an angled one in the last two. The last is what a
-/// project's `-I include/` usually gives (`<raft/core/x.hpp>` from
-/// `cpp/include/raft/linalg/y.cuh`), so headers resolve with no flags.
+/// up to its repository's root and their `include/` and `includes/`; an angled one in the
+/// last two. The last is what a project's `-I include/` usually gives (`<raft/core/x.hpp>`
+/// from `cpp/include/raft/linalg/y.cuh`, DeepSpeed's `"custom_cuda_layers.h"` in
+/// `csrc/includes/` from `csrc/transformer/`), so headers resolve with no flags.
 fn resolve(
     from: &Path,
     text: &str,
@@ -138,7 +139,9 @@ fn resolve(
         let header = beside
             .into_iter()
             .chain(include_dirs.iter().map(|d| d.join(&include.name)))
-            .chain(above.iter().map(|d| d.join(&include.name)))
+            .chain(above.iter().flat_map(|d| {
+                ["", "include", "includes"].map(|sub| d.join(sub).join(&include.name))
+            }))
             .find(|candidate| candidate.is_file());
         match header {
             Some(header) => found.push(header),
