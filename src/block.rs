@@ -110,6 +110,9 @@ pub type Resolution = Result<Block, String>;
 pub struct LaunchElsewhere {
     pub path: PathBuf,
     pub at: Location,
+    /// The template arguments as launched (`k<128, 8>`), evaluated there; empty for a
+    /// kernel that is not a template.
+    pub template_args: Vec<String>,
     pub shape: [u32; 3],
 }
 
@@ -119,7 +122,10 @@ pub type ProjectLaunches = HashMap<String, Vec<LaunchElsewhere>>;
 
 /// The launches of `launches` (those of the file at `path`) that other files can use.
 pub fn add_project_launches(launches: &mut ProjectLaunches, path: &Path, sites: &[LaunchSite]) {
-    for site in sites.iter().filter(|s| s.instance.is_none()) {
+    // A launch of a template this file does not define has no instance here: it is for the
+    // file that defines the template (a header), where it makes one.
+    let own = sites.iter().filter(|s| s.elsewhere.is_none());
+    for site in own.filter(|s| s.instance.is_none()) {
         if let Ok(shape) = site.block {
             launches
                 .entry(site.kernel.clone())
@@ -127,10 +133,37 @@ pub fn add_project_launches(launches: &mut ProjectLaunches, path: &Path, sites: 
                 .push(LaunchElsewhere {
                     path: path.to_path_buf(),
                     at: site.at,
+                    template_args: site.template_args.clone(),
                     shape,
                 });
         }
     }
+}
+
+/// The launches of other files than `path` with template arguments, as launch sites of the
+/// file at `path`: a template it defines gets an instance for each (the analysis of a
+/// header's `template <int BM> __global__ void k` with `k<128><<<…>>>` in the runner).
+pub fn template_launches_for(launches: &ProjectLaunches, path: &Path) -> Vec<LaunchSite> {
+    let mut sites: Vec<LaunchSite> = launches
+        .iter()
+        .flat_map(|(kernel, elsewhere)| {
+            elsewhere
+                .iter()
+                .filter(|l| l.path != path && !l.template_args.is_empty())
+                .map(|l| LaunchSite {
+                    kernel: kernel.clone(),
+                    template_args: l.template_args.clone(),
+                    instance: None,
+                    at: l.at,
+                    block: Ok(l.shape),
+                    shared_bytes: None,
+                    elsewhere: Some(l.path.clone()),
+                })
+        })
+        .collect();
+    // The map's order is not the run's: sorted, the analysis does not depend on it.
+    sites.sort_by(|a, b| (&a.kernel, &a.elsewhere, a.at).cmp(&(&b.kernel, &b.elsewhere, b.at)));
+    sites
 }
 
 /// Resolves the block shape of every function of a file (same order as `functions`).
@@ -288,7 +321,10 @@ fn resolve_direct(
         }
         return Ok(Block {
             shape: *shape,
-            source: BlockSource::LaunchSite(first.at),
+            source: match &first.elsewhere {
+                Some(path) => BlockSource::LaunchElsewhere(path.clone(), first.at),
+                None => BlockSource::LaunchSite(first.at),
+            },
         });
     }
     if let Some(found) = elsewhere.block_of(function) {
@@ -415,7 +451,7 @@ impl Elsewhere<'_> {
             .launches
             .get(name)?
             .iter()
-            .filter(|l| l.path != self.path)
+            .filter(|l| l.path != self.path && l.template_args.is_empty())
             .collect();
         let first = others.first()?;
         if let Some(other) = others.iter().find(|l| l.shape != first.shape) {

@@ -169,15 +169,55 @@ fn a_compilation_database_gives_each_file_its_build_flags() {
         text.contains("32-way bank conflict reading `tile`"),
         "{text}"
     );
-    // Without the database, `<tiles/tile.cuh>` and `ROWS` are not found.
+    // Without the database, `<tiles/tile.cuh>` is still found (in the project's include/),
+    // but the build's `-DROWS=8` is not known.
     let source = root.join("src/transpose.cu").to_string_lossy().into_owned();
     let alone = stdout(&bankwise(&["check", &source]));
-    assert!(alone.contains("`TILE` has no known value"), "{alone}");
+    assert!(alone.contains("`ROWS` has no known value"), "{alone}");
+    assert!(alone.contains("float[32][32]"), "{alone}");
     // A database that is not one is an input error.
     std::fs::write(root.join("build/compile_commands.json"), "{}").expect("written");
     let output = bankwise(&["check", "--compile-commands", &build]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("not a compilation database"));
+}
+
+/// A template kernel in a header, launched with template arguments from the source file that
+/// includes it (the layout of SGEMM tutorials: `kernels/*.cuh`, `runner.cu`): checked
+/// together, the header's kernel gets the instance and the block shape of that launch.
+#[test]
+fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(
+        dir.path().join("tile.cuh"),
+        "template <int TILE, int ROWS>\n__global__ void transposeT(float *o)\n{\n    \
+         __shared__ float tile[TILE][TILE];\n    \
+         for (int j = 0; j < TILE; j += ROWS)\n        \
+         tile[threadIdx.y + j][threadIdx.x] = o[j];\n    __syncthreads();\n    \
+         o[0] = tile[threadIdx.x][threadIdx.y];\n}\n",
+    )
+    .expect("written");
+    std::fs::write(
+        dir.path().join("runner.cu"),
+        "#include \"tile.cuh\"\nvoid run(float *o)\n{\n    const int TILE = 32;\n    \
+         const int ROWS = 8;\n    dim3 block(TILE, ROWS);\n    \
+         transposeT<TILE, ROWS><<<1, block>>>(o);\n}\n",
+    )
+    .expect("written");
+    let shown = dir.path().to_string_lossy().into_owned();
+    let text = stdout(&bankwise(&["check", &shown]));
+    assert!(
+        text.contains("32-way bank conflict reading `tile`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("in `transposeT<32, 8>` (block 32x8x1)"),
+        "{text}"
+    );
+    // Alone, the header has no launch: an assumed shape, and the extents unknown.
+    let alone = dir.path().join("tile.cuh").to_string_lossy().into_owned();
+    let alone = stdout(&bankwise(&["check", &alone]));
+    assert!(alone.contains("`TILE` has no known value"), "{alone}");
 }
 
 #[test]

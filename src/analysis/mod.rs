@@ -81,8 +81,13 @@ pub fn analyse_text(
     options: &Options,
     config: &ConfigBlocks,
 ) -> AnalysedFile {
-    let mut parsed =
-        parse::analyse_file_source(path, text, &options.defines, &options.include_dirs);
+    let mut parsed = parse::analyse_file_source(
+        path,
+        text,
+        &options.defines,
+        &options.include_dirs,
+        &block::template_launches_for(&options.launches_elsewhere, path),
+    );
     let (mut blocks, conflicts) = block::resolve_all(
         &parsed.functions,
         &parsed.launches,

@@ -70,9 +70,10 @@ pub fn analyse_file_source(
     text: &str,
     defines: &[String],
     include_dirs: &[PathBuf],
+    launches_elsewhere: &[LaunchSite],
 ) -> ParsedFile {
     let (prelude, notes) = include::prelude(path, text, include_dirs, defines);
-    let mut parsed = extract::extract_with(text, defines, &prelude);
+    let mut parsed = extract::extract_with(text, defines, &prelude, launches_elsewhere);
     if !notes.is_empty() {
         parsed.diagnostics.extend(notes);
         parsed.diagnostics.sort_by_key(|d| d.at);

@@ -460,4 +460,7 @@ pub struct LaunchSite {
     pub block: Result<[u32; 3], String>,
     /// The dynamic shared memory in bytes (the third launch argument), when it evaluates.
     pub shared_bytes: Option<u64>,
+    /// The file the launch is in, when it is another file of the run (a template kernel in a
+    /// header launched from the file that includes it); `None` for this file's own.
+    pub elsewhere: Option<std::path::PathBuf>,
 }

@@ -79,7 +79,7 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
         let mut options = analysis_options(&config, options);
         with_build_flags(path, &mut options);
         let parsed =
-            parse::analyse_file_source(path, &text, &options.defines, &options.include_dirs);
+            parse::analyse_file_source(path, &text, &options.defines, &options.include_dirs, &[]);
         Some(parsed.launches)
     });
     let mut launches = ProjectLaunches::new();
@@ -92,7 +92,7 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
 }
 
 /// Whether a kernel of `file` has no block shape and another file launches it: analysed
-/// again with `launches`, it has one.
+/// again with `launches`, it has one (a template, an instance for each launch).
 pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bool {
     let elsewhere = block::Elsewhere {
         launches,
@@ -100,7 +100,13 @@ pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bo
     };
     file.reported().any(|r| {
         let unknown = r.block.as_ref().map_or(true, block::Block::is_assumed);
-        unknown && elsewhere.block_of(r.function).is_some()
+        // A template launched with arguments from another file gets an instance from it.
+        let template_launched = launches.get(&r.function.name).is_some_and(|sites| {
+            sites
+                .iter()
+                .any(|l| l.path != file.path && !l.template_args.is_empty())
+        });
+        unknown && (elsewhere.block_of(r.function).is_some() || template_launched)
     })
 }
 

@@ -79,6 +79,7 @@ impl<'s> Extractor<'s> {
                 at: self.at(launch.at),
                 block,
                 shared_bytes,
+                elsewhere: None,
             });
         }
         // In a host function template, a launch `k<T><<<…>>>` names the host's parameters:

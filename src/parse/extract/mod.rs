@@ -74,15 +74,22 @@ struct Extractor<'s> {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
-    extract_with(src, defines, &Prelude::default())
+    extract_with(src, defines, &Prelude::default(), &[])
 }
 
 /// [`extract`] with what the file's headers define.
-pub fn extract_with(src: &str, defines: &[String], prelude: &Prelude) -> ParsedFile {
+/// [`extract`] with what the file's headers define, and the launches in other files of the
+/// run of templates the file may define (each makes an instance).
+pub fn extract_with(
+    src: &str,
+    defines: &[String],
+    prelude: &Prelude,
+    launches_elsewhere: &[LaunchSite],
+) -> ParsedFile {
     let parsed = super::pragmas::blank_loop_pragmas(src, |name| {
         macro_body(name, src, defines, prelude).is_some_and(|body| super::pragmas::is_code(&body))
     });
-    extract_parsed(&parsed, defines, prelude)
+    extract_parsed(&parsed, defines, prelude, launches_elsewhere)
 }
 
 /// The replacement text of macro `name` as the file, `-D` or the headers define it.
@@ -111,7 +118,12 @@ fn macro_body(name: &str, src: &str, defines: &[String], prelude: &Prelude) -> O
     own.or(command_line).or(header)
 }
 
-fn extract_parsed(src: &str, defines: &[String], prelude: &Prelude) -> ParsedFile {
+fn extract_parsed(
+    src: &str,
+    defines: &[String],
+    prelude: &Prelude,
+    launches_elsewhere: &[LaunchSite],
+) -> ParsedFile {
     // Parse plans, cheapest first: 32 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
     // error from swallowing the kernels around it. The first clean plan wins; otherwise the
@@ -126,7 +138,7 @@ fn extract_parsed(src: &str, defines: &[String], prelude: &Prelude) -> ParsedFil
         }));
     let mut best: Option<(usize, Extractor)> = None;
     for plan in plans {
-        let (clean, ex) = Extractor::run(src, defines, prelude, &plan);
+        let (clean, ex) = Extractor::run(src, defines, prelude, launches_elsewhere, &plan);
         if clean {
             return ex.finish();
         }
@@ -142,9 +154,15 @@ fn extract_parsed(src: &str, defines: &[String], prelude: &Prelude) -> ParsedFil
     }
     match best {
         Some((_, ex)) => ex.finish(),
-        None => Extractor::run(src, defines, prelude, &super::chunks::whole(src))
-            .1
-            .finish(),
+        None => Extractor::run(
+            src,
+            defines,
+            prelude,
+            launches_elsewhere,
+            &super::chunks::whole(src),
+        )
+        .1
+        .finish(),
     }
 }
 
@@ -155,6 +173,7 @@ impl<'s> Extractor<'s> {
         src: &'s str,
         defines: &[String],
         prelude: &Prelude,
+        launches_elsewhere: &[LaunchSite],
         ranges: &[std::ops::Range<usize>],
     ) -> (bool, Self) {
         let mut env = ConstEnv::with_command_line(defines);
@@ -220,6 +239,18 @@ impl<'s> Extractor<'s> {
             });
         }
         ex.bind_host_template_launches();
+        // Launches of templates from other files: only those of templates defined here.
+        let defined: HashSet<&str> = ex
+            .templates
+            .iter()
+            .map(|t| t.function.name.as_str())
+            .collect();
+        let wanted: Vec<LaunchSite> = launches_elsewhere
+            .iter()
+            .filter(|l| defined.contains(l.kernel.as_str()))
+            .cloned()
+            .collect();
+        ex.launches.extend(wanted);
         ex.analyse_templates();
         (clean, ex)
     }
