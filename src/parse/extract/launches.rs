@@ -18,7 +18,10 @@ impl<'s> Extractor<'s> {
     pub(super) fn launch_sites(&mut self, function: Node) {
         let text = self.text(function);
         let chevrons = text.contains("<<<");
-        let helpers = self.kernel_names.iter().any(|k| text.contains(k.as_str()));
+        // Names looked up one by one: scanning the body once per kernel of the file grows
+        // with the square of a generated file.
+        let body_text = child(function, FIELDS.body).map_or("", |b| self.text(b));
+        let helpers = identifier_tokens(body_text).any(|t| self.kernel_names.contains(t));
         if !chevrons && !helpers {
             return;
         }
