@@ -121,7 +121,7 @@ pub struct ConstEnv {
 }
 
 impl ConstEnv {
-    /// `defines` are `NAME=VALUE` or `NAME` (value 1), as given to `-D`.
+    /// `defines` are `NAME=VALUE`, `NAME` (value 1) or `NAME(a,b)=BODY`, as given to `-D`.
     pub fn with_command_line(defines: &[String]) -> Self {
         let mut env = ConstEnv::default();
         // What nvcc itself defines for every CUDA file: `#if defined(__CUDACC__)` picks the
@@ -133,8 +133,21 @@ impl ConstEnv {
         }
         for define in defines {
             let (name, value) = define.split_once('=').unwrap_or((define, "1"));
+            // `-D 'F(a,b)=((a) * (b))'`: a function-like macro, as nvcc takes it.
+            let (name, params) = match name.split_once('(') {
+                Some((name, rest)) => {
+                    let list = rest.trim_end().trim_end_matches(')');
+                    let params = list
+                        .split(',')
+                        .map(|p| p.trim().to_string())
+                        .filter(|p| !p.is_empty())
+                        .collect();
+                    (name, Some(params))
+                }
+                None => (name, None),
+            };
             env.command_line
-                .insert(name.trim().to_string(), Macro::new(None, value, 0));
+                .insert(name.trim().to_string(), Macro::new(params, value, 0));
         }
         env
     }

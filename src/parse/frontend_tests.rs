@@ -376,6 +376,15 @@ template void run<double>(double *);",
 }
 
 #[test]
+fn function_like_macros_from_the_command_line() {
+    let file = parse_with(
+        "__global__ void k(float *o) { __shared__ float s[PITCH(32)][32]; o[0] = s[0][threadIdx.x]; }",
+        &["PITCH(n)=((n) + 1)"],
+    );
+    assert_eq!(array(&file, "k", "s").dims, [Some(33), Some(32)]);
+}
+
+#[test]
 fn kernels_declared_through_macros() {
     let file = parse(
         "#define MY_KERNEL static __global__ void
