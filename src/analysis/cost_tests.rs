@@ -402,3 +402,63 @@ __global__ void k(float *out) {
         assert_eq!(cost.wavefronts, 1);
     }
 }
+
+mod loops {
+    use super::analyse;
+
+    /// Per access of the first array: its excess, or why it is not simulated.
+    fn excesses(source: &str) -> Vec<Result<u64, String>> {
+        let file = analyse(source);
+        file.per_function[0].costs[0]
+            .iter()
+            .map(|c| c.as_ref().map(|c| c.excess()).map_err(|e| e.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn while_and_do_loops_with_a_counter_are_counted() {
+        // `i` steps by 4 from 0 below 32: 8 iterations of a 32-way store (31 excess each).
+        // `k` runs 0..8 in a do-while whose test holds on entry: linear loads.
+        let found = excesses(
+            "// bankwise: block=32
+__global__ void w(float *o) {
+    __shared__ float s[32][32];
+    int i = 0;
+    while (i < 32) {
+        s[threadIdx.x][i] = o[i];
+        i += 4;
+    }
+    int k = 0;
+    do {
+        o[k] = s[k][threadIdx.x];
+        k++;
+    } while (k < 8);
+}",
+        );
+        assert_eq!(found, [Ok(248), Ok(0)]);
+    }
+
+    #[test]
+    fn loops_that_are_not_counted_stay_opaque() {
+        // A `continue` skips the step; a do-while whose test fails on entry runs once, not
+        // as the `for` it resembles.
+        let found = excesses(
+            "// bankwise: block=32
+__global__ void w(float *o, int n) {
+    __shared__ float s[32][32];
+    int i = 0;
+    while (i < 32) {
+        if (o[i] > 0) continue;
+        s[threadIdx.x][i] = o[i];
+        i += 4;
+    }
+    int k = 40;
+    do {
+        o[k] = s[threadIdx.x][k % 32];
+        k++;
+    } while (k < 8);
+}",
+        );
+        assert!(found.iter().all(Result::is_err), "{found:?}");
+    }
+}

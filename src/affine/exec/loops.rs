@@ -60,6 +60,71 @@ impl<'a> Executor<'a> {
             },
             _ => None,
         });
+        self.counted_loop(counter, cond, update, body);
+    }
+
+    /// `while (i < n) { …; i += s; }` (and `do { …; i++; } while (i < n);` when its
+    /// condition holds on entry) run as `for (; i < n; i += s) { … }`: a counter stepped
+    /// once, by its last statement, and assigned nowhere else. Any other loop is opaque.
+    pub(super) fn while_loop(&mut self, cond: &Expr, body: &'a [Stmt], cond_first: bool) {
+        let Some((last, rest)) = body.split_last() else {
+            return self.opaque_loop(Some(cond), body, cond_first);
+        };
+        let counter = match last {
+            Stmt::Expr(update) => match &update.kind {
+                ExprKind::Step { operand, .. } => match &operand.kind {
+                    ExprKind::Name(name) => Some((name.clone(), update)),
+                    _ => None,
+                },
+                ExprKind::Assign { target, .. } => match &target.kind {
+                    ExprKind::Name(name) => Some((name.clone(), update)),
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((counter, update)) = counter else {
+            return self.opaque_loop(Some(cond), body, cond_first);
+        };
+        let mut assigned = Vec::new();
+        assigned_names(rest, &mut assigned);
+        assigned_in_expr(cond, &mut assigned);
+        let mut in_cond = Vec::new();
+        names_in_expr(cond, &mut in_cond);
+        let plain = !assigned.contains(&counter)
+            && in_cond.contains(&counter)
+            && assigned.iter().all(|a| !in_cond.contains(a))
+            && !continues(rest);
+        // A `do … while` runs once before its test: the same loop only when the test holds
+        // on entry.
+        let enters = cond_first || {
+            let recording = std::mem::replace(&mut self.recording, false);
+            let holds = self.eval_int(cond).constant().is_some_and(|v| v != 0);
+            self.recording = recording;
+            holds
+        };
+        if plain && enters {
+            self.counted_loop(
+                Some(counter),
+                Some(cond),
+                std::slice::from_ref(update),
+                rest,
+            );
+        } else {
+            self.opaque_loop(Some(cond), body, cond_first);
+        }
+    }
+
+    /// A loop whose counter is `counter` (its current value is the first), tested by `cond`
+    /// and stepped by `update`; without a counter whose step and start are known, uncounted.
+    fn counted_loop(
+        &mut self,
+        counter: Option<String>,
+        cond: Option<&Expr>,
+        update: &[Expr],
+        body: &'a [Stmt],
+    ) {
         let step = counter.as_deref().and_then(|c| self.step_of(c, update));
         let start = counter
             .as_deref()
@@ -665,4 +730,32 @@ fn assigned_in_expr(expr: &Expr, out: &mut Vec<String>) {
         }
         e.for_each_child(|child| pending.push(child));
     }
+}
+
+/// The names `expr` reads.
+fn names_in_expr(expr: &Expr, out: &mut Vec<String>) {
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        if let ExprKind::Name(name) = &e.kind {
+            out.push(name.clone());
+        }
+        e.for_each_child(|child| stack.push(child));
+    }
+}
+
+/// Whether `stmts` hold a `continue` of their own loop (not one of a loop inside them),
+/// which would skip a `while` loop's last statement.
+fn continues(stmts: &[Stmt]) -> bool {
+    let mut stack: Vec<&Stmt> = stmts.iter().collect();
+    while let Some(stmt) = stack.pop() {
+        match stmt {
+            Stmt::Continue => return true,
+            Stmt::If {
+                then, otherwise, ..
+            } => stack.extend(then.iter().chain(otherwise)),
+            Stmt::Block(inner) | Stmt::Switch { body: inner, .. } => stack.extend(inner),
+            _ => {}
+        }
+    }
+    false
 }

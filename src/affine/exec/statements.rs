@@ -50,8 +50,8 @@ impl<'a> Executor<'a> {
                 let start = self.scopes.pop().unwrap_or(0);
                 self.locals.truncate(start);
             }
-            Stmt::While { cond, body } => self.opaque_loop(Some(cond), body, true),
-            Stmt::DoWhile { body, cond } => self.opaque_loop(Some(cond), body, false),
+            Stmt::While { cond, body } => self.while_loop(cond, body, true),
+            Stmt::DoWhile { body, cond } => self.while_loop(cond, body, false),
             Stmt::Return(value) => {
                 if let Some(value) = value {
                     let v = self.eval(value);
