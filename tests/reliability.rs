@@ -473,3 +473,52 @@ fn code_on_the_line_of_the_opening_brace_survives_the_guards() {
     let out = stdout(&fix);
     assert!(out.contains("#endif\n    int k = 1;\n"), "{out}");
 }
+
+/// Found by the fuzzer: a fix under an assumed block shape changes the extents the shape was
+/// assumed from (a skew turns `[64][33][4]` into wider rows), and the output's own assumption
+/// differed, so validation called it a bug. The output is checked under the original's
+/// shape.
+#[test]
+fn an_unsafe_fix_under_an_assumed_block_shape_validates() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "assumed.cu", ASSUMED_SHAPE_KERNEL);
+    let shown = path.to_string_lossy().into_owned();
+    let out = dir.path().join("out.cu").to_string_lossy().into_owned();
+    let fix = bankwise(&["fix", "--unsafe-fixes", &shown, "-o", &out]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(!stderr(&fix).contains("internal error"), "{}", stderr(&fix));
+    let fixed = std::fs::read_to_string(&out).expect("written");
+    assert_ne!(fixed, ASSUMED_SHAPE_KERNEL);
+}
+
+/// The fuzzer's input (seed 11, input 7211): an annotation of 2048 threads, which is no
+/// shape, so `k`'s is assumed (4x8x1, from `s0`'s rows of 4).
+const ASSUMED_SHAPE_KERNEL: &str = r#"struct Rec { float v; int k; };
+#define TILE 33
+#define ROWS 1
+#define IDX(a, b) ((a) * TILE + (b))
+// bankwise: block=256x8
+__global__ void k(float *out, const float *in, int n)
+{
+    __shared__ char s0[64][TILE][4];
+    __shared__ short s1[TILE];
+    __shared__ float4 s2[32][8];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float acc = 0;
+    acc += (float)s0[(tx) % (64)][((tx + (ty >> 0))) % (TILE)][(((tx >> 5) % 4)) % (4)];
+    { int v = tx;
+        while (v > 3) v >>= 1;
+        s1[(((v ^ ty) / 22)) % (TILE)] = 1; }
+    for (int j = 0; j < 8; j += 8)
+        s1[(((j << 4) & (ty ^ (int)in[tx]))) % (TILE)] = 1;
+    for (int j = 0; j < 8; j += 8)
+        s1[(((j / 24) - (j & j))) % (TILE)] = 1;
+    __syncthreads();
+    { int v = tx;
+        while (v > 3) v >>= 1;
+        s2[(((v >> 2) % 8)) % (32)][(((tx + tx) + (v % 24))) % (8)] = make_float4(1.0f, 2.0f, 3.0f, 4.0f); }
+    for (int j = 0; j < 8; j += 1)
+        s1[((ty | (int)in[tx])) % (TILE)] = 1;
+    out[blockIdx.x * blockDim.x + tx] = acc;
+}
+"#;

@@ -34,7 +34,18 @@ pub fn validate(
             errors_after.first().map_or(0, |at| at.line)
         ));
     }
-    let rewritten = analyse_text(path, view, options, config);
+    // A shape the original was analysed under by assumption is the output's too: the
+    // assumption reads the arrays' extents, which a rewrite may change.
+    let mut pinned = options.clone();
+    for (function, analysis) in original.parsed.functions.iter().zip(&original.per_function) {
+        if let Some(block) = analysis.block.as_ref().ok().filter(|b| b.is_assumed()) {
+            pinned
+                .blocks
+                .per_kernel
+                .insert(function.display_name(), block.shape);
+        }
+    }
+    let rewritten = analyse_text(path, view, &pinned, config);
     let copies: Vec<(String, String)> = applied
         .iter()
         .filter_map(|p| p.rewrite.function.as_ref())
