@@ -322,6 +322,25 @@ pub(in crate::rewrite) fn line_end(text: &str, offset: usize) -> usize {
         .map_or(text.len(), |at| offset + at)
 }
 
+/// `text` without the whitespace and the comments it ends with.
+fn without_trailing_comments(text: &str) -> &str {
+    let mut text = text.trim_end();
+    loop {
+        let line = line_start(text, text.len());
+        let last = &text[line..];
+        if let Some(comment) = last.find("//") {
+            text = text[..line + comment].trim_end();
+        } else if text.ends_with("*/") {
+            match text.rfind("/*") {
+                Some(open) => text = text[..open].trim_end(),
+                None => return text,
+            }
+        } else {
+            return text;
+        }
+    }
+}
+
 /// Where a map function for a function starting at `start` goes: before its `template <…>`
 /// and the comment lines directly above it (which may hold its `// bankwise: block=`
 /// annotation), at the start of a line. `None` when that line also holds code that is not
@@ -329,7 +348,8 @@ pub(in crate::rewrite) fn line_end(text: &str, offset: usize) -> usize {
 pub fn definition_start(text: &str, start: usize) -> Option<usize> {
     let mut at = start;
     loop {
-        let before = text[..at].trim_end();
+        // Comments between `template <…>` and the function belong to the template too.
+        let before = without_trailing_comments(&text[..at]);
         let Some(open) = before.strip_suffix('>').and_then(matching_open_angle) else {
             break;
         };

@@ -27,6 +27,16 @@ fn definitions_start_above_their_template_head_and_comments() {
     assert_eq!(definition_start(block, start), block.find("/*"));
     let crowded = "} __global__ void k() {}";
     assert_eq!(definition_start(crowded, 2), None);
+    // Comments between the template head and the function (found by the fuzzer): the map
+    // function goes above the head, never between it and its function.
+    let inside = "int x;
+template <int T> // the tile
+// bankwise: block=16x16
+/* note */
+__global__ void k() {}
+";
+    let start = inside.find("__global__").expect("kernel");
+    assert_eq!(definition_start(inside, start), inside.find("template"));
 }
 
 #[test]
