@@ -529,6 +529,14 @@ __global__ void fine() { __shared__ float s[4]; s[1] = 1; }",
     assert!(file.functions[2].syntax_error.is_none());
     assert_eq!(file.functions[2].arrays.len(), 1);
     assert!(!file.syntax_errors.is_empty());
+    // Between a template head and its function, as above it.
+    let file = parse(
+        "template <int T>
+// bankwise: block=16x16
+__global__ void k() { __shared__ float s[T]; s[0] = 1; }
+template __global__ void k<4>();",
+    );
+    assert_eq!(file.functions[0].annotated_block, Some([16, 16, 1]));
 }
 
 #[test]

@@ -50,7 +50,12 @@ impl<'s> Extractor<'s> {
             .find(|c| symbols::kind(*c) == "launch_bounds")
             .and_then(|lb| named_children(lb).first().copied())
             .map(|e| ast::lower(e, self.src));
-        let annotated_block = self.block_annotation(outer);
+        // Above the template head, or between it and the function.
+        let annotated_block = self.block_annotation(outer).or_else(|| {
+            (outer.id() != node.id())
+                .then(|| self.block_annotation(node))
+                .flatten()
+        });
         let template_params = template_parameters(outer, self.src);
         let mut function = Function {
             name,
