@@ -220,6 +220,25 @@ fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
     assert!(alone.contains("`TILE` has no known value"), "{alone}");
 }
 
+/// `--diff` is a dry run, as ruff's: with `--in-place` the file is shown changed, not written.
+#[test]
+fn diff_with_in_place_writes_nothing() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("transpose.cu");
+    let original = std::fs::read_to_string("testdata/transpose.cu").expect("testdata");
+    std::fs::write(&path, &original).expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let output = bankwise(&["fix", "--in-place", "--diff", &shown]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(stdout(&output).contains("+++ b/"), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("would fix: `tile`"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), original);
+}
+
 #[test]
 fn missing_files_and_empty_directories_are_input_errors() {
     let output = bankwise(&["check", "does/not/exist.cu"]);

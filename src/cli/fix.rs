@@ -20,7 +20,8 @@ pub struct FixArgs {
     /// Rewrite the files in place (through a temporary file and a rename; permissions kept).
     #[arg(long, conflicts_with = "check")]
     in_place: bool,
-    /// Print a unified diff (`git apply` accepts it) instead of the fixed file.
+    /// Print a unified diff (`git apply` accepts it) instead of the fixed file, and write
+    /// nothing (a dry run, even with --in-place or -o).
     #[arg(long)]
     diff: bool,
     /// Write nothing; exit with status 1 when a file would change.
@@ -94,12 +95,15 @@ pub fn run(args: FixArgs) -> ExitCode {
     let diffs: Vec<String> = fixed.iter().map(unified_diff).collect();
     let mut report = String::new();
     for file in &fixed {
+        // `--diff` is a dry run, as with ruff: even with `--in-place` or `-o`, only shown.
         let target = match (&args.output, args.in_place) {
+            _ if args.diff => None,
             (Some(output), _) => Some(output.as_path()),
             (None, true) if file.changed() => Some(file.path.as_path()),
             _ => None,
         };
-        let mut written = true;
+        // A write that `--diff` held back is reported as what would be fixed.
+        let mut written = !(args.diff && (args.in_place || args.output.is_some()));
         if let Some(target) = target {
             if let Err(message) = write_file(target, &file.output, args.in_place) {
                 bankwise::say!("bankwise: error: {}: {message}", target.display());
