@@ -461,4 +461,26 @@ __global__ void w(float *o, int n) {
         );
         assert!(found.iter().all(Result::is_err), "{found:?}");
     }
+
+    #[test]
+    fn a_step_the_analysis_does_not_know_leaves_the_counter_an_unknown_uniform() {
+        // `k += stride`: each iteration's `k` is one value for the whole warp, evaluated as
+        // any unknown uniform (the store is 32-way whatever it is); `i = tx + …` likewise.
+        let file = analyse(
+            "// bankwise: block=32
+__global__ void w(float *o, int stride) {
+    __shared__ float s[32][32];
+    for (int k = 0; k < 32; k += stride)
+        s[threadIdx.x][k] = o[k];
+    for (int i = threadIdx.x; i < 1024; i += stride)
+        o[i] = s[0][i % 32];
+}",
+        );
+        let costs = &file.per_function[0].costs[0];
+        let store = costs[0].as_ref().expect("simulated");
+        assert_eq!((store.conflict_degree, store.excess()), (32, 31));
+        assert_eq!(store.per_iteration_of, ["k"]);
+        let load = costs[1].as_ref().expect("simulated");
+        assert_eq!(load.per_iteration_of, ["i_offset"]);
+    }
 }

@@ -151,8 +151,8 @@ impl ArrayProblem {
                 });
                 if let Some(counter) = unbounded {
                     return Err(format!(
-                        "line {}: the loop over `{counter}` has bounds the analysis cannot \
-                         evaluate, so the subscripts' values are not all known",
+                        "line {}: the loop over `{counter}` has bounds or a step the analysis \
+                         cannot evaluate, so the subscripts' values are not all known",
                         access.at.line
                     ));
                 }

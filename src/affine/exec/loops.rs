@@ -133,8 +133,13 @@ impl<'a> Executor<'a> {
                 Value::Int(sym) if sym.unknown().is_none() => Some(sym),
                 _ => None,
             });
-        let (Some(name), Some(step), Some(init)) = (counter, step, start) else {
-            self.uncounted_loop(cond, body, update);
+        let (Some(name), Some(step), Some(init)) = (counter.clone(), step, start.clone()) else {
+            match (counter, start) {
+                (Some(name), Some(init)) if step.is_none() && self.uniform_step(&name, update) => {
+                    self.loop_with_unknown_step(name, init, cond, update, body);
+                }
+                _ => self.uncounted_loop(cond, body, update),
+            }
             return;
         };
         let id = self.loops.len();
@@ -239,6 +244,92 @@ impl<'a> Executor<'a> {
     }
 
     /// A `for` loop without a counter the analysis can step.
+    /// Whether `update` adds to `counter` (or subtracts from it) a value that is the same
+    /// for every lane but not a known constant: `k += stride`, `i += blockDim.x * gridDim.x`.
+    fn uniform_step(&mut self, counter: &str, update: &[Expr]) -> bool {
+        let [update] = update else { return false };
+        let is_counter = |e: &Expr| matches!(&e.kind, ExprKind::Name(n) if n == counter);
+        let added = match &update.kind {
+            ExprKind::Assign {
+                op: Some(BinaryOp::Add | BinaryOp::Sub),
+                target,
+                value,
+            } if is_counter(target) => value,
+            ExprKind::Assign {
+                op: None,
+                target,
+                value,
+            } if is_counter(target) => match &value.kind {
+                ExprKind::Binary {
+                    op: BinaryOp::Add | BinaryOp::Sub,
+                    lhs,
+                    rhs,
+                } if is_counter(lhs) => rhs,
+                ExprKind::Binary {
+                    op: BinaryOp::Add,
+                    lhs,
+                    rhs,
+                } if is_counter(rhs) => lhs,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let recording = std::mem::replace(&mut self.recording, false);
+        let value = self.eval_int(added);
+        self.recording = recording;
+        value.unknown().is_none() && !value.mentions_thread()
+    }
+
+    /// A loop stepped by a warp-uniform value the analysis does not know: in each iteration
+    /// the counter is its start plus one unknown uniform value (the counter itself when it
+    /// starts uniform), evaluated as any unknown uniform is; the figures are per iteration.
+    fn loop_with_unknown_step(
+        &mut self,
+        name: String,
+        init: Sym,
+        cond: Option<&Expr>,
+        update: &[Expr],
+        body: &'a [Stmt],
+    ) {
+        let id = self.loops.len();
+        let thread_dependent = init.mentions_thread();
+        let (uniform, counter_value) = if thread_dependent {
+            let uniform = Atom::Uniform(format!("{name}_offset"));
+            let value = Sym::binary(Op::Add, init, Sym::Atom(uniform.clone()));
+            (uniform, value)
+        } else {
+            let uniform = Atom::Uniform(name.clone());
+            (uniform.clone(), Sym::Atom(uniform))
+        };
+        self.assign(&name, Value::Int(counter_value));
+        let cond_sym = match cond {
+            Some(c) => {
+                let recording = std::mem::replace(&mut self.recording, false);
+                let v = self.eval_int(c);
+                self.recording = recording;
+                v
+            }
+            None => Sym::Const(1),
+        };
+        self.loops.push(Loop {
+            name: uniform.to_string(),
+            values: LoopValues::Unknown(format!(
+                "the step of loop `{name}` is a value the analysis does not know"
+            )),
+            parent: self.enclosing.last().copied(),
+        });
+        let outer_active = self.active.clone();
+        if thread_dependent {
+            // Each thread runs only the iterations its own counter allows.
+            self.active = Sym::binary(Op::LogAnd, self.active.clone(), cond_sym);
+        }
+        self.enclosing.push(id);
+        self.loop_body(body, &name, None, update, None);
+        self.enclosing.pop();
+        self.active = outer_active;
+        self.forget(&name);
+    }
+
     fn uncounted_loop(&mut self, cond: Option<&Expr>, body: &'a [Stmt], update: &[Expr]) {
         let mut assigned = Vec::new();
         for expr in update {
