@@ -492,6 +492,32 @@ fn an_unsafe_fix_under_an_assumed_block_shape_validates() {
     assert_ne!(fixed, ASSUMED_SHAPE_KERNEL);
 }
 
+/// Found by the fuzzer (seed 13): a subscript that leaves its row for any block but the
+/// first (`t[ty][16 * blockIdx.x + tx]`). `blockIdx.x` shifts every lane alike, so the figures
+/// were taken at one value of it, and the swizzle then failed validation as an internal
+/// error. The array is left alone, and the reason names the value.
+#[test]
+fn a_subscript_that_depends_on_an_unknown_value_is_not_rewritten() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(
+        dir.path(),
+        "rows.cu",
+        "// bankwise: block=16x16\n__global__ void t(float *m)\n{\n    \
+         __shared__ float tile[16][16];\n    \
+         tile[threadIdx.y][16 * blockIdx.x + threadIdx.x] = m[0];\n    __syncthreads();\n    \
+         m[1] = tile[threadIdx.x][threadIdx.y];\n}\n",
+    );
+    let shown = path.to_string_lossy().into_owned();
+    let fix = bankwise(&["fix", "--unsafe-fixes", "--diff", &shown]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(
+        stderr(&fix)
+            .contains("the index depends on `blockIdx.x`, whose values the analysis does not know"),
+        "{}",
+        stderr(&fix)
+    );
+}
+
 /// The fuzzer's input (seed 11, input 7211): an annotation of 2048 threads, which is no
 /// shape, so `k`'s is assumed (4x8x1, from `s0`'s rows of 4).
 const ASSUMED_SHAPE_KERNEL: &str = r#"struct Rec { float v; int k; };

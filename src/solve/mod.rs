@@ -169,6 +169,26 @@ impl ArrayProblem {
                         access.at.line, unknown.name, unknown.evaluated
                     ));
                 }
+                // A value that shifts every lane alike gives the same figures whatever it is,
+                // so it was evaluated at one value only; in a subscript it also decides which
+                // elements are touched (`t[ty][16 * blockIdx.x + tx]` leaves the row for any
+                // block but the first), which no check has then seen.
+                let unseen = requests.unknown_values().iter().find(|u| {
+                    matches!(u.evaluated, Evaluated::AnyValue)
+                        && site.subscripts.iter().any(|subscript| {
+                            subscript
+                                .atoms()
+                                .iter()
+                                .any(|atom| atom.to_string() == u.name)
+                        })
+                });
+                if let Some(unknown) = unseen {
+                    return Err(format!(
+                        "line {}: the index depends on `{}`, whose values the analysis does not \
+                         know, so the elements it reaches are not all known",
+                        access.at.line, unknown.name
+                    ));
+                }
                 // Subscripts past their own extents (`t[r][-1]`) are the program's own bug.
                 for (d, (subscript, extent)) in site.subscripts.iter().zip(&dims).enumerate() {
                     if d == 0 && dims.len() == 1 {
