@@ -90,20 +90,14 @@ impl<'a> Executor<'a> {
         let mut assigned = Vec::new();
         assigned_names(rest, &mut assigned);
         assigned_in_expr(cond, &mut assigned);
-        let mut in_cond = Vec::new();
-        names_in_expr(cond, &mut in_cond);
+        let in_cond = cond.names();
         let plain = !assigned.contains(&counter)
-            && in_cond.contains(&counter)
-            && assigned.iter().all(|a| !in_cond.contains(a))
+            && in_cond.contains(&counter.as_str())
+            && assigned.iter().all(|a| !in_cond.contains(&a.as_str()))
             && !continues(rest);
         // A `do … while` runs once before its test: the same loop only when the test holds
         // on entry.
-        let enters = cond_first || {
-            let recording = std::mem::replace(&mut self.recording, false);
-            let holds = self.eval_int(cond).constant().is_some_and(|v| v != 0);
-            self.recording = recording;
-            holds
-        };
+        let enters = cond_first || self.constant_of(cond).is_some_and(|v| v != 0);
         if plain && enters {
             self.counted_loop(
                 Some(counter),
@@ -168,15 +162,7 @@ impl<'a> Executor<'a> {
             (atom.clone(), Sym::Atom(atom))
         };
         self.assign(&name, Value::Int(counter_value.clone()));
-        let cond_sym = match cond {
-            Some(c) => {
-                let recording = std::mem::replace(&mut self.recording, false);
-                let v = self.eval_int(c);
-                self.recording = recording;
-                v
-            }
-            None => Sym::Const(1),
-        };
+        let cond_sym = cond.map_or(Sym::Const(1), |c| self.quiet_int(c));
         // Bounds on something unknown (a parameter, blockIdx): the counter is a uniform
         // unknown.
         let evaluable = |sym: &Sym| {
@@ -274,9 +260,7 @@ impl<'a> Executor<'a> {
             },
             _ => return false,
         };
-        let recording = std::mem::replace(&mut self.recording, false);
-        let value = self.eval_int(added);
-        self.recording = recording;
+        let value = self.quiet_int(added);
         value.unknown().is_none() && !value.mentions_thread()
     }
 
@@ -302,15 +286,7 @@ impl<'a> Executor<'a> {
             (uniform.clone(), Sym::Atom(uniform))
         };
         self.assign(&name, Value::Int(counter_value));
-        let cond_sym = match cond {
-            Some(c) => {
-                let recording = std::mem::replace(&mut self.recording, false);
-                let v = self.eval_int(c);
-                self.recording = recording;
-                v
-            }
-            None => Sym::Const(1),
-        };
+        let cond_sym = cond.map_or(Sym::Const(1), |c| self.quiet_int(c));
         self.loops.push(Loop {
             name: uniform.to_string(),
             values: LoopValues::Unknown(format!(
@@ -415,8 +391,14 @@ impl<'a> Executor<'a> {
     }
 
     fn constant_of(&mut self, expr: &Expr) -> Option<i64> {
+        self.quiet_int(expr).constant()
+    }
+
+    /// `expr`'s value, its shared accesses not recorded (a loop's test or step, evaluated
+    /// again where the loop runs them).
+    fn quiet_int(&mut self, expr: &Expr) -> Sym {
         let recording = std::mem::replace(&mut self.recording, false);
-        let value = self.eval_int(expr).constant();
+        let value = self.eval_int(expr);
         self.recording = recording;
         value
     }
@@ -820,17 +802,6 @@ fn assigned_in_expr(expr: &Expr, out: &mut Vec<String>) {
             out.push(n.clone());
         }
         e.for_each_child(|child| pending.push(child));
-    }
-}
-
-/// The names `expr` reads.
-fn names_in_expr(expr: &Expr, out: &mut Vec<String>) {
-    let mut stack = vec![expr];
-    while let Some(e) = stack.pop() {
-        if let ExprKind::Name(name) = &e.kind {
-            out.push(name.clone());
-        }
-        e.for_each_child(|child| stack.push(child));
     }
 }
 

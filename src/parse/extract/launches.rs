@@ -221,13 +221,18 @@ impl<'s> Extractor<'s> {
             true
         });
         target
-            .filter(|t| {
-                matches!(
-                    symbols::kind(*t),
-                    "identifier" | "template_function" | "qualified_identifier"
-                ) && self.kernel_names.contains(kernel_base_name(self.text(*t)))
-            })
+            .filter(|t| self.names_a_kernel(*t))
             .unwrap_or(launched)
+    }
+
+    /// Whether `node` names a kernel this file declares (`k`, `k<T>`, `ns::k`).
+    fn names_a_kernel(&self, node: Node) -> bool {
+        matches!(
+            symbols::kind(node),
+            "identifier" | "template_function" | "qualified_identifier"
+        ) && self
+            .kernel_names
+            .contains(kernel_base_name(self.text(node)))
     }
 
     /// Calls in `function` whose first argument names a kernel of this file and whose next
@@ -246,13 +251,7 @@ impl<'s> Extractor<'s> {
                 return true;
             }
             let kernel = unwrap_reference(args[0]);
-            let names_kernel = matches!(
-                symbols::kind(kernel),
-                "identifier" | "template_function" | "qualified_identifier"
-            ) && self
-                .kernel_names
-                .contains(kernel_base_name(self.text(kernel)));
-            if names_kernel {
+            if self.names_a_kernel(kernel) {
                 found.push(Launch {
                     kernel,
                     block: Some(args[2]),
