@@ -39,17 +39,23 @@ pub fn check_file(
 ) -> Result<CheckedFile, AnalysisError> {
     let text = parse::read_source(path, options.max_file_bytes)?;
     let config = Config::find(path)?;
-    let mut effective = analysis_options(&config, options);
-    with_build_flags(path, &mut effective);
-    let analysed = analyse_text(path, &text, &effective, &config.blocks);
+    let analysed = analyse_text(
+        path,
+        &text,
+        &analysis_options(&config, options, path),
+        &config.blocks,
+    );
     let fix = (plan_fixes && analysed.has_conflicts()).then(|| {
         let asked = FixOptions {
             analysis: options.clone(),
             ..FixOptions::default()
         };
-        let mut fixing = fix_options(&config, &asked);
-        with_build_flags(path, &mut fixing.analysis);
-        fix_analysed(&analysed, &text, &fixing, &config.blocks)
+        fix_analysed(
+            &analysed,
+            &text,
+            &fix_options(&config, &asked, path),
+            &config.blocks,
+        )
     });
     Ok(CheckedFile {
         analysed,
@@ -76,8 +82,7 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
         let path = &paths[i];
         let text = parse::read_source(path, options.max_file_bytes).ok()?;
         let config = Config::find(path).ok()?;
-        let mut options = analysis_options(&config, options);
-        with_build_flags(path, &mut options);
+        let options = analysis_options(&config, options, path);
         let parsed =
             parse::analyse_file_source(path, &text, &options.defines, &options.include_dirs, &[]);
         Some(parsed.launches)
@@ -110,9 +115,10 @@ pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bo
     })
 }
 
-/// `options` for a file under `config`: what `options.command_line` sets explicitly wins,
-/// then the file, then the values already in `options`.
-pub fn analysis_options(config: &Config, options: &Options) -> Options {
+/// `options` for the file `input` under `config`: what `options.command_line` sets
+/// explicitly wins, then the file, then the compilation database's flags for `input`, then
+/// the values already in `options`.
+pub fn analysis_options(config: &Config, options: &Options, input: &Path) -> Options {
     let settings = options.command_line.over(&config.settings);
     let mut effective = options.clone();
     effective.bank.banks = settings.banks.unwrap_or(options.bank.banks);
@@ -124,14 +130,15 @@ pub fn analysis_options(config: &Config, options: &Options) -> Options {
         .chain(&options.defines)
         .cloned()
         .collect();
+    with_build_flags(input, &mut effective);
     effective
 }
 
 /// [`analysis_options`] for `fix`, with the strategy, budget and unsafe fixes.
-pub fn fix_options(config: &Config, options: &FixOptions) -> FixOptions {
+pub fn fix_options(config: &Config, options: &FixOptions, input: &Path) -> FixOptions {
     let settings = options.analysis.command_line.over(&config.settings);
     let mut effective = options.clone();
-    effective.analysis = analysis_options(config, &options.analysis);
+    effective.analysis = analysis_options(config, &options.analysis, input);
     if let Some(strategy) = settings.strategy {
         effective.strategy.forced = strategy.forced();
     }
@@ -146,9 +153,7 @@ pub fn for_analysis(
     options: &Options,
 ) -> Result<(Options, ConfigBlocks), ConfigError> {
     let config = Config::find(input)?;
-    let mut effective = analysis_options(&config, options);
-    with_build_flags(input, &mut effective);
-    Ok((effective, config.blocks))
+    Ok((analysis_options(&config, options, input), config.blocks))
 }
 
 /// The flags the compilation database gives `input`: its `-D`s before everyone else's (the
@@ -173,9 +178,7 @@ pub fn for_fix(
     options: &FixOptions,
 ) -> Result<(FixOptions, ConfigBlocks), ConfigError> {
     let config = Config::find(input)?;
-    let mut effective = fix_options(&config, options);
-    with_build_flags(input, &mut effective.analysis);
-    Ok((effective, config.blocks))
+    Ok((fix_options(&config, options, input), config.blocks))
 }
 
 #[cfg(test)]
@@ -200,7 +203,7 @@ mod tests {
              [fix]\nstrategy = \"padding\"\nsmem_budget = 100\nunsafe_fixes = true\n",
         );
         let defaults = FixOptions::default();
-        let from_file = fix_options(&config, &defaults);
+        let from_file = fix_options(&config, &defaults, Path::new("k.cu"));
         assert_eq!(from_file.analysis.bank.banks, 16);
         assert_eq!(from_file.analysis.bank.bank_width, 8);
         assert_eq!(from_file.strategy.forced, Some(Family::Padding));
@@ -217,7 +220,7 @@ mod tests {
             unsafe_fixes: Some(false),
         };
         command_line.analysis.defines = vec!["TILE=32".into()];
-        let given = fix_options(&config, &command_line);
+        let given = fix_options(&config, &command_line, Path::new("k.cu"));
         assert_eq!(given.analysis.bank.banks, 32);
         assert_eq!(given.analysis.bank.bank_width, 4);
         assert_eq!(given.strategy.forced, None);
@@ -226,7 +229,7 @@ mod tests {
         // The parser lets the last definition of a name win.
         assert_eq!(given.analysis.defines, ["TILE=16", "ROWS=4", "TILE=32"]);
 
-        let none = fix_options(&Config::default(), &defaults);
+        let none = fix_options(&Config::default(), &defaults, Path::new("k.cu"));
         assert_eq!(none.analysis.bank, defaults.analysis.bank);
         assert_eq!(none.strategy.forced, None);
         assert_eq!(none.strategy.smem_budget, None);
