@@ -104,16 +104,17 @@ impl<'s> Extractor<'s> {
                         return true;
                     };
                     let root = leftmost_identifier(target, self.src).to_string();
-                    match visible_at.map(|at| (assignment_seen_at(node, at), at)) {
-                        Some((Seen::Not, _)) => {}
-                        Some((Seen::Rebinds, _)) if self.rebinding(node).is_some() => {
-                            rebindings.push((node, Event::Rebinding));
-                        }
+                    match visible_at.map(|at| assignment_seen_at(node, at)) {
+                        Some(Seen::Not) => {}
+                        Some(Seen::Rebinds) => match self.rebinding(node) {
+                            Some((name, value)) => {
+                                rebindings.push((node, Event::Rebinding(name, value)));
+                            }
+                            None => rebindings.push((node, Event::Maybe(root))),
+                        },
                         // On some paths before the launch: unknown until the next rebinding.
-                        Some((_, at)) if node.start_byte() < at => {
-                            rebindings.push((node, Event::Maybe(root)));
-                        }
-                        Some((_, at)) => loop_carried.push((root, loop_around(node, at))),
+                        Some(Seen::OnSomePaths) => rebindings.push((node, Event::Maybe(root))),
+                        Some(Seen::CarriedBy(around)) => loop_carried.push((root, around)),
                         None => {
                             reassigned.insert(root);
                         }
@@ -177,10 +178,7 @@ impl<'s> Extractor<'s> {
                 constants.retain(|(n, _)| *n != name);
                 continue;
             }
-            if let Event::Rebinding = event {
-                let Some((name, value)) = self.rebinding(node) else {
-                    continue;
-                };
+            if let Event::Rebinding(name, value) = event {
                 if reassigned.contains(&name) {
                     continue;
                 }
@@ -357,10 +355,10 @@ fn in_scope_at(declaration: Node, at: usize) -> bool {
 }
 
 /// What a statement does to the names in scope at a launch, in the order they run.
-enum Event {
+enum Event<'t> {
     Declaration,
-    /// `name = value;` on every path.
-    Rebinding,
+    /// `name = value;` on every path: the name and the value.
+    Rebinding(String, Node<'t>),
     /// The name is assigned on some paths only: its value is unknown from here.
     Maybe(String),
 }
@@ -371,22 +369,12 @@ enum Seen {
     Not,
     /// It runs before that point on every path to it: the value from there on.
     Rebinds,
-    /// On some paths only (a branch), or after it in a loop around it.
-    Maybe,
-}
-
-/// The bytes of the innermost loop around both `assignment` and `at` (a name declared in it
-/// starts each of its iterations afresh, in every loop around it too).
-fn loop_around(assignment: Node, at: usize) -> std::ops::Range<usize> {
-    let mut node = assignment;
-    while let Some(parent) = node.parent() {
-        if is_loop(symbols::kind(parent)) && (parent.start_byte()..parent.end_byte()).contains(&at)
-        {
-            return parent.start_byte()..parent.end_byte();
-        }
-        node = parent;
-    }
-    0..0
+    /// It runs before that point on some paths only (a branch).
+    OnSomePaths,
+    /// It runs after that point in a loop around both, whose bytes these are: the next
+    /// iteration sees it (unless the name is declared in that loop, which then starts each
+    /// iteration, in every loop around it too, afresh).
+    CarriedBy(std::ops::Range<usize>),
 }
 
 fn is_loop(kind: &str) -> bool {
@@ -399,23 +387,21 @@ fn is_loop(kind: &str) -> bool {
 /// How `assignment` bears on the values at byte `at`.
 fn assignment_seen_at(assignment: Node, at: usize) -> Seen {
     if assignment.start_byte() < at {
-        if in_scope_at(assignment, at) {
+        return if in_scope_at(assignment, at) {
             Seen::Rebinds
         } else {
-            Seen::Maybe
-        }
-    } else {
-        let mut node = assignment;
-        while let Some(parent) = node.parent() {
-            if is_loop(symbols::kind(parent))
-                && (parent.start_byte()..parent.end_byte()).contains(&at)
-            {
-                return Seen::Maybe;
-            }
-            node = parent;
-        }
-        Seen::Not
+            Seen::OnSomePaths
+        };
     }
+    let mut node = assignment;
+    while let Some(parent) = node.parent() {
+        let around = parent.start_byte()..parent.end_byte();
+        if is_loop(symbols::kind(parent)) && around.contains(&at) {
+            return Seen::CarriedBy(around);
+        }
+        node = parent;
+    }
+    Seen::Not
 }
 
 /// Node kinds that open a C++ scope for the names declared in them.
