@@ -518,6 +518,17 @@ fn a_subscript_that_depends_on_an_unknown_value_is_not_rewritten() {
     );
 }
 
+/// Found in review: the text scan for `__global__` names cut 512 bytes after it, which split
+/// a character of a comment there and panicked.
+#[test]
+fn a_multibyte_character_after_global_is_not_cut() {
+    let text = format!(
+        "__global__ /* {}\u{e9} */ void k(float *o) {{ __shared__ float s[32]; o[0] = s[threadIdx.x]; }}\n",
+        "x".repeat(507)
+    );
+    survives("utf.cu", &text);
+}
+
 /// The fuzzer's input (seed 11, input 7211): an annotation of 2048 threads, which is no
 /// shape, so `k`'s is assumed (4x8x1, from `s0`'s rows of 4).
 const ASSUMED_SHAPE_KERNEL: &str = r#"struct Rec { float v; int k; };

@@ -497,14 +497,13 @@ fn launched_names(src: &str) -> HashSet<String> {
     while let Some(found) = src[from..].find("<<<") {
         let launch = from + found;
         from = launch + 3;
-        let mut end = launch;
         let skip_space = |mut at: usize| {
             while at > 0 && bytes[at - 1].is_ascii_whitespace() {
                 at -= 1;
             }
             at
         };
-        end = skip_space(end);
+        let mut end = skip_space(launch);
         if end > 0 && bytes[end - 1] == b'>' {
             // Template arguments: back to the `<` that opens them.
             let mut depth = 0usize;
@@ -522,15 +521,22 @@ fn launched_names(src: &str) -> HashSet<String> {
             }
             end = skip_space(end);
         }
-        let mut start = end;
-        while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
-            start -= 1;
-        }
-        if start < end {
-            names.insert(src[start..end].to_string());
+        let name = identifier_ending_at(src, end);
+        if !name.is_empty() {
+            names.insert(name.to_string());
         }
     }
     names
+}
+
+/// The identifier characters of `text` that end at byte `end` (empty when there are none).
+fn identifier_ending_at(text: &str, end: usize) -> &str {
+    let bytes = text.as_bytes();
+    let mut start = end;
+    while start > 0 && (bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_') {
+        start -= 1;
+    }
+    &text[start..end]
 }
 
 /// The names of the functions declared `__global__` in `src`, found in the text: the name
@@ -539,7 +545,12 @@ fn global_function_names(src: &str) -> HashSet<String> {
     let mut names = HashSet::new();
     for (at, _) in src.match_indices("__global__") {
         let rest = &src[at + "__global__".len()..];
-        let mut rest = &rest[..rest.len().min(512)];
+        // The head is near: 512 bytes at most, cut where a character starts.
+        let mut cut = rest.len().min(512);
+        while !rest.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mut rest = &rest[..cut];
         if let Some(bounds) = rest.find("__launch_bounds__") {
             // Skip the bounds' own parentheses.
             let after = &rest[bounds..];
@@ -550,16 +561,9 @@ fn global_function_names(src: &str) -> HashSet<String> {
             continue;
         };
         let before = rest[..open].trim_end();
-        let name: String = before
-            .chars()
-            .rev()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect::<Vec<char>>()
-            .into_iter()
-            .rev()
-            .collect();
+        let name = identifier_ending_at(before, before.len());
         if !name.is_empty() {
-            names.insert(name);
+            names.insert(name.to_string());
         }
     }
     names
