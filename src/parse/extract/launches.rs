@@ -1,5 +1,6 @@
 //! Kernel launches `k<<<grid, block, bytes>>>(…)`: where they are, their block shapes and
 //! dynamic shared memory, and the `// bankwise: block=…` hints above a function.
+use super::templates::TemplateParam;
 use super::walk::{named_children, walk, Preorder};
 use super::Extractor;
 use crate::parse::ast::{self, Expr, ExprKind};
@@ -18,14 +19,15 @@ impl<'s> Extractor<'s> {
     pub(super) fn launch_sites(&mut self, function: Node) {
         let text = self.text(function);
         let chevrons = text.contains("<<<");
+        let body_node = child(function, FIELDS.body);
         // Names looked up one by one: scanning the body once per kernel of the file grows
         // with the square of a generated file.
-        let body_text = child(function, FIELDS.body).map_or("", |b| self.text(b));
+        let body_text = body_node.map_or("", |b| self.text(b));
         let helpers = identifier_tokens(body_text).any(|t| self.kernel_names.contains(t));
         if !chevrons && !helpers {
             return;
         }
-        let body = child(function, FIELDS.body).map(Preorder::of);
+        let body = body_node.map(Preorder::of);
         let mut found: Vec<Launch> = Vec::new();
         if chevrons {
             for (kernel, config, launch) in launch_calls(function, self.src) {
@@ -45,7 +47,17 @@ impl<'s> Extractor<'s> {
         if helpers {
             found.extend(self.helper_launches(function));
         }
-        let defaults = self.host_template_defaults(function);
+        // A host function template: its parameters, bound per instantiation below.
+        let host = super::function_name(function, self.src);
+        let host_params = function
+            .parent()
+            .filter(|p| symbols::kind(*p) == "template_declaration")
+            .map(|outer| super::templates::template_parameters(outer, self.src))
+            .unwrap_or_default();
+        let defaults = match &host {
+            Some(host) => self.host_template_defaults(host, &host_params),
+            None => Bindings::default(),
+        };
         let mut sites = Vec::new();
         for launch in found {
             // The constants and dim3 variables in scope at this launch.
@@ -87,17 +99,7 @@ impl<'s> Extractor<'s> {
         }
         // In a host function template, a launch `k<T><<<…>>>` names the host's parameters:
         // it is bound per instantiation of the host once the whole file is read.
-        let host_params: Vec<String> = function
-            .parent()
-            .filter(|p| symbols::kind(*p) == "template_declaration")
-            .map(|outer| {
-                super::templates::template_parameters(outer, self.src)
-                    .into_iter()
-                    .map(|p| p.name)
-                    .collect()
-            })
-            .unwrap_or_default();
-        let host = super::function_name(function, self.src);
+        let host_params: Vec<String> = host_params.into_iter().map(|p| p.name).collect();
         for site in sites {
             let names_param = site
                 .template_args
@@ -138,31 +140,22 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    /// The defaults of a host function template's integer parameters, when the file never
-    /// names it with template arguments (`template <typename T, int TPB = 256> T f(…)`,
-    /// called as `f(…)`): its launches' `<<<g, TPB>>>` are 256 threads.
-    fn host_template_defaults(&self, function: Node) -> Bindings {
+    /// The defaults of a host function template's integer parameters `params`, when the
+    /// file never names `host` with template arguments (`template <typename T, int TPB = 256>
+    /// T f(…)`, called as `f(…)`): its launches' `<<<g, TPB>>>` are 256 threads.
+    fn host_template_defaults(&self, host: &str, params: &[TemplateParam]) -> Bindings {
         let mut defaults = Bindings::default();
-        let Some(outer) = function
-            .parent()
-            .filter(|p| symbols::kind(*p) == "template_declaration")
-        else {
-            return defaults;
-        };
-        let Some(name) = super::function_name(function, self.src) else {
-            return defaults;
-        };
-        if self.src.contains(&format!("{name}<")) {
+        if params.is_empty() || self.named_with_template_arguments(host) {
             return defaults;
         }
-        for param in super::templates::template_parameters(outer, self.src) {
+        for param in params {
             let Some(default) = param.default.as_deref().filter(|_| !param.is_type) else {
                 continue;
             };
             if let Some(value) = crate::parse::parse_expression_text(default)
                 .and_then(|e| self.env.eval(&e, &defaults).ok())
             {
-                defaults.ints.insert(param.name, value);
+                defaults.ints.insert(param.name.clone(), value);
             }
         }
         defaults

@@ -71,6 +71,9 @@ struct Extractor<'s> {
     kernel_names: HashSet<String>,
     /// Launches in host function templates, bound once every instantiation is known.
     host_template_launches: Vec<launches::HostTemplateLaunch>,
+    /// The names written with template arguments somewhere in the file (`f<512>(…)`),
+    /// found in one scan when first asked.
+    template_named: std::cell::OnceCell<HashSet<String>>,
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
@@ -297,7 +300,16 @@ impl<'s> Extractor<'s> {
             launched_names: launched_names(src),
             kernel_names: global_function_names(src),
             host_template_launches: Vec::new(),
+            template_named: std::cell::OnceCell::new(),
         }
+    }
+
+    /// Whether the file writes `name` with template arguments anywhere (`name<…>`, not
+    /// `name << …`).
+    fn named_with_template_arguments(&self, name: &str) -> bool {
+        self.template_named
+            .get_or_init(|| names_before_angle(self.src))
+            .contains(name)
     }
 
     /// Parses only `range` of the file; node offsets stay offsets into the whole file.
@@ -562,6 +574,27 @@ fn global_function_names(src: &str) -> HashSet<String> {
         };
         let before = rest[..open].trim_end();
         let name = identifier_ending_at(before, before.len());
+        if !name.is_empty() {
+            names.insert(name.to_string());
+        }
+    }
+    names
+}
+
+/// The identifiers of `src` followed by `<` (and not `<<`), spaces between allowed: the names
+/// the file may write with template arguments.
+fn names_before_angle(src: &str) -> HashSet<String> {
+    let bytes = src.as_bytes();
+    let mut names = HashSet::new();
+    for (at, _) in src.match_indices('<') {
+        if bytes.get(at + 1) == Some(&b'<') || (at > 0 && bytes[at - 1] == b'<') {
+            continue;
+        }
+        let mut end = at;
+        while end > 0 && bytes[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let name = identifier_ending_at(src, end);
         if !name.is_empty() {
             names.insert(name.to_string());
         }
