@@ -502,6 +502,11 @@ impl<'a> SiteRequests<'a> {
         }
         let width = i64::from(crate::affine::SHIFT_WIDTH);
         for (amount, additive) in amounts {
+            // A constant amount inside the width (`tx >> 5`, the common case) is so in every
+            // lane: no need to run the lanes.
+            if amount.constant().is_some_and(|k| (0..width).contains(&k)) {
+                continue;
+            }
             for combination in 0..self.combinations.len() {
                 let mut found = None;
                 self.for_each_value_in(combination, amount, |warp, _, lanes| {

@@ -250,7 +250,7 @@ fn affine_of(
 /// Whether every subscript of every access with known extents stays inside them.
 fn stays_inside(function: &Function, affine: &FunctionAffine, bank: &BankConfig) -> bool {
     function.arrays.iter().enumerate().all(|(a, array)| {
-        let Some(dims) = array.dims.iter().copied().collect::<Option<Vec<u64>>>() else {
+        let Ok(dims) = array.extents() else {
             return true;
         };
         array.accesses.iter().enumerate().all(|(i, access)| {
