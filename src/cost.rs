@@ -149,7 +149,8 @@ fn polynomial_in(sym: &Sym, atom: &Atom) -> bool {
 }
 
 /// How one access's element indices become the bank model's units: member `.y` of a
-/// `float4` element `e` is the 4-byte unit `4·e + 1`; a whole element is itself.
+/// `float4` element `e` is the 4-byte unit `4·e + 1`; a `float4` view of a `float` array
+/// at element `e` is the 16-byte unit `e / 4`; a whole element is itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Units {
     /// Bytes one lane touches.
@@ -158,6 +159,9 @@ pub struct Units {
     pub scale: i64,
     /// Which unit of the element the access touches.
     pub component: i64,
+    /// Elements per unit: a vector view's width, else 1. The lanes carry the element its
+    /// vector starts at, so that a map on elements applies to them as to any access.
+    pub span: i64,
 }
 
 impl Units {
@@ -167,12 +171,14 @@ impl Units {
             unit_bytes: bytes,
             scale: 1,
             component: 0,
+            span: 1,
         }
     }
 
     /// The unit index the bank model sees for element `element`.
     pub fn of(&self, element: i64) -> i64 {
         element
+            .div_euclid(self.span.max(1))
             .wrapping_mul(self.scale)
             .wrapping_add(self.component)
     }
@@ -185,6 +191,8 @@ struct LaneUnits {
     /// Units per element and the unit touched, when the lanes carry element indices.
     scale: i64,
     component: i64,
+    /// Elements per unit (see [`Units::span`]).
+    span: i64,
     index: Sym,
     varying_member: Option<String>,
     /// Through a vector view: the lanes carry the index of the vector they touch.
@@ -198,6 +206,7 @@ impl LaneUnits {
             unit_bytes,
             scale: scale as i64,
             component: component as i64,
+            span: 1,
             index: site.index.clone(),
             varying_member: None,
             vector_bytes: None,
@@ -205,15 +214,16 @@ impl LaneUnits {
     }
 
     /// A vector of `bytes` bytes per lane, read through a cast pointer: the lanes carry the
-    /// vector's index, `elements` elements to a vector (an aligned vector starts at a multiple
-    /// of them, or the hardware faults).
+    /// element the vector starts at, `span` elements to a vector (an aligned vector starts
+    /// at a multiple of them, or the hardware faults).
     fn vectors(bytes: u64, elem_bytes: u64, site: &Site) -> Self {
-        let per_vector = (bytes / elem_bytes.max(1)).max(1) as i64;
+        let span = (bytes / elem_bytes.max(1)).max(1) as i64;
         LaneUnits {
             unit_bytes: bytes,
             scale: 1,
             component: 0,
-            index: Sym::binary(Op::Div, site.index.clone(), Sym::Const(per_vector)),
+            span,
+            index: site.index.clone(),
             varying_member: None,
             vector_bytes: Some(bytes),
         }
@@ -260,6 +270,7 @@ impl LaneUnits {
         Ok(LaneUnits {
             unit_bytes: size,
             scale: 1,
+            span: 1,
             component: 0,
             index: Sym::binary(Op::Add, element_units, component),
             varying_member: Some(member.to_string()),
@@ -367,6 +378,7 @@ impl<'a> SiteRequests<'a> {
             unit_bytes,
             scale,
             component,
+            span,
             index,
             varying_member,
             vector_bytes,
@@ -386,10 +398,12 @@ impl<'a> SiteRequests<'a> {
         let block = affine.block();
         let threads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
         let warps = threads.div_ceil(u64::from(config.warp)) as u32;
+        // The lanes carry element indices: a vector's unit is `span` of them.
+        let index_bytes = unit_bytes / u32::try_from(span.max(1)).unwrap_or(1);
         let (unknowns, combinations) = unknown_values(
             site,
             &index,
-            unit_bytes,
+            index_bytes,
             config,
             points.len() * warps as usize,
         );
@@ -403,6 +417,7 @@ impl<'a> SiteRequests<'a> {
                 unit_bytes,
                 scale,
                 component,
+                span,
             },
             points,
             warps,
@@ -698,7 +713,7 @@ pub fn measure(
 fn unknown_values(
     site: &Site,
     index: &Sym,
-    unit_bytes: u32,
+    index_bytes: u32,
     config: &BankConfig,
     requests: usize,
 ) -> (Vec<UnknownValue>, Vec<Vec<(Atom, i64)>>) {
@@ -715,7 +730,7 @@ fn unknown_values(
             evaluated: Evaluated::InConditions,
         })
         .collect();
-    let unit = i64::from(unit_bytes.max(1));
+    let unit = i64::from(index_bytes.max(1));
     let bank_width = i64::from(config.bank_width);
     // Elements per row of banks: an index modulo this fixes its bank and word offset.
     let row = (i64::from(config.banks) * bank_width / unit).max(1);
@@ -803,12 +818,6 @@ pub struct SitePattern {
 impl SitePattern {
     /// The pattern of an access's requests (see [`SiteRequests`]).
     pub fn collect(requests: &SiteRequests, config: &BankConfig) -> Result<Self, String> {
-        if let Some(bytes) = requests.vector_bytes {
-            return Err(format!(
-                "read and written {bytes} bytes at a time through a cast pointer: maps of \
-                 elements are not scored on such accesses yet"
-            ));
-        }
         if let Some(member) = requests.varying_member() {
             return Err(format!(
                 "member subscripts `{member}` vary: a map moves whole elements and is not \
@@ -822,7 +831,17 @@ impl SitePattern {
                 result = builder.add(lanes);
             }
         });
-        result.map(|()| builder.finish())
+        let pattern = result.map(|()| builder.finish())?;
+        // A map moves aligned vectors whole; a vector elsewhere would be split by it (and
+        // faults on the GPU).
+        let span = pattern.units.span;
+        if let Some(e) = pattern.elements.iter().find(|e| e.rem_euclid(span) != 0) {
+            return Err(format!(
+                "a {}-byte vector starts at element {e}, not a multiple of {span}",
+                pattern.units.unit_bytes
+            ));
+        }
+        Ok(pattern)
     }
 
     /// The pattern of explicit requests (each a warp's element index per lane).
@@ -1317,8 +1336,14 @@ mod tests {
             unit_bytes: 4,
             scale: 4,
             component: 1,
+            span: 1,
         };
         assert_eq!(units.of(3), 13);
+        let float4_view = Units {
+            span: 4,
+            ..Units::whole(16)
+        };
+        assert_eq!(float4_view.of(12), 3);
     }
 
     #[test]

@@ -353,6 +353,24 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        path: "testdata/vector_views.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "vecTileGemm",
+                "vecTileGemm(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2))",
+            ),
+            launch(
+                "vecTranspose",
+                "vecTranspose(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+            launch(
+                "vecPairs",
+                "vecPairs(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+        ],
+    },
+    Case {
         path: "testdata/suite/backprop.cu",
         flags: &[],
         launches: &[launch(
@@ -1591,11 +1609,11 @@ fn fix_keeps_every_result_and_its_predicted_conflicts() {
     println!("{report}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // With the oracle's flags, `--block mystery=32x4` makes block_hints.cu's `q_tile`
-    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 20 testdata
-    // files and 26 arrays (two more of each than `fix` without flags), and 12 files and 20
+    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 21 testdata
+    // files and 30 arrays (two more of each than `fix` without flags), and 12 files and 20
     // arrays of the suite.
-    assert_eq!(fixed, 32);
-    assert_eq!(report.matches("predicted").count(), 46, "{report}");
+    assert_eq!(fixed, 33);
+    assert_eq!(report.matches("predicted").count(), 50, "{report}");
 }
 
 /// One value a rewrite rests on, changed after `fix` as a later build might: a `-D` value

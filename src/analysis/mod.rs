@@ -449,15 +449,21 @@ pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<
     if let Some(why) = array.unknown_static_extent() {
         return Some(why);
     }
-    // The maps and forms move single elements; a wider access needs them whole.
+    // A map moves whole elements, a vector view whole vectors of them; a view that cuts an
+    // element has no place in either.
+    let elem_bytes = array.elem_bytes.unwrap_or(1).max(1);
     array.accesses.iter().find_map(|access| {
-        access.detail().vector_bytes.map(|bytes| {
-            format!(
-                "line {}: `{}` reads or writes it {bytes} bytes at a time through a cast \
-                 pointer: simulated, but not rewritten yet",
-                access.at.line, access.text
-            )
-        })
+        access
+            .detail()
+            .vector_bytes
+            .filter(|&bytes| bytes < elem_bytes || bytes % elem_bytes != 0)
+            .map(|bytes| {
+                format!(
+                    "line {}: `{}` reads or writes it {bytes} bytes at a time, which cuts its \
+                     {elem_bytes}-byte elements",
+                    access.at.line, access.text
+                )
+            })
     })
 }
 

@@ -210,10 +210,11 @@ impl ArrayProblem {
                     .map_err(|why| format!("line {}: {why}", access.at.line))?;
                 // A map is proven on the array's elements only: an index outside them is the
                 // program's own bug, and no map may move it.
+                let last = pattern.units.span.max(1) - 1;
                 let outside = pattern
                     .elements()
                     .iter()
-                    .find(|&&e| e < 0 || e as u64 >= extent);
+                    .find(|&&e| e < 0 || e.saturating_add(last) as u64 >= extent);
                 if let (Some(element), 1) = (outside, pattern.units.scale) {
                     return Err(format!(
                         "line {}: `{}` reaches element {element}, outside the {extent} \
@@ -224,13 +225,16 @@ impl ArrayProblem {
                 Ok(pattern)
             })
             .collect::<Result<Vec<SitePattern>, String>>()?;
-        Ok(ArrayProblem::new(
-            array.name.clone(),
-            elem_bytes,
-            dims,
-            *config,
-            sites,
-        ))
+        // Every map must keep the widest vector view's elements together.
+        let vector = sites
+            .iter()
+            .map(|site| site.units.span.max(1) as u64)
+            .max()
+            .unwrap_or(1);
+        Ok(ArrayProblem {
+            vector,
+            ..ArrayProblem::new(array.name.clone(), elem_bytes, dims, *config, sites)
+        })
     }
 
     /// Elements in the array.

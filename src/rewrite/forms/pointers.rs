@@ -166,6 +166,25 @@ pub(super) fn pointer_access(
         return refuse("cannot be read back");
     };
     let piece = |e: &Expr| text.get(e.span.start..e.span.end).unwrap_or("");
+    if let Some(bytes) = access.detail().vector_bytes {
+        if function_text != target.function_text {
+            return refuse(&format!(
+                "reads or writes {bytes} bytes at a time in a function it is passed to, which \
+                 this version does not rewrite"
+            ));
+        }
+        let elem_bytes = target.array.elem_bytes.unwrap_or(0).max(1);
+        return vector_access(target, &element, text, span.start, name, bytes / elem_bytes)
+            .map(|(edit, new)| (edit, AccessRewrite { text: new, alu }))
+            .ok_or_else(|| {
+                format!(
+                    "line {line}: `{}` reads or writes {bytes} bytes at a time in a form this \
+                     version does not rewrite (it rewrites `reinterpret_cast<V *>(&a[i])[0]`, \
+                     `*(V *)&a[i]` and `reinterpret_cast<V *>(a)[v]`)",
+                    access.text
+                )
+            });
+    }
     match &element.kind {
         // The pointer is the array's first element: its subscript is the element index.
         ExprKind::Index { base, index } if at_first => {
@@ -219,6 +238,113 @@ pub(super) fn pointer_access(
         }
         _ => refuse("is not a subscript or a dereference of a pointer"),
     }
+}
+
+/// The edit of a vector view of the array, whose text `text` starts at `start` and parses
+/// as `element`, and the access as it reads after it; `None` for a form not rewritten. The
+/// vector's first element goes through the map, which keeps the `per_vector` elements of an
+/// aligned vector together (the solver's `keeps_vectors`):
+/// - `reinterpret_cast<V *>(&a[i])[0]`, `*(V *)&a[i]` → `a[name(i)]` inside, a
+///   multi-dimensional subscript as the map function form writes its direct accesses;
+/// - `reinterpret_cast<V *>(a)[v]` on a one-dimensional `a` → `[name((v) * W) / W]`.
+fn vector_access(
+    target: &Target,
+    element: &Expr,
+    text: &str,
+    start: usize,
+    name: &str,
+    per_vector: u64,
+) -> Option<(Edit, String)> {
+    let piece = |e: &Expr| text.get(e.span.start..e.span.end).unwrap_or("");
+    let (pointer, vector_index) = match &element.kind {
+        ExprKind::Index { base, index } => (&**base, Some(&**index)),
+        ExprKind::Unary {
+            op: UnaryOp::Deref,
+            operand,
+        } => (&**operand, None),
+        _ => return None,
+    };
+    let viewed = match &pointer.kind {
+        ExprKind::Cast { operand, .. } => &**operand,
+        ExprKind::Call { callee, args, .. }
+            if matches!(&callee.kind, ExprKind::Name(n) if n.ends_with("_cast"))
+                && args.len() == 1 =>
+        {
+            &args[0]
+        }
+        _ => return None,
+    };
+    let array = &target.array.name;
+    let at_first = vector_index.is_none_or(|i| matches!(i.kind, ExprKind::Int(0)));
+    match &viewed.kind {
+        ExprKind::Unary {
+            op: UnaryOp::AddressOf,
+            operand,
+        } if at_first => {
+            let subscripts = subscript_chain(operand, array)?;
+            if subscripts.len() != target.array.dims.len() {
+                return None;
+            }
+            let indices: Vec<MapExpr> = subscripts
+                .iter()
+                .map(|e| MapExpr::Var(parenthesised(piece(e), is_primary(e))))
+                .collect();
+            let (at, new) = if indices.len() == 1 {
+                let index = subscripts[0];
+                let argument =
+                    parenthesised(piece(index), !matches!(index.kind, ExprKind::Comma { .. }));
+                (index.span, format!("{name}({argument})"))
+            } else {
+                let call = format!(
+                    "{name}({})",
+                    linear_text(&linear_expr(&indices, &target.extent_texts()))
+                );
+                let whole = match target.pointer_made_at {
+                    None => format!("{array}[{call}]"),
+                    Some(_) => format!("{}[{call}]", target.subscriptable_base()?),
+                };
+                (operand.span, whole)
+            };
+            let rewritten = format!("{}{new}{}", &text[..at.start], &text[at.end..]);
+            Some((
+                Edit::replace(start + at.start..start + at.end, new),
+                rewritten,
+            ))
+        }
+        ExprKind::Name(n) if n == array && target.array.dims.len() == 1 => {
+            let index = vector_index?;
+            let new = format!(
+                "{name}({} * {per_vector}) / {per_vector}",
+                parenthesised(piece(index), is_primary(index))
+            );
+            let at = index.span;
+            let rewritten = format!("{}{new}{}", &text[..at.start], &text[at.end..]);
+            Some((
+                Edit::replace(start + at.start..start + at.end, new),
+                rewritten,
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The subscripts of `a[i][j]…` on the array `array`, outermost first; `None` when the
+/// expression is not a chain of subscripts of that name.
+fn subscript_chain<'e>(expr: &'e Expr, array: &str) -> Option<Vec<&'e Expr>> {
+    let mut subscripts = Vec::new();
+    let mut current = expr;
+    loop {
+        match &current.kind {
+            ExprKind::Index { base, index } => {
+                subscripts.push(&**index);
+                current = base;
+            }
+            ExprKind::Name(n) if n == array => break,
+            _ => return None,
+        }
+    }
+    subscripts.reverse();
+    Some(subscripts)
 }
 
 /// The `__device__` functions a pointer into the array is passed to, and the calls that
