@@ -60,6 +60,44 @@ fn directories_are_searched_for_cuda_files() {
         .ends_with("bankwise.toml"));
 }
 
+/// CUTLASS's layout kernels are templates over the element type that only tests
+/// instantiate: the warning names the flag, and `-D T=half` binds the type as `-D N=128`
+/// binds an integer parameter.
+#[test]
+fn a_type_template_parameter_is_bound_by_a_define() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("layout.cuh");
+    std::fs::write(
+        &path,
+        "// bankwise: block=32x8\n\
+         template <typename T>\n\
+         __global__ void toNchw(const T *in, T *out) {\n\
+         \x20   __shared__ T buf[32 * 33];\n\
+         \x20   int x = threadIdx.x, y = threadIdx.y;\n\
+         \x20   for (int i = y; i < 32; i += 8) buf[x * 33 + i] = in[i * 32 + x];\n\
+         \x20   __syncthreads();\n\
+         \x20   for (int i = y; i < 32; i += 8) out[i * 32 + x] = buf[i * 33 + x];\n\
+         }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let unbound = bankwise(&["check", &path]);
+    assert!(
+        stdout(&unbound)
+            .contains("element type `T` of `buf` in `toNchw` has no known size; pass -D T=<type>"),
+        "{}",
+        stdout(&unbound)
+    );
+    let half = bankwise(&["check", "-D", "T=half", &path]);
+    assert_eq!(half.status.code(), Some(0), "{}", stderr(&half));
+    let text = stdout(&half);
+    assert!(
+        text.contains("2-way bank conflict writing `buf` (stride 33)"),
+        "{text}"
+    );
+    assert!(text.contains("in `toNchw<half>`"), "{text}");
+}
+
 #[test]
 fn command_line_block_and_defines_resolve_what_the_file_cannot() {
     let output = bankwise(&[

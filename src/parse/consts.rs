@@ -197,6 +197,14 @@ impl ConstEnv {
         Some(self.eval_macro_body(mac, &Bindings::default(), 0))
     }
 
+    /// The body of an object-like `-D` definition as written: a type for a type template
+    /// parameter (`-D T=half`).
+    pub fn command_line_text(&self, name: &str) -> Option<&str> {
+        let mac = self.command_line.get(name)?;
+        let body = mac.body.trim();
+        (mac.params.is_none() && !body.is_empty()).then_some(body)
+    }
+
     /// Evaluates an `#if` condition as the preprocessor does: a name that is not a macro
     /// (nor a known constant) is 0.
     pub fn eval_condition(&self, expr: &Expr) -> Result<bool, Unresolved> {

@@ -18,7 +18,14 @@ impl<'s> Extractor<'s> {
             .and_then(|v| u64::try_from(v).ok())
     }
 
-    pub(super) fn report_unknown_extents(&mut self, function: &Function, array: &SharedArray) {
+    /// Warns about the extents and the element type of `array` that stay unknown;
+    /// `type_params` are the function's type template parameters, which `-D` can bind.
+    pub(super) fn report_unknown_extents(
+        &mut self,
+        function: &Function,
+        array: &SharedArray,
+        type_params: &[&str],
+    ) {
         let params: Vec<&str> = function
             .template_args
             .iter()
@@ -48,8 +55,14 @@ impl<'s> Extractor<'s> {
             self.diagnose(Severity::Warning, array.at, message);
         }
         if array.elem_bytes.is_none() {
+            let base = array.elem_type.trim_end_matches(['*', ' ']);
+            let hint = if type_params.contains(&base) {
+                format!("; pass -D {base}=<type>")
+            } else {
+                String::new()
+            };
             let message = format!(
-                "element type `{}` of `{}` in `{}` has no known size",
+                "element type `{}` of `{}` in `{}` has no known size{hint}",
                 array.elem_type,
                 array.name,
                 function.display_name()

@@ -145,8 +145,14 @@ impl<'s> Extractor<'s> {
             params: template.params.clone(),
             body: template.body.clone(),
         };
+        let type_params: Vec<&str> = prototype
+            .params
+            .iter()
+            .filter(|p| p.is_type)
+            .map(|p| p.name.as_str())
+            .collect();
         for array in &function.arrays {
-            self.report_unknown_extents(&function, array);
+            self.report_unknown_extents(&function, array, &type_params);
         }
         function
     }
@@ -193,14 +199,17 @@ impl<'s> Extractor<'s> {
         let mut shown = Vec::new();
         let mut bindings = Bindings::default();
         for (i, param) in params.iter().enumerate() {
+            // `-D N=128` binds an integer parameter, `-D T=half` a type parameter.
             let value = args
                 .get(i)
                 .cloned()
-                .or_else(|| {
-                    self.env
+                .or_else(|| match param.is_type {
+                    true => self.env.command_line_text(&param.name).map(str::to_string),
+                    false => self
+                        .env
                         .command_line_value(&param.name)
                         .and_then(Result::ok)
-                        .map(|v| v.to_string())
+                        .map(|v| v.to_string()),
                 })
                 .or_else(|| param.default.clone());
             let Some(value) = value else { continue };
