@@ -23,7 +23,12 @@ fn main() {
     let cpu_before = cpu::cpu_seconds();
     let start = Instant::now();
     let analysed = analyse_file(&path, &options).expect("the generated file is analysed");
-    let report = bankwise::report::text(std::slice::from_ref(&analysed));
+    // `check -v`'s report, a line for every access: the most text the check makes.
+    let every_access = bankwise::report::finding::Shown {
+        clean_accesses: true,
+        ..Default::default()
+    };
+    let report = bankwise::report::text(std::slice::from_ref(&analysed), &every_access);
     let seconds = start.elapsed().as_secs_f64();
     let cpu = cpu::cpu_line(mb, cpu_before);
     let notes = report.lines().count();

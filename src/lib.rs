@@ -20,6 +20,7 @@ pub mod plan;
 pub mod prebuild;
 pub mod report;
 pub mod rewrite;
+pub mod rules;
 pub mod settings;
 pub mod solve;
 

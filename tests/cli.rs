@@ -10,7 +10,7 @@ fn every_testdata_kernel_checks_cleanly_and_matches_its_snapshot() {
     assert!(files.len() >= 15, "testdata holds {} kernels", files.len());
     for path in files {
         let path_text = path.to_string_lossy().into_owned();
-        let output = bankwise(&["check", "--format", "json", &path_text]);
+        let output = bankwise(&["check", "-v", "--format", "json", &path_text]);
         assert_eq!(
             output.status.code(),
             Some(0),
@@ -48,7 +48,7 @@ fn text_report_of_the_readme_example() {
 
 #[test]
 fn directories_are_searched_for_cuda_files() {
-    let output = bankwise(&["check", "--format", "json", "testdata/config"]);
+    let output = bankwise(&["check", "-v", "--format", "json", "testdata/config"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let kernel = &json["files"][0]["kernels"][0];
@@ -81,14 +81,14 @@ fn a_type_template_parameter_is_bound_by_a_define() {
     )
     .expect("written");
     let path = path.to_string_lossy().into_owned();
-    let unbound = bankwise(&["check", &path]);
+    let unbound = bankwise(&["check", "-v", &path]);
     assert!(
         stdout(&unbound)
             .contains("element type `T` of `buf` in `toNchw` has no known size; pass -D T=<type>"),
         "{}",
         stdout(&unbound)
     );
-    let half = bankwise(&["check", "-D", "T=half", &path]);
+    let half = bankwise(&["check", "-v", "-D", "T=half", &path]);
     assert_eq!(half.status.code(), Some(0), "{}", stderr(&half));
     let text = stdout(&half);
     assert!(
@@ -122,7 +122,7 @@ fn command_line_block_and_defines_resolve_what_the_file_cannot() {
 
 #[test]
 fn an_unknown_block_shape_is_assumed_said_and_its_fixes_unsafe() {
-    let output = bankwise(&["check", "--format", "json", "testdata/block_hints.cu"]);
+    let output = bankwise(&["check", "-v", "--format", "json", "testdata/block_hints.cu"]);
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     let kernels = json["files"][0]["kernels"].as_array().unwrap();
     let mystery = kernels.iter().find(|k| k["name"] == "mystery").unwrap();
@@ -132,7 +132,7 @@ fn an_unknown_block_shape_is_assumed_said_and_its_fixes_unsafe() {
         mystery["block_source"],
         "assumed: one warp of 32-thread rows"
     );
-    let text = bankwise(&["check", "testdata/block_hints.cu"]);
+    let text = bankwise(&["check", "-v", "testdata/block_hints.cu"]);
     assert!(stdout(&text).contains(
         "block shape unknown for kernel `mystery` (no launch, __launch_bounds__ or hint seen); \
          analysed as 32x1x1"
@@ -158,7 +158,7 @@ fn an_assumed_block_is_one_the_code_allows() {
     )
     .expect("written");
     let shown = path.to_string_lossy().into_owned();
-    let text = stdout(&bankwise(&["check", &shown]));
+    let text = stdout(&bankwise(&["check", "-v", &shown]));
     assert!(
         text.contains(
             "analysed as 32x1x1 (one dimension, a common size, narrowed from 256x1x1 \
@@ -200,7 +200,7 @@ fn a_compilation_database_gives_each_file_its_build_flags() {
     );
     std::fs::write(root.join("build/compile_commands.json"), database).expect("written");
     let build = root.join("build").to_string_lossy().into_owned();
-    let output = bankwise(&["check", "--compile-commands", &build]);
+    let output = bankwise(&["check", "-v", "--compile-commands", &build]);
     let text = stdout(&output);
     assert!(text.contains("in `t` (block 32x8x1)"), "{text}");
     assert!(
@@ -210,12 +210,12 @@ fn a_compilation_database_gives_each_file_its_build_flags() {
     // Without the database, `<tiles/tile.cuh>` is still found (in the project's include/),
     // but the build's `-DROWS=8` is not known.
     let source = root.join("src/transpose.cu").to_string_lossy().into_owned();
-    let alone = stdout(&bankwise(&["check", &source]));
+    let alone = stdout(&bankwise(&["check", "-v", &source]));
     assert!(alone.contains("`ROWS` has no known value"), "{alone}");
     assert!(alone.contains("float[32][32]"), "{alone}");
     // A database that is not one is an input error.
     std::fs::write(root.join("build/compile_commands.json"), "{}").expect("written");
-    let output = bankwise(&["check", "--compile-commands", &build]);
+    let output = bankwise(&["check", "-v", "--compile-commands", &build]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("not a compilation database"));
 }
@@ -243,7 +243,7 @@ fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
     )
     .expect("written");
     let shown = dir.path().to_string_lossy().into_owned();
-    let text = stdout(&bankwise(&["check", &shown]));
+    let text = stdout(&bankwise(&["check", "-v", &shown]));
     assert!(
         text.contains("32-way bank conflict reading `tile`"),
         "{text}"
@@ -254,7 +254,7 @@ fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
     );
     // Alone, the header has no launch: an assumed shape, and the extents unknown.
     let alone = dir.path().join("tile.cuh").to_string_lossy().into_owned();
-    let alone = stdout(&bankwise(&["check", &alone]));
+    let alone = stdout(&bankwise(&["check", "-v", &alone]));
     assert!(alone.contains("`TILE` has no known value"), "{alone}");
 }
 
@@ -279,13 +279,13 @@ fn diff_with_in_place_writes_nothing() {
 
 #[test]
 fn missing_files_and_empty_directories_are_input_errors() {
-    let output = bankwise(&["check", "does/not/exist.cu"]);
+    let output = bankwise(&["check", "-v", "does/not/exist.cu"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("does/not/exist.cu: no such file"));
 
     let empty = tempfile::tempdir().unwrap();
     let dir = empty.path().to_string_lossy().into_owned();
-    let output = bankwise(&["check", &dir]);
+    let output = bankwise(&["check", "-v", &dir]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("no .cu or .cuh files"));
 }
@@ -314,7 +314,7 @@ fn huge_files_are_refused_without_being_read() {
     let path = dir.path().join("huge.cu");
     let file = std::fs::File::create(&path).unwrap();
     file.set_len(50 * 1024 * 1024).unwrap();
-    let output = bankwise(&["check", &path.to_string_lossy()]);
+    let output = bankwise(&["check", "-v", &path.to_string_lossy()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("52428800 bytes or more, over the 16777216-byte limit"));
 }
@@ -348,7 +348,7 @@ fn syntax_errors_are_located_and_other_kernels_still_analysed() {
          __global__ void fine(float *o) {\n  __shared__ float t[32];\n  t[threadIdx.x] = o[0];\n}\n",
     )
     .unwrap();
-    let output = bankwise(&["check", "--block", "32", &path.to_string_lossy()]);
+    let output = bankwise(&["check", "-v", "--block", "32", &path.to_string_lossy()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = stdout(&output);
     assert!(text.contains("partly.cu:3:"), "{text}");
@@ -365,7 +365,7 @@ fn syntax_errors_are_located_and_other_kernels_still_analysed() {
     );
 
     std::fs::write(&path, "}}} this is not CUDA {{{\n").unwrap();
-    let output = bankwise(&["check", &path.to_string_lossy()]);
+    let output = bankwise(&["check", "-v", &path.to_string_lossy()]);
     assert_eq!(output.status.code(), Some(2));
 }
 
@@ -385,7 +385,7 @@ fn deeply_nested_expressions_do_not_crash() {
         ),
     )
     .unwrap();
-    let output = bankwise(&["check", "--block", "32", &path.to_string_lossy()]);
+    let output = bankwise(&["check", "-v", "--block", "32", &path.to_string_lossy()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stdout(&output).contains("note: load `s[threadIdx.x]`"));
 }
@@ -404,21 +404,21 @@ fn deeply_nested_blocks_do_not_crash() {
         ),
     )
     .unwrap();
-    let output = bankwise(&["check", "--block", "32", &path.to_string_lossy()]);
+    let output = bankwise(&["check", "-v", "--block", "32", &path.to_string_lossy()]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert!(stdout(&output).contains("note: load `s[threadIdx.x]`"));
 }
 
 #[test]
 fn bad_flags_and_bad_config_are_usage_errors() {
-    let output = bankwise(&["check", "--block", "64x32", "testdata/transpose.cu"]);
+    let output = bankwise(&["check", "-v", "--block", "64x32", "testdata/transpose.cu"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("2048 threads; CUDA allows at most 1024"));
 
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("bankwise.toml"), "[block]\nk = [32, 0]\n").unwrap();
     std::fs::copy("testdata/transpose.cu", dir.path().join("k.cu")).unwrap();
-    let output = bankwise(&["check", &dir.path().join("k.cu").to_string_lossy()]);
+    let output = bankwise(&["check", "-v", &dir.path().join("k.cu").to_string_lossy()]);
     assert_eq!(output.status.code(), Some(2));
     assert!(
         stderr(&output).contains("bankwise.toml: [block] k:"),
@@ -429,11 +429,17 @@ fn bad_flags_and_bad_config_are_usage_errors() {
 
 #[test]
 fn flags_that_match_nothing_are_reported() {
-    let output = bankwise(&["check", "--block", "nosuch=32", "testdata/transpose.cu"]);
+    let output = bankwise(&[
+        "check",
+        "-v",
+        "--block",
+        "nosuch=32",
+        "testdata/transpose.cu",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     assert!(stderr(&output).contains("--block nosuch=…: no kernel named `nosuch`"));
 
-    let output = bankwise(&["check", "-D", "=5", "testdata/transpose.cu"]);
+    let output = bankwise(&["check", "-v", "-D", "=5", "testdata/transpose.cu"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("-D =5: the name is empty"));
 }
@@ -443,7 +449,13 @@ fn symlinked_directories_are_not_followed() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy("testdata/transpose.cu", dir.path().join("k.cu")).unwrap();
     std::os::unix::fs::symlink(dir.path(), dir.path().join("loop")).unwrap();
-    let output = bankwise(&["check", "--format", "json", &dir.path().to_string_lossy()]);
+    let output = bankwise(&[
+        "check",
+        "-v",
+        "--format",
+        "json",
+        &dir.path().to_string_lossy(),
+    ]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["files"].as_array().unwrap().len(), 1);
@@ -453,7 +465,7 @@ fn symlinked_directories_are_not_followed() {
 fn every_testdata_access_with_a_known_block_has_a_class_and_every_random_a_reason() {
     for path in testdata_files() {
         let path_text = path.to_string_lossy().into_owned();
-        let output = bankwise(&["check", "--format", "json", &path_text]);
+        let output = bankwise(&["check", "-v", "--format", "json", &path_text]);
         let report: serde_json::Value =
             serde_json::from_slice(&output.stdout).expect("check prints JSON");
         for kernel in report["files"][0]["kernels"].as_array().expect("kernels") {
@@ -481,9 +493,9 @@ fn every_testdata_access_with_a_known_block_has_a_class_and_every_random_a_reaso
 
 #[test]
 fn deny_conflicts_exits_1_and_bank_options_change_the_model() {
-    let output = bankwise(&["check", "--deny-conflicts", "testdata/transpose.cu"]);
+    let output = bankwise(&["check", "-v", "--deny-conflicts", "testdata/transpose.cu"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
-    let clean = bankwise(&["check", "--deny-conflicts", "testdata/conv1d.cu"]);
+    let clean = bankwise(&["check", "-v", "--deny-conflicts", "testdata/conv1d.cu"]);
     assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
     // The transpose load, stride 32: with 16 banks each half-warp phase is 16-way.
     let output = bankwise(&[
@@ -499,7 +511,7 @@ fn deny_conflicts_exits_1_and_bank_options_change_the_model() {
     assert_eq!(load["conflict_degree"], 16);
     // 8 warps × 4 iterations × 2 phases × 15 excess.
     assert_eq!(load["excess_wavefronts"], 8 * 4 * 2 * 15);
-    let bad = bankwise(&["check", "--banks", "8", "testdata/transpose.cu"]);
+    let bad = bankwise(&["check", "-v", "--banks", "8", "testdata/transpose.cu"]);
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -636,7 +648,7 @@ fn many_files_in_parallel_report_as_a_serial_run_does() {
         assert_eq!(stderr(&parallel), stderr(&serial), "{command:?}");
     }
     let json: serde_json::Value =
-        serde_json::from_slice(&bankwise(&["check", "--format", "json", "testdata"]).stdout)
+        serde_json::from_slice(&bankwise(&["check", "-v", "--format", "json", "testdata"]).stdout)
             .expect("check prints JSON");
     let paths: Vec<&str> = json["files"]
         .as_array()
@@ -676,7 +688,7 @@ fn launches_in_another_file_of_the_run_give_block_shapes() {
     std::fs::write(dir.path().join("kernels.cu"), kernels).expect("written");
     std::fs::write(dir.path().join("main.cu"), host).expect("written");
     let shown = dir.path().to_string_lossy().into_owned();
-    let output = bankwise(&["check", "--format", "json", &shown]);
+    let output = bankwise(&["check", "-v", "--format", "json", &shown]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
     let kernel = &json["files"][0]["kernels"][0];
@@ -689,16 +701,107 @@ fn launches_in_another_file_of_the_run_give_block_shapes() {
     assert_eq!(json["totals"]["excess_wavefronts"], 248);
     // Alone, the kernel's file has no launch.
     let alone = dir.path().join("kernels.cu").to_string_lossy().into_owned();
-    let output = bankwise(&["check", &alone]);
+    let output = bankwise(&["check", "-v", &alone]);
     assert!(stdout(&output).contains("block shape unknown for kernel `transposeTile`"));
     // A second host file launching it otherwise: unknown, both launches named.
     let other = host.replace("dim3 threads(32, 8);", "dim3 threads(16, 16);");
     std::fs::write(dir.path().join("other.cu"), other).expect("written");
-    let output = bankwise(&["check", &shown]);
+    let output = bankwise(&["check", "-v", &shown]);
     let text = stdout(&output);
     assert!(
         text.contains("`transposeTile` is launched with block 32x8x1 at ")
             && text.contains("and 16x16x1 at "),
         "{text}"
+    );
+}
+
+/// clang-tidy's suppression comments, with or without a rule, on an access or on the
+/// array's declaration; `--select`/`--ignore`; BW007 for a comment that silences nothing.
+#[test]
+fn nolint_comments_silence_findings_in_check_sarif_fix_and_explain() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("k.cu");
+    std::fs::write(
+        &path,
+        "__global__ void k(float *out) {\n\
+         \x20   __shared__ float tile[32][32];  // NOLINT(bankwise-BW001)\n\
+         \x20   __shared__ float b[32][32];\n\
+         \x20   __shared__ float c[32][32];\n\
+         \x20   int x = threadIdx.x;\n\
+         \x20   for (int i = 0; i < 32; ++i) tile[i][x] = out[i];\n\
+         \x20   __syncthreads();\n\
+         \x20   out[x] = tile[x][0];\n\
+         \x20   b[x][0] = 1.0f; // NOLINT(bankwise)\n\
+         \x20   // NOLINTNEXTLINE(bankwise-bank-conflict-load)\n\
+         \x20   out[x] += b[x][1];\n\
+         \x20   out[x] += b[0][x]; // NOLINT(bankwise-BW002)\n\
+         \x20   c[x][0] = 2.0f;\n\
+         \x20   out[x] += c[x][1]; // NOLINT(bugprone-foo)\n\
+         }\n\
+         int main() { k<<<1, 32>>>(0); }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let lines = |args: &[&str]| -> Vec<String> {
+        let output = bankwise(args);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stdout(&output)
+            .lines()
+            .map(|l| {
+                l.split(": ").nth(1).unwrap_or("").to_string()
+                    + " "
+                    + l.rsplit(' ').next().unwrap_or("")
+            })
+            .collect()
+    };
+    // Only `c`'s two conflicts remain: another tool's NOLINT is not bankwise's.
+    let shown = lines(&["check", &path]);
+    assert_eq!(shown, ["warning [BW002]", "warning [BW001]"], "{shown:?}");
+    assert!(lines(&["check", "--ignore", "BW001", &path]) == ["warning [BW002]"]);
+    assert!(lines(&["check", "--select", "bank-conflict-load", &path]) == ["warning [BW001]"]);
+    let unused = stdout(&bankwise(&["check", "--select", "BW007", &path]));
+    assert_eq!(
+        unused,
+        format!(
+            "{path}:12:27: warning: this NOLINT silences no bankwise finding on line 12 [BW007]\n"
+        )
+    );
+    let bad = bankwise(&["check", "--select", "E501", &path]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("`E501` names no rule"),
+        "{}",
+        stderr(&bad)
+    );
+    // --deny-conflicts counts only what is shown.
+    let denied = bankwise(&[
+        "check",
+        "--deny-conflicts",
+        "--ignore",
+        "BW001,BW002",
+        &path,
+    ]);
+    assert_eq!(denied.status.code(), Some(0));
+    let sarif: serde_json::Value =
+        serde_json::from_slice(&bankwise(&["check", "--format", "sarif", &path]).stdout)
+            .expect("SARIF");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2);
+    // fix leaves the silenced arrays and fixes `c`.
+    let fixed = bankwise(&["fix", "--diff", &path]);
+    let notes = stderr(&fixed);
+    assert!(
+        notes.contains("`tile` in `k` left alone with 31 excess wavefronts: its conflicts are silenced by the NOLINT comment at line 2"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("silenced by the NOLINT comment at line 9"),
+        "{notes}"
+    );
+    assert!(notes.contains("fixed: `c` in `k`"), "{notes}");
+    let explained = stdout(&bankwise(&["explain", "--line", "8", &path]));
+    assert!(
+        explained.contains("fix: leaves `tile` as it is: its conflicts are silenced by the NOLINT comment at line 2"),
+        "{explained}"
     );
 }

@@ -492,3 +492,27 @@ fn real_nvcc_errors_and_lineinfo_name_the_original_lines_and_quoted_includes_res
         )
     );
 }
+
+/// A `NOLINT(bankwise)` on the declaration keeps the pre-build step off the array: nvcc
+/// compiles the source as written (behind its `#line`).
+#[test]
+fn a_silenced_array_is_compiled_as_written() {
+    let fake = Fake::new();
+    let original = std::fs::read_to_string(TRANSPOSE).expect("the example exists");
+    let silenced = original.replacen(
+        "__shared__ float tile[TILE][TILE];",
+        "__shared__ float tile[TILE][TILE]; // NOLINT(bankwise)",
+        1,
+    );
+    assert_ne!(
+        silenced, original,
+        "the declaration is where the test expects it"
+    );
+    let path = fake.write("silenced.cu", &silenced);
+    let path = path.to_string_lossy().into_owned();
+    let output = fake.run(&[], &["-c", &path]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let source = fake.source(0);
+    assert!(!source.contains("bankwise:"), "{source}");
+    assert!(source.ends_with(&silenced), "{source}");
+}

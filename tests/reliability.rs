@@ -27,7 +27,7 @@ fn survives(name: &str, text: &str) -> String {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = write(dir.path(), name, text);
     let shown = path.to_string_lossy().into_owned();
-    let check = bankwise(&["check", &shown]);
+    let check = bankwise(&["check", "-v", &shown]);
     assert!(
         matches!(check.status.code(), Some(0 | 1)),
         "{name}: check {:?}: {}",
@@ -116,7 +116,7 @@ fn an_alignment_of_two_gibibytes_is_a_warning_not_an_allocation() {
                 V v = s[threadIdx.x];\n    s[threadIdx.x] = v;\n    o[0] = v.d;\n}\n";
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = write(dir.path(), "align.cu", text);
-    let check = bankwise(&["check", &path.to_string_lossy()]);
+    let check = bankwise(&["check", "-v", &path.to_string_lossy()]);
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     assert!(stdout(&check).contains(
         "warning: `s` takes 274877906944 bytes (128 elements of 2147483648 bytes), more than \
@@ -355,7 +355,7 @@ fn carriage_return_line_endings_are_an_error_not_one_comment() {
         .expect("readable")
         .replace('\n', "\r");
     let path = write(dir.path(), "mac.cu", &text);
-    let check = bankwise(&["check", &path.to_string_lossy()]);
+    let check = bankwise(&["check", "-v", &path.to_string_lossy()]);
     assert_eq!(check.status.code(), Some(2));
     assert!(stderr(&check).contains("lines end with a carriage return alone"));
 }

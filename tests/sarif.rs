@@ -75,7 +75,7 @@ fn a_conflict_is_one_result_with_its_figures_and_fix() {
         .collect();
     assert_eq!(
         rules,
-        ["BW001", "BW002", "BW003", "BW004", "BW005", "BW006"]
+        ["BW001", "BW002", "BW003", "BW004", "BW005", "BW006", "BW007"]
     );
     let results = results(&log);
     assert_eq!(results.len(), 1);
@@ -87,7 +87,7 @@ fn a_conflict_is_one_result_with_its_figures_and_fix() {
     let message = conflict["message"]["text"].as_str().expect("a message");
     assert!(
         text.contains(&format!(
-            "testdata/transpose.cu:38:39: warning: {message}\n"
+            "testdata/transpose.cu:38:39: warning: {message} [BW001]\n"
         )),
         "{message}"
     );
@@ -134,27 +134,27 @@ fn a_conflict_is_one_result_with_its_figures_and_fix() {
 }
 
 #[test]
-fn escapes_and_unknown_block_shapes_are_notes() {
+fn escapes_and_unknown_block_shapes_have_the_level_of_the_text_output() {
     let log = sarif(&["testdata/escapes.cu"]);
     let escapes: Vec<&Value> = results(&log)
         .iter()
         .filter(|r| r["ruleId"] == "BW004")
         .collect();
     assert_eq!(escapes.len(), 4);
-    assert!(escapes.iter().all(|r| r["level"] == "note"));
+    assert!(escapes.iter().all(|r| r["level"] == "warning"));
     let text = stdout(&bankwise(&["check", "testdata/escapes.cu"]));
     for escape in escapes {
         let message = escape["message"]["text"].as_str().expect("a message");
         assert!(message.contains("escapes analysis"), "{message}");
         assert!(text.contains(message), "{message}");
     }
-    // The kernel without a launch: a note that its shape is assumed, and the conflict found
-    // under it.
+    // The kernel without a launch: a warning that its shape is assumed, and the conflict
+    // found under it.
     let log = sarif(&["testdata/block_hints.cu"]);
     let results = results(&log);
     let rules: Vec<&Value> = results.iter().map(|r| &r["ruleId"]).collect();
     assert_eq!(rules, ["BW005", "BW001"]);
-    assert_eq!(results[0]["level"], "note");
+    assert_eq!(results[0]["level"], "warning");
     let message = results[0]["message"]["text"].as_str().expect("a message");
     assert!(
         message.starts_with("block shape unknown for kernel `mystery`")

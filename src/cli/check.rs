@@ -4,6 +4,7 @@ use super::{
 };
 use bankwise::analysis::{AnalysedFile, AnalysisError, Options};
 use bankwise::pipeline::{self, FileFix, FixError};
+use bankwise::report::finding::{shown_findings, Selection, Shown};
 use bankwise::report::{self, sarif};
 use bankwise::settings::Settings;
 use clap::ValueEnum;
@@ -19,9 +20,20 @@ pub struct CheckArgs {
     files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     format: CheckFormat,
-    /// Exit with status 1 when any access has excess wavefronts (for CI).
+    /// Exit with status 1 when any access shown has excess wavefronts (for CI).
     #[arg(long)]
     deny_conflicts: bool,
+    /// Report only these rules: ids (`BW001`), id prefixes (`BW00`), names
+    /// (`bank-conflict-load`) or `ALL`; comma-separated or repeated. BW007 (unused NOLINT
+    /// comments) is reported only when selected.
+    #[arg(long, value_name = "RULES")]
+    select: Vec<String>,
+    /// Leave these rules out (as --select names them).
+    #[arg(long, value_name = "RULES")]
+    ignore: Vec<String>,
+    /// Also show a note for every access without conflicts (text and SARIF).
+    #[arg(short, long)]
+    verbose: bool,
     #[command(flatten)]
     analysis: AnalysisArgs,
     #[command(flatten)]
@@ -43,6 +55,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(options) => options,
         Err(message) => {
             bankwise::say!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+    };
+    let shown = match Selection::new(&args.select, &args.ignore) {
+        Ok(selection) => Shown {
+            selection,
+            clean_accesses: args.verbose,
+        },
+        Err(message) => {
+            bankwise::say!("bankwise: error: --select/--ignore: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
     };
@@ -111,7 +133,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     }
     let output = match args.format {
-        CheckFormat::Text => Ok(report::text(&analysed)),
+        CheckFormat::Text => Ok(report::text(&analysed, &shown)),
         CheckFormat::Json => {
             serde_json::to_string_pretty(&report::json(&analysed)).map(|j| j + "\n")
         }
@@ -126,7 +148,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     fix: fix.as_ref(),
                 })
                 .collect();
-            serde_json::to_string_pretty(&sarif::sarif(&files, Path::new("."))).map(|j| j + "\n")
+            serde_json::to_string_pretty(&sarif::sarif(&files, Path::new("."), &shown))
+                .map(|j| j + "\n")
         }
     };
     match output {
@@ -136,7 +159,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
             failed = true;
         }
     }
-    let conflicts = analysed.iter().any(AnalysedFile::has_conflicts);
+    // A conflict silenced or left out is not one CI should fail on.
+    let conflicts = analysed.iter().any(|file| {
+        shown_findings(file, &shown)
+            .iter()
+            .any(|f| f.conflict.is_some())
+    });
     if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
     } else if args.deny_conflicts && conflicts {

@@ -11,6 +11,7 @@ mod model;
 mod packed;
 mod pragmas;
 mod source;
+mod suppress;
 mod symbols;
 mod syntax;
 mod types;
@@ -22,6 +23,7 @@ pub use extract::is_atomic;
 pub use model::*;
 pub use packed::{Body, Packed};
 pub use source::{file_kind, read_source, LineIndex, SourceError, MAX_FILE_BYTES};
+pub use suppress::Suppression;
 pub use types::{Member, MemberLayout, TypeTable};
 
 use std::cell::RefCell;

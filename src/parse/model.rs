@@ -53,6 +53,8 @@ pub struct ParsedFile {
     /// The file's macros, enumerators, integer constants and types, for later stages that
     /// evaluate expressions.
     pub constants: super::consts::ConstEnv,
+    /// The `NOLINT` comments that concern bankwise.
+    pub suppressions: Vec<super::Suppression>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

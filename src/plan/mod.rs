@@ -11,6 +11,7 @@ use crate::rewrite::forms::{
 };
 use crate::rewrite::guard::{assumptions, guard_edits, Assumption};
 use crate::rewrite::soa;
+use crate::rules::{silencing, Rule};
 use crate::solve::choose::{choose_with, Choice, Options as ChooseOptions};
 use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
@@ -206,6 +207,34 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
     plan
 }
 
+/// Where the `NOLINT` comment is that keeps `fix` off array `a` of function `f`: one that
+/// silences a conflict rule on its declaration, or, when every conflicting access is
+/// silenced, the first of those.
+fn silenced(file: &AnalysedFile, f: usize, a: usize) -> Option<Location> {
+    let suppressions = &file.parsed.suppressions;
+    let array = &file.parsed.functions[f].arrays[a];
+    let conflict_rules = [
+        Rule::ConflictOnLoad,
+        Rule::ConflictOnStore,
+        Rule::ConflictOnAtomic,
+    ];
+    if let Some(s) = conflict_rules
+        .iter()
+        .find_map(|&rule| silencing(suppressions, array.at.line, rule))
+    {
+        return Some(s.at);
+    }
+    let mut first = None;
+    for (access, cost) in array.accesses.iter().zip(&file.per_function[f].costs[a]) {
+        if !cost.as_ref().is_ok_and(|c| c.excess() > 0) {
+            continue;
+        }
+        let s = silencing(suppressions, access.at.line, Rule::of_access(access.kind))?;
+        first = first.or(Some(s.at));
+    }
+    first
+}
+
 /// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
 /// not be simulated.
 fn excess_before(file: &AnalysedFile, f: usize, a: usize) -> Option<u64> {
@@ -280,6 +309,12 @@ impl<'a> KernelPlanner<'a> {
         let left = |why: String| Err(Decision::LeftAlone(why));
         if already_rewritten(source, array) {
             return left("already rewritten by bankwise".into());
+        }
+        if let Some(at) = silenced(file, self.function, a) {
+            return left(format!(
+                "its conflicts are silenced by the NOLINT comment at line {}",
+                at.line
+            ));
         }
         if let Some(reason) = array.reason() {
             return left(format!("it escapes: {reason}"));

@@ -7,90 +7,10 @@ use crate::parse::{Access, AccessKind, Escape, Function, Location, Severity, Sha
 use crate::pipeline::FileFix;
 use crate::plan::Action;
 use crate::rewrite::Edit;
+use crate::rules::silencing;
+pub use crate::rules::{Rule, Selection};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
-
-/// A kind of finding, with an id that never changes (code scanning tracks alerts by it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rule {
-    ConflictOnLoad,
-    ConflictOnStore,
-    ConflictOnAtomic,
-    Escape,
-    UnknownBlock,
-    /// A diagnostic of the front end or the analysis: a syntax error, launches that disagree,
-    /// an unknown constant.
-    AnalysisDiagnostic,
-}
-
-impl Rule {
-    /// Every rule, in id order.
-    pub const ALL: [Rule; 6] = [
-        Rule::ConflictOnLoad,
-        Rule::ConflictOnStore,
-        Rule::ConflictOnAtomic,
-        Rule::Escape,
-        Rule::UnknownBlock,
-        Rule::AnalysisDiagnostic,
-    ];
-
-    pub const fn id(self) -> &'static str {
-        match self {
-            Rule::ConflictOnLoad => "BW001",
-            Rule::ConflictOnStore => "BW002",
-            Rule::ConflictOnAtomic => "BW003",
-            Rule::Escape => "BW004",
-            Rule::UnknownBlock => "BW005",
-            Rule::AnalysisDiagnostic => "BW006",
-        }
-    }
-
-    pub const fn name(self) -> &'static str {
-        match self {
-            Rule::ConflictOnLoad => "bank-conflict-load",
-            Rule::ConflictOnStore => "bank-conflict-store",
-            Rule::ConflictOnAtomic => "bank-conflict-atomic",
-            Rule::Escape => "array-escapes-analysis",
-            Rule::UnknownBlock => "block-shape-unknown",
-            Rule::AnalysisDiagnostic => "analysis-diagnostic",
-        }
-    }
-
-    pub const fn summary(self) -> &'static str {
-        match self {
-            Rule::ConflictOnLoad => "Shared-memory load with bank conflicts: the warp's request takes more wavefronts than it must.",
-            Rule::ConflictOnStore => "Shared-memory store with bank conflicts: the warp's request takes more wavefronts than it must.",
-            Rule::ConflictOnAtomic => "Shared-memory atomic with bank conflicts: the warp's request takes more wavefronts than it must.",
-            Rule::Escape => "A shared array escapes analysis (its address goes out of sight): it is left unanalysed there and never rewritten.",
-            Rule::UnknownBlock => "The block shape of a kernel is unknown: its accesses are analysed under an assumed shape, which the finding names, and fixes that rest on it are unsafe; pass --block or set it in bankwise.toml.",
-            Rule::AnalysisDiagnostic => "Something the analysis could not follow: a syntax error, launches that disagree, an unknown constant.",
-        }
-    }
-
-    /// The README section that explains it (the project has no public URL to link to).
-    pub const fn section(self) -> &'static str {
-        match self {
-            Rule::UnknownBlock => "Configuration: `bankwise.toml`",
-            _ => "`bankwise check`",
-        }
-    }
-
-    /// Its level where the finding does not set one ([`Finding::level`]).
-    pub const fn default_severity(self) -> Severity {
-        match self {
-            Rule::Escape | Rule::UnknownBlock => Severity::Note,
-            _ => Severity::Warning,
-        }
-    }
-
-    fn of_access(kind: AccessKind) -> Rule {
-        match kind {
-            AccessKind::Load => Rule::ConflictOnLoad,
-            AccessKind::Store => Rule::ConflictOnStore,
-            AccessKind::Atomic => Rule::ConflictOnAtomic,
-        }
-    }
-}
 
 /// The figures of a conflicting access, as Nsight Compute counts them for one block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +39,8 @@ pub struct Finding {
     pub severity: Severity,
     pub at: Location,
     pub message: String,
+    /// The array it is about, if any: a suppression on its declaration silences it.
+    pub array: Option<ArrayRef>,
     /// What a bank conflict has besides (boxed: most findings are notes without it).
     pub conflict: Option<Box<Conflict>>,
 }
@@ -150,15 +72,15 @@ impl Finding {
             severity,
             at,
             message,
+            array: None,
             conflict: None,
         }
     }
 
-    /// The level a code-review tool shows: the rule's, but a diagnostic keeps its own.
-    pub fn level(&self) -> Severity {
-        match self.rule {
-            Some(Rule::AnalysisDiagnostic) | None => self.severity,
-            Some(rule) => rule.default_severity(),
+    fn on(self, array: ArrayRef) -> Self {
+        Finding {
+            array: Some(array),
+            ..self
         }
     }
 }
@@ -201,6 +123,71 @@ pub fn findings(file: &AnalysedFile) -> Vec<Finding> {
     findings.extend(rendered.into_iter().flatten());
     findings.sort_by_key(|f| f.at);
     findings
+}
+
+/// What a run shows: the rules selected (`--select`/`--ignore`) and, with `--verbose`, the
+/// notes on accesses without conflicts.
+#[derive(Debug, Clone, Default)]
+pub struct Shown {
+    pub selection: Selection,
+    pub clean_accesses: bool,
+}
+
+/// The findings of `file` that a run shows: [`findings`] less those a `NOLINT` comment
+/// silences (on the finding's line, or on its array's declaration) and those `shown` leaves
+/// out, with a BW007 finding for each suppression that silenced nothing when BW007 is
+/// selected.
+pub fn shown_findings(file: &AnalysedFile, shown: &Shown) -> Vec<Finding> {
+    let suppressions = &file.parsed.suppressions;
+    let mut used = vec![false; suppressions.len()];
+    let declared = |array: ArrayRef| {
+        file.parsed
+            .functions
+            .get(array.function)
+            .and_then(|f| f.arrays.get(array.array))
+            .map(|a| a.at.line)
+    };
+    let mut kept: Vec<Finding> = findings(file)
+        .into_iter()
+        .filter(|finding| {
+            let lines = std::iter::once(finding.at.line).chain(finding.array.and_then(declared));
+            let silenced = match finding.rule {
+                Some(rule) => lines
+                    .filter_map(|line| silencing(suppressions, line, rule))
+                    .next(),
+                // A note on a clean access goes with whatever silences its line.
+                None => lines
+                    .filter_map(|line| suppressions.iter().find(|s| s.covers(line)))
+                    .next(),
+            };
+            if let (Some(suppression), Some(_)) = (silenced, finding.rule) {
+                if let Some(i) = suppressions.iter().position(|s| s == suppression) {
+                    used[i] = true;
+                }
+            }
+            silenced.is_none()
+        })
+        .filter(|finding| match finding.rule {
+            Some(rule) => shown.selection.enables(rule),
+            None => shown.clean_accesses,
+        })
+        .collect();
+    if shown.selection.enables(Rule::UnusedSuppression) {
+        for (suppression, _) in suppressions.iter().zip(&used).filter(|(_, used)| !**used) {
+            let what = match suppression.first_line == suppression.last_line {
+                true => format!("line {}", suppression.first_line),
+                false => "its lines".to_string(),
+            };
+            kept.push(Finding::new(
+                Some(Rule::UnusedSuppression),
+                Severity::Warning,
+                suppression.at,
+                format!("this NOLINT silences no bankwise finding on {what}"),
+            ));
+        }
+        kept.sort_by_key(|f| f.at);
+    }
+    kept
 }
 
 /// Gives each array that `file` (the fix of `analysed`) rewrites its fix, on the array's
@@ -288,13 +275,20 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
     };
     for (a, array) in function.arrays.iter().enumerate() {
         let shape = super::shape_text(array);
+        let this_array = ArrayRef {
+            function: index,
+            array: a,
+        };
         for escape in &array.escapes {
-            findings.push(Finding::new(
-                Some(Rule::Escape),
-                Severity::Warning,
-                escape.at,
-                escape_message(array, function, escape),
-            ));
+            findings.push(
+                Finding::new(
+                    Some(Rule::Escape),
+                    Severity::Warning,
+                    escape.at,
+                    escape_message(array, function, escape),
+                )
+                .on(this_array),
+            );
         }
         for (i, access) in array.accesses.iter().enumerate() {
             let site = affine.and_then(|f| f.sites[a][i].as_ref());
@@ -309,12 +303,15 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                     .iter()
                     .any(|f| f.at == access.at && f.message == message)
                 {
-                    findings.push(Finding::new(
-                        Some(Rule::AnalysisDiagnostic),
-                        Severity::Warning,
-                        access.at,
-                        message,
-                    ));
+                    findings.push(
+                        Finding::new(
+                            Some(Rule::AnalysisDiagnostic),
+                            Severity::Warning,
+                            access.at,
+                            message,
+                        )
+                        .on(this_array),
+                    );
                 }
             }
             if let (Ok(cost), Some(site)) = (&costs[a][i], site) {
@@ -328,10 +325,7 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                                 wavefronts: cost.wavefronts,
                                 ideal_wavefronts: cost.ideal_wavefronts,
                             },
-                            array: ArrayRef {
-                                function: index,
-                                array: a,
-                            },
+                            array: this_array,
                             fix: None,
                         })),
                         ..Finding::new(
@@ -340,6 +334,7 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                             access.at,
                             conflict_message(array, access, site, cost),
                         )
+                        .on(this_array)
                     });
                     continue;
                 }
@@ -362,7 +357,7 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                 (Err(why), _) => write!(message, ": not simulated ({why})"),
                 _ => Ok(()),
             };
-            findings.push(Finding::new(None, Severity::Note, access.at, message));
+            findings.push(Finding::new(None, Severity::Note, access.at, message).on(this_array));
         }
     }
     findings
@@ -455,6 +450,9 @@ mod tests {
     #[test]
     fn rule_ids_are_distinct_and_in_order() {
         let ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
-        assert_eq!(ids, ["BW001", "BW002", "BW003", "BW004", "BW005", "BW006"]);
+        assert_eq!(
+            ids,
+            ["BW001", "BW002", "BW003", "BW004", "BW005", "BW006", "BW007"]
+        );
     }
 }

@@ -6,7 +6,7 @@
 //!
 //! Columns count Unicode code points (`columnKind` says so), 1-based; an end column is the
 //! column just after the region.
-use super::finding::{attach_fixes, findings, Conflict, Finding, Rule};
+use super::finding::{attach_fixes, shown_findings, Conflict, Finding, Rule, Shown};
 use crate::analysis::AnalysedFile;
 use crate::parse::{Location, Span};
 use crate::pipeline::FileFix;
@@ -25,10 +25,10 @@ pub struct SarifFile<'a> {
 
 /// The SARIF log of `files`; artifact URIs are relative to `root` (the current directory)
 /// where the files lie beneath it.
-pub fn sarif(files: &[SarifFile], root: &Path) -> Value {
+pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Value {
     let mut results = Vec::new();
     for file in files {
-        results.extend(file_results(file, root));
+        results.extend(file_results(file, root, shown));
     }
     let rules: Vec<Value> = Rule::ALL
         .iter()
@@ -58,9 +58,9 @@ pub fn sarif(files: &[SarifFile], root: &Path) -> Value {
     })
 }
 
-fn file_results(file: &SarifFile, root: &Path) -> Vec<Value> {
+fn file_results(file: &SarifFile, root: &Path, shown: &Shown) -> Vec<Value> {
     let place = Place::new(file.text, &file.analysed.path, root);
-    let mut findings = findings(file.analysed);
+    let mut findings = shown_findings(file.analysed, shown);
     if let Some(fix) = file.fix {
         attach_fixes(&mut findings, file.analysed, fix);
     }
@@ -98,7 +98,7 @@ fn result(rule: Rule, finding: &Finding, location: Value) -> Value {
     json!({
         "ruleId": rule.id(),
         "ruleIndex": Rule::ALL.iter().position(|r| *r == rule),
-        "level": finding.level().as_str(),
+        "level": finding.severity.as_str(),
         "message": { "text": finding.message },
         "locations": [{ "physicalLocation": location }],
     })

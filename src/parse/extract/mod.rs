@@ -278,6 +278,7 @@ impl<'s> Extractor<'s> {
             diagnostics: self.diagnostics,
             syntax_errors: self.syntax_errors,
             constants: self.env,
+            suppressions: crate::parse::suppress::suppressions(self.src),
         }
     }
 

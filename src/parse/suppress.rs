@@ -1,0 +1,200 @@
+//! Suppression comments, as clang-tidy writes them: `// NOLINT`, `// NOLINT(bankwise)`,
+//! `// NOLINTNEXTLINE(bankwise-BW001)`, and `NOLINTBEGIN`/`NOLINTEND` around a range of
+//! lines. The front end only records them; which findings they silence is decided where the
+//! findings are made (`crate::rules`).
+use super::model::Location;
+
+/// A suppression comment that concerns bankwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suppression {
+    /// Where the comment's `NOLINT` word is.
+    pub at: Location,
+    /// The lines it silences, inclusive.
+    pub first_line: usize,
+    pub last_line: usize,
+    /// The rules it names, as written after `bankwise-` (`BW001`, `bank-conflict-load`);
+    /// empty for all of bankwise's.
+    pub rules: Vec<String>,
+}
+
+impl Suppression {
+    pub fn covers(&self, line: usize) -> bool {
+        (self.first_line..=self.last_line).contains(&line)
+    }
+}
+
+/// The tool name a check list must mention for a suppression to be bankwise's.
+const TOOL: &str = "bankwise";
+
+/// Every suppression comment of `text` that concerns bankwise, in source order. Comments are
+/// found by a lexer that skips string and character literals; a `NOLINTBEGIN` without its
+/// `NOLINTEND` runs to the end of the file, as a reviewer reading it would expect.
+pub fn suppressions(text: &str) -> Vec<Suppression> {
+    let mut found = Vec::new();
+    let mut open: Vec<Suppression> = Vec::new();
+    for (comment, start) in comments(text) {
+        let mut rest = comment;
+        let mut offset = start;
+        while let Some(at) = rest.find("NOLINT") {
+            let word_start = offset + at;
+            let after = &rest[at + "NOLINT".len()..];
+            let (kind, after) = if let Some(a) = after.strip_prefix("NEXTLINE") {
+                (Kind::NextLine, a)
+            } else if let Some(a) = after.strip_prefix("BEGIN") {
+                (Kind::Begin, a)
+            } else if let Some(a) = after.strip_prefix("END") {
+                (Kind::End, a)
+            } else {
+                (Kind::Line, after)
+            };
+            let consumed = rest.len() - after.len();
+            rest = &rest[consumed..];
+            offset += consumed;
+            let Some(rules) = bankwise_rules(after) else {
+                continue;
+            };
+            let line = line_of(text, word_start);
+            let at = Location {
+                line,
+                col: word_start - text[..word_start].rfind('\n').map_or(0, |n| n + 1) + 1,
+            };
+            let suppression = |first_line, last_line| Suppression {
+                at,
+                first_line,
+                last_line,
+                rules: rules.clone(),
+            };
+            match kind {
+                Kind::Line => found.push(suppression(line, line)),
+                Kind::NextLine => found.push(suppression(line + 1, line + 1)),
+                Kind::Begin => open.push(suppression(line, usize::MAX)),
+                Kind::End => {
+                    if let Some(position) = open.iter().rposition(|s| s.rules == rules) {
+                        let mut begun = open.remove(position);
+                        begun.last_line = line;
+                        found.push(begun);
+                    }
+                }
+            }
+        }
+    }
+    found.extend(open);
+    found.sort_by_key(|s| s.at);
+    found
+}
+
+enum Kind {
+    Line,
+    NextLine,
+    Begin,
+    End,
+}
+
+/// The bankwise rules a `NOLINT` names, from the text right after the word: `None` when its
+/// check list names only other tools; an empty list for all of bankwise's (no list, `*`,
+/// `bankwise`, `bankwise-*`).
+fn bankwise_rules(after: &str) -> Option<Vec<String>> {
+    let Some(list) = after.strip_prefix('(') else {
+        return Some(Vec::new());
+    };
+    let list = &list[..list.find(')')?];
+    let mut rules = Vec::new();
+    let mut ours = false;
+    for check in list.split(',').map(str::trim) {
+        if check == "*" || check == TOOL || check == "bankwise-*" {
+            return Some(Vec::new());
+        }
+        if let Some(rule) = check.strip_prefix("bankwise-") {
+            ours = true;
+            rules.push(rule.to_string());
+        } else if check.len() == 5 && check.starts_with("BW") {
+            ours = true;
+            rules.push(check.to_string());
+        }
+    }
+    ours.then_some(rules)
+}
+
+/// The 1-based line of byte `offset`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The text of every comment with its byte offset, in order. Literals are skipped so that a
+/// `"// NOLINT"` string is not a comment.
+fn comments(text: &str) -> Vec<(&str, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+                out.push((&text[i + 2..end], i + 2));
+                i = end;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..].find("*/").map_or(text.len(), |n| i + 2 + n);
+                out.push((&text[i + 2..end], i + 2));
+                i = (end + 2).min(text.len());
+            }
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<(usize, usize, Vec<String>)> {
+        suppressions(text)
+            .into_iter()
+            .map(|s| (s.first_line, s.last_line, s.rules))
+            .collect()
+    }
+
+    #[test]
+    fn the_forms_clang_tidy_users_write() {
+        let text = "a; // NOLINT\n\
+                    b; // NOLINT(bankwise)\n\
+                    // NOLINTNEXTLINE(bankwise-BW001, bugprone-foo)\n\
+                    c;\n\
+                    d; /* NOLINT(bankwise-bank-conflict-store) */\n\
+                    e; // NOLINT(bugprone-foo)\n\
+                    f; // NOLINT(BW004)\n";
+        assert_eq!(
+            lines(text),
+            vec![
+                (1, 1, vec![]),
+                (2, 2, vec![]),
+                (4, 4, vec!["BW001".to_string()]),
+                (5, 5, vec!["bank-conflict-store".to_string()]),
+                (7, 7, vec!["BW004".to_string()]),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_range_and_literals() {
+        let text = "// NOLINTBEGIN(bankwise)\n\
+                    a;\n\
+                    // NOLINTEND(bankwise)\n\
+                    s = \"// NOLINT\";\n\
+                    c = '\"'; // NOLINTBEGIN\n\
+                    x;\n";
+        assert_eq!(lines(text), vec![(1, 3, vec![]), (5, usize::MAX, vec![])]);
+    }
+}
