@@ -805,3 +805,100 @@ fn nolint_comments_silence_findings_in_check_sarif_fix_and_explain() {
         "{explained}"
     );
 }
+
+/// `check .` from the root of a git repository: what git ignores, hidden folders and build
+/// trees are not walked, `--exclude` skips more, a named file that is not C, C++ or CUDA is
+/// skipped with a warning, and a header that is not CUDA at all never fails the run.
+#[test]
+fn a_repository_is_walked_as_git_sees_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path();
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(root)
+        .status()
+        .expect("git runs");
+    assert!(git.success());
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("made");
+        std::fs::write(path, text).expect("written");
+    };
+    let kernel = std::fs::read_to_string("testdata/transpose.cu").expect("testdata");
+    write(".gitignore", "out/\n");
+    write("src/transpose.cu", &kernel);
+    write("src/vendor/skip.cu", &kernel);
+    write("out/generated.cu", "this is not CUDA {{{");
+    write("build/CMakeFiles/probe.cu", "nor this {{{");
+    write(".cache/hidden.cu", "nor this {{{");
+    write(
+        "include/not_cuda.cuh",
+        "template <class T> concept C = requires { {{{ };",
+    );
+    write("README.md", "Some *markdown* text.\nMore text, here.\n");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .args(args)
+            .current_dir(root)
+            .output()
+            .expect("bankwise runs")
+    };
+    let json = |output: &std::process::Output| -> Vec<String> {
+        let value: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        value["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .map(|f| f["path"].as_str().expect("a path").to_string())
+            .collect()
+    };
+    let all = run(&["check", "--format", "json", "."]);
+    assert_eq!(all.status.code(), Some(0), "{}", stderr(&all));
+    assert_eq!(
+        json(&all),
+        [
+            "./include/not_cuda.cuh",
+            "./src/transpose.cu",
+            "./src/vendor/skip.cu"
+        ]
+    );
+    let excluded = run(&["check", "--format", "json", "--exclude", "vendor/", "."]);
+    assert_eq!(
+        json(&excluded),
+        ["./include/not_cuda.cuh", "./src/transpose.cu"]
+    );
+    let everything = run(&["check", "--format", "json", "--no-ignore", "."]);
+    assert_eq!(json(&everything).len(), 6, "{}", stderr(&everything));
+    assert_eq!(everything.status.code(), Some(2));
+    let readme = run(&["check", "README.md"]);
+    assert_eq!(readme.status.code(), Some(0));
+    assert!(stdout(&readme).is_empty());
+    assert!(
+        stderr(&readme).contains("README.md: not a C, C++ or CUDA source; skipped (-x cu"),
+        "{}",
+        stderr(&readme)
+    );
+    let forced = run(&["check", "-x", "cu", "README.md"]);
+    assert!(
+        stdout(&forced).contains("syntax error"),
+        "{}",
+        stdout(&forced)
+    );
+}
+
+/// A file that is not C at all gives one line per syntax error up to 20, then one note.
+#[test]
+fn syntax_errors_are_capped_per_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("noise.cu");
+    let noise: String = (0..200).map(|i| format!("int a{i} = );\n")).collect();
+    std::fs::write(&path, format!("__global__ void k() {{}}\n{noise}")).expect("written");
+    let output = bankwise(&["check", &path.to_string_lossy()]);
+    let text = stdout(&output);
+    assert_eq!(text.matches("error: syntax error").count(), 20, "{text}");
+    assert_eq!(
+        text.matches("more syntax errors from here on are not shown")
+            .count(),
+        1
+    );
+}

@@ -420,14 +420,17 @@ impl AnalysedFile {
             .any(|r| r.costs.iter().flatten().flatten().any(|c| c.excess() > 0))
     }
 
-    /// Whether the file yielded nothing: syntax errors and no function analysed.
+    /// Whether the file yielded nothing: syntax errors and no function analysed. A header
+    /// without a kernel never fails a run: it is read for what it declares, and the parts
+    /// that are not CUDA (a library's templates, another language's code) are not the
+    /// user's error.
     pub fn failed(&self) -> bool {
-        !self.parsed.syntax_errors.is_empty()
-            && self
-                .parsed
-                .functions
-                .iter()
-                .all(|f| f.syntax_error.is_some())
+        let functions = &self.parsed.functions;
+        let kernel_free_header = crate::parse::is_header(&self.path)
+            && functions.iter().all(|f| f.kind != FunctionKind::Kernel);
+        !kernel_free_header
+            && !self.parsed.syntax_errors.is_empty()
+            && functions.iter().all(|f| f.syntax_error.is_some())
     }
 }
 

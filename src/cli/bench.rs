@@ -32,7 +32,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
     let options = Options::default();
     let mut failed = false;
     let mut analysed: Vec<AnalysedFile> = Vec::new();
-    let sources = collect_sources(&args.paths, &mut failed);
+    let sources = collect_sources(&args.paths, &args.run, &mut failed);
     for result in args
         .run
         .each("analysing", &sources, |path| analyse_file(path, &options))

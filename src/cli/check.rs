@@ -71,7 +71,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let sarif = args.format == CheckFormat::Sarif;
     let mut failed = false;
     let files = inputs(&args.files, &options);
-    let sources = collect_sources(&files, &mut failed);
+    let sources = collect_sources(&files, &args.run, &mut failed);
     let checked = args.run.each("checking", &sources, |path| {
         let mut checked = pipeline::check_file(path, &options, sarif)?;
         if !sarif {

@@ -58,7 +58,7 @@ pub fn run(args: FixArgs) -> ExitCode {
     };
     let mut failed = false;
     let files = inputs(&args.files, &options.analysis);
-    let sources = collect_sources(&files, &mut failed);
+    let sources = collect_sources(&files, &args.run, &mut failed);
     let to_stdout = args.output.is_none() && !args.in_place && !args.check && !args.diff;
     if (args.output.is_some() || (to_stdout && matches!(args.format, Format::Text)))
         && sources.len() > 1

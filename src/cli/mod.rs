@@ -7,6 +7,8 @@ mod nvcc;
 mod output;
 use output::write_file;
 mod solve;
+mod sources;
+use sources::collect_sources;
 
 use bankwise::analysis::Options;
 use bankwise::bank::BankConfig;
@@ -133,6 +135,18 @@ pub struct RunArgs {
     /// same for any value.
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
+    /// Skip what matches this glob (`.gitignore` syntax: `third_party/`, `*_test.cu`) when
+    /// walking directories; repeatable. Files named on the command line are always read.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Walk directories without honouring `.gitignore`/`.ignore` files, hidden entries and
+    /// the default excludes (build folders); `--exclude` still applies.
+    #[arg(long)]
+    pub no_ignore: bool,
+    /// Read every named file as CUDA whatever its extension, as nvcc's `-x cu` does (without
+    /// it, a named file that is not a C, C++ or CUDA source is skipped with a warning).
+    #[arg(short = 'x', value_name = "LANGUAGE", value_parser = ["cu"])]
+    pub language: Option<String>,
 }
 
 /// Fewer files than this are analysed one after the other, without a progress line.
@@ -314,71 +328,6 @@ fn write_stdout(text: &str) -> bool {
             false
         }
     }
-}
-
-/// Expands directories into the `.cu`/`.cuh` files under them, sorted; reports paths that
-/// do not exist and directories without CUDA files.
-fn collect_sources(paths: &[PathBuf], failed: &mut bool) -> Vec<PathBuf> {
-    let mut sources = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            let before = sources.len();
-            walk_dir(path, &mut sources);
-            if sources.len() == before {
-                bankwise::say!(
-                    "bankwise: error: {}: no .cu or .cuh files in this directory",
-                    path.display()
-                );
-                *failed = true;
-            }
-        } else if path.exists() {
-            sources.push(path.clone());
-        } else {
-            bankwise::say!("bankwise: error: {}: no such file", path.display());
-            *failed = true;
-        }
-    }
-    sources
-}
-
-fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut pending = vec![dir.to_path_buf()];
-    let mut found = Vec::new();
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            bankwise::say!(
-                "bankwise: warning: {}: cannot read directory",
-                dir.display()
-            );
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            // Symlinked directories are not followed: a link loop would never end.
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            if is_dir {
-                pending.push(path);
-            } else if path
-                .extension()
-                .is_some_and(|ext| ext == "cu" || ext == "cuh")
-            {
-                // A FIFO or a device would block the read or stream forever.
-                match std::fs::metadata(&path) {
-                    Ok(metadata) if metadata.is_file() => found.push(path),
-                    Ok(metadata) => bankwise::say!(
-                        "bankwise: warning: {}: {}, not a regular file; skipped",
-                        path.display(),
-                        bankwise::parse::file_kind(&metadata)
-                    ),
-                    Err(err) => {
-                        bankwise::say!("bankwise: warning: {}: {err}; skipped", path.display())
-                    }
-                }
-            }
-        }
-    }
-    found.sort();
-    out.extend(found);
 }
 
 /// `--strategy`: `auto` or a family's name, all of them listed in `--help`.

@@ -22,7 +22,10 @@ pub use consts::{identifier_tokens, Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
 pub use model::*;
 pub use packed::{Body, Packed};
-pub use source::{file_kind, read_source, LineIndex, SourceError, MAX_FILE_BYTES};
+pub use source::{
+    file_kind, is_c_family, is_cuda, is_header, read_source, LineIndex, SourceError,
+    CUDA_EXTENSIONS, MAX_FILE_BYTES,
+};
 pub use suppress::Suppression;
 pub use types::{Member, MemberLayout, TypeTable};
 

@@ -90,6 +90,37 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
 /// The largest file whose offsets fit the 32 bits of [`LineIndex`].
 const MAX_ADDRESSABLE_BYTES: u64 = u32::MAX as u64 - 1;
 
+/// The extensions a directory walk picks up: CUDA sources and headers.
+pub const CUDA_EXTENSIONS: [&str; 2] = ["cu", "cuh"];
+
+/// Header extensions: read for what they declare, and never a failed run without a kernel.
+const HEADER_EXTENSIONS: [&str; 9] = ["cuh", "h", "hh", "hpp", "hxx", "inl", "inc", "ipp", "tcc"];
+
+/// C and C++ sources, which nvcc compiles as CUDA with `-x cu`.
+const CXX_EXTENSIONS: [&str; 5] = ["c", "cc", "cpp", "cxx", "c++"];
+
+fn extension_in(path: &Path, list: &[&str]) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| list.iter().any(|l| l.eq_ignore_ascii_case(e)))
+}
+
+/// Whether `path` names a header.
+pub fn is_header(path: &Path) -> bool {
+    extension_in(path, &HEADER_EXTENSIONS)
+}
+
+/// Whether `path` names a CUDA, C or C++ source or header: what bankwise reads when it is
+/// named on the command line (other files only with `-x cu`).
+pub fn is_c_family(path: &Path) -> bool {
+    extension_in(path, &CUDA_EXTENSIONS) || is_header(path) || extension_in(path, &CXX_EXTENSIONS)
+}
+
+/// Whether a directory walk picks `path` up.
+pub fn is_cuda(path: &Path) -> bool {
+    extension_in(path, &CUDA_EXTENSIONS)
+}
+
 /// `a FIFO`, `a directory`, … for messages.
 pub fn file_kind(metadata: &std::fs::Metadata) -> &'static str {
     use std::os::unix::fs::FileTypeExt;

@@ -76,6 +76,42 @@ struct Extractor<'s> {
     template_named: std::cell::OnceCell<HashSet<String>>,
 }
 
+/// Syntax errors reported one by one per file; the rest are counted in one note.
+const MAX_SYNTAX_ERRORS_SHOWN: usize = 20;
+
+/// Keeps the first [`MAX_SYNTAX_ERRORS_SHOWN`] syntax errors of `diagnostics` (in source
+/// order) and counts the rest in one note where they start: past a few, more lines tell
+/// nothing new, and a file that is not C at all gives hundreds.
+fn limit_syntax_errors(diagnostics: &mut Vec<Diagnostic>) {
+    let is_syntax =
+        |d: &Diagnostic| d.severity == Severity::Error && d.message.starts_with("syntax error");
+    let mut syntax: Vec<Location> = diagnostics
+        .iter()
+        .filter(|d| is_syntax(d))
+        .map(|d| d.at)
+        .collect();
+    if syntax.len() <= MAX_SYNTAX_ERRORS_SHOWN {
+        return;
+    }
+    syntax.sort();
+    let last_shown = syntax[MAX_SYNTAX_ERRORS_SHOWN - 1];
+    let first_hidden = syntax[MAX_SYNTAX_ERRORS_SHOWN];
+    let hidden = syntax.len() - MAX_SYNTAX_ERRORS_SHOWN;
+    let mut kept = 0;
+    diagnostics.retain(|d| {
+        if !is_syntax(d) {
+            return true;
+        }
+        kept += 1;
+        d.at <= last_shown && kept <= MAX_SYNTAX_ERRORS_SHOWN
+    });
+    diagnostics.push(Diagnostic {
+        severity: Severity::Note,
+        at: first_hidden,
+        message: format!("{hidden} more syntax errors from here on are not shown"),
+    });
+}
+
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
     extract_with(src, defines, &Prelude::default(), &[])
 }
@@ -260,6 +296,7 @@ impl<'s> Extractor<'s> {
 
     fn finish(mut self) -> ParsedFile {
         self.functions.sort_by_key(|f| f.span.start);
+        limit_syntax_errors(&mut self.diagnostics);
         // Each kernel's launches looked up by name: scanning every launch for every kernel
         // grows with the square of the file.
         let mut launches_of: HashMap<&str, Vec<&LaunchSite>> = HashMap::new();
