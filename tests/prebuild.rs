@@ -516,3 +516,77 @@ fn a_silenced_array_is_compiled_as_written() {
     assert!(!source.contains("bankwise:"), "{source}");
     assert!(source.ends_with(&silenced), "{source}");
 }
+
+/// The pre-build step's promise: it never makes nvcc fail or warn where the original did
+/// not. Every testdata kernel goes through `bankwise nvcc` with `-Werror all-warnings`; one
+/// that fails is compiled plainly too, and only a failure bankwise caused counts.
+#[test]
+fn werror_builds_of_every_testdata_kernel_pass_through_the_pre_build_step() {
+    let Some(nvcc) = real_nvcc() else {
+        println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
+        return;
+    };
+    let mut kernels = Vec::new();
+    for dir in ["testdata", "testdata/config", "testdata/suite"] {
+        for entry in std::fs::read_dir(dir).expect("testdata").flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "cu") {
+                kernels.push(path);
+            }
+        }
+    }
+    kernels.sort();
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    let compile = |kernel: &Path, through_bankwise: bool| -> Output {
+        let first = std::fs::read_to_string(kernel).expect("readable");
+        let flags: Vec<&str> = first
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("// nvcc-flags: "))
+            .map_or(Vec::new(), |f| f.split_whitespace().collect());
+        let cubin = scratch
+            .path()
+            .join(kernel.file_name().expect("a name"))
+            .with_extension(if through_bankwise {
+                "bw.cubin"
+            } else {
+                "cubin"
+            });
+        let mut command = if through_bankwise {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_bankwise"));
+            c.env("BANKWISE_NVCC", &nvcc).args(["nvcc", "--"]);
+            c
+        } else {
+            Command::new(&nvcc)
+        };
+        command
+            .args(["-arch=sm_90", "-cubin", "-Werror", "all-warnings"])
+            .args(&flags)
+            .arg("-o")
+            .arg(&cubin)
+            .arg(kernel)
+            .output()
+            .expect("the compiler runs")
+    };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failures = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(kernel) = kernels.get(i) else { break };
+                let through = compile(kernel, true);
+                if !through.status.success() && compile(kernel, false).status.success() {
+                    failures.lock().expect("not poisoned").push(format!(
+                        "{}: {}",
+                        kernel.display(),
+                        text(&through.stderr)
+                    ));
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("not poisoned");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(kernels.len() >= 50, "{} kernels", kernels.len());
+}

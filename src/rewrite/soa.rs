@@ -9,7 +9,9 @@
 //!   bankwise_home.v; … }`, one block, so also as the body of an unbraced `if`; E is evaluated
 //!   before the index, as C++17 sequences an assignment, and an index with side effects is
 //!   evaluated once, into a `const int` after E;
-//! - a whole record read as a value, `home[i]` → `FourVector{home_v[i], home_x[i], …}`.
+//! - a whole record read as a value, `home[i]` → `FourVector{home_v[i], home_x[i], …}`;
+//! - a member no access reads gets no array, and the whole-record stores skip it
+//!   ([`StructOfArrays::dropped`]).
 //!
 //! E keeps its place in the text, so the edits of any array inside it (this one's included)
 //! stay apart from these; an index that is copied (into every member's store or read) may
@@ -105,7 +107,14 @@ pub fn struct_of_arrays(
     }
     edits.push(declaration(target, layout, names)?);
     let quoted: Vec<String> = names.arrays.iter().map(|n| format!("`{n}`")).collect();
-    edits.extend(target.marker(&format!("{SPLIT_MARKER}{}", quoted.join(", "))));
+    let dropped = match layout.dropped.is_empty() {
+        true => String::new(),
+        false => format!(
+            " (never read, so not stored: `.{}`)",
+            layout.dropped.join("`, `.")
+        ),
+    };
+    edits.extend(target.marker(&format!("{SPLIT_MARKER}{}{dropped}", quoted.join(", "))));
     Ok(Rewrite {
         form: FormKind::StructOfArrays,
         edits,

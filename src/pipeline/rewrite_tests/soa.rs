@@ -57,7 +57,8 @@ const BODIES: &str = "    __shared__ R a[128];";
 fn member_reads_lose_their_four_way_conflict_and_record_stores_keep_their_wavefronts() {
     let text = kernel(
         BODIES,
-        "    a[t] = in[t];\n    __syncthreads();\n    out[t] = a[t].v + a[t].x;\n",
+        "    a[t] = in[t];\n    __syncthreads();\n    out[t] = a[t].v + a[t].x;\n    \
+         out[t + 128] = a[t].y * a[t].z;\n",
     );
     let file = fixed(&text);
     let a = outcome(&file, "a");
@@ -74,7 +75,13 @@ fn member_reads_lose_their_four_way_conflict_and_record_stores_keep_their_wavefr
         .collect();
     assert_eq!(
         excess,
-        vec![(Some(0), Some(0)), (Some(12), Some(0)), (Some(12), Some(0))]
+        vec![
+            (Some(0), Some(0)),
+            (Some(12), Some(0)),
+            (Some(12), Some(0)),
+            (Some(12), Some(0)),
+            (Some(12), Some(0))
+        ]
     );
     assert_eq!(a.split_into, vec!["a_v", "a_x", "a_y", "a_z"]);
     assert!(file
@@ -113,6 +120,44 @@ fn member_reads_lose_their_four_way_conflict_and_record_stores_keep_their_wavefr
     );
     // Idempotent: the member arrays have no conflicts left.
     assert!(!fixed(&file.output).changed());
+}
+
+/// A member no access reads would leave an array that is only written: shared memory for
+/// nothing, and nvcc's #550-D warning, which fails a `-Werror` build. It gets no array and
+/// the record stores skip it; stored on its own, it keeps the layout out.
+#[test]
+fn members_never_read_get_no_array_and_their_stores_are_dropped() {
+    let text = kernel(
+        BODIES,
+        "    a[t] = in[t];\n    __syncthreads();\n    out[t] = a[t].v + a[t].x;\n",
+    );
+    let file = fixed(&text);
+    let a = outcome(&file, "a");
+    assert_eq!(a.action, Action::Rewritten);
+    assert_eq!(a.split_into, vec!["a_v", "a_x"]);
+    assert!(file.output.contains(
+        "// bankwise: `a` is stored as a struct of arrays: `a_v`, `a_x` (never read, so not \
+         stored: `.y`, `.z`)\n"
+    ));
+    assert!(file
+        .output
+        .contains("    __shared__ float a_v[128], a_x[128];\n"));
+    assert!(file.output.contains(
+        "    {\n        const R bankwise_a = in[t];\n        a_v[t] = bankwise_a.v;\n        \
+         a_x[t] = bankwise_a.x;\n    }\n"
+    ));
+    let alone = kernel(
+        BODIES,
+        "    a[t] = in[t];\n    a[t].y = 1.0f;\n    __syncthreads();\n    out[t] = a[t].v;\n",
+    );
+    assert_eq!(
+        layout_of(&alone).map(|_| ()),
+        Err(
+            "line 8: member `y` is written there but never read: its own array would be set \
+             and never used"
+                .into()
+        )
+    );
 }
 
 #[test]

@@ -60,6 +60,8 @@ impl<'a> Source<'a> {
                     .lines()
                     .filter(|line| line.trim_start().starts_with("// bankwise: `"))
                     .filter_map(|line| line.split_once(SPLIT_MARKER).map(|(_, members)| members))
+                    // What follows the list: the members dropped, `(never read, …)`.
+                    .map(|members| members.split(" (").next().unwrap_or(members))
                     .flat_map(|members| members.split(", "))
                     .map(|member| member.trim().trim_matches('`').to_string())
                     .collect()

@@ -52,12 +52,75 @@ pub fn layout(
         .iter()
         .map(|access| record_use(function, &statements, array.dims.len(), access, &members))
         .collect::<Result<Vec<_>, String>>()?;
+    let (members, uses, dropped) = without_unread_members(array, members, uses)?;
     let spelled = record
         .split_whitespace()
         .filter(|w| !matches!(*w, "struct" | "union" | "class" | "const" | "volatile"))
         .collect::<Vec<_>>()
         .join(" ");
-    Ok(StructOfArrays::new(extent, spelled, members, uses))
+    Ok(StructOfArrays::new(extent, spelled, members, uses).dropping(dropped))
+}
+
+/// The members some access reads, the uses renumbered for them, the others' names.
+type ReadMembers = (Vec<RecordMember>, Vec<RecordUse>, Vec<String>);
+
+/// The members some access reads, the uses renumbered for them, and the names of the others.
+/// A member never read gets no array: its array would only be written, which costs shared
+/// memory for nothing and makes nvcc warn (#550-D, "set but never used"), failing a
+/// `-Werror` build. Its stores come only from whole-record stores, whose other members are
+/// still stored; a member stored on its own (`a[i].c = E;`) and never read keeps the
+/// layout out, since dropping that statement would drop E's evaluation.
+fn without_unread_members(
+    array: &SharedArray,
+    members: Vec<RecordMember>,
+    uses: Vec<RecordUse>,
+) -> Result<ReadMembers, String> {
+    let mut read = vec![false; members.len()];
+    for (access, use_) in array.accesses.iter().zip(&uses) {
+        if access.kind != AccessKind::Store {
+            for m in use_.members(members.len()) {
+                read[m] = true;
+            }
+        }
+    }
+    if read.iter().all(|r| *r) {
+        return Ok((members, uses, Vec::new()));
+    }
+    for (access, use_) in array.accesses.iter().zip(&uses) {
+        if let RecordUse::Member(m) = *use_ {
+            if !read[m] {
+                return Err(format!(
+                    "line {}: member `{}` is written there but never read: its own array \
+                     would be set and never used",
+                    access.at.line, members[m].name
+                ));
+            }
+        }
+    }
+    if !read.iter().any(|r| *r) {
+        return Err("no member is ever read".into());
+    }
+    let renumbered: Vec<Option<usize>> = read
+        .iter()
+        .scan(0, |next, &r| {
+            let number = r.then_some(*next);
+            *next += usize::from(r);
+            Some(number)
+        })
+        .collect();
+    let uses = uses
+        .into_iter()
+        .map(|use_| match use_ {
+            RecordUse::Member(m) => RecordUse::Member(renumbered[m].unwrap_or(m)),
+            other => other,
+        })
+        .collect();
+    let (kept, dropped): (Vec<_>, Vec<_>) = members.into_iter().zip(&read).partition(|(_, r)| **r);
+    Ok((
+        kept.into_iter().map(|(m, _)| m).collect(),
+        uses,
+        dropped.into_iter().map(|(m, _)| m.name).collect(),
+    ))
 }
 
 /// The members of the record type `record`: scalars only, laid out without padding.

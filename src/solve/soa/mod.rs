@@ -64,9 +64,13 @@ pub struct StructOfArrays {
     extent: u64,
     /// The record type, spelled so that `T{…}` builds one (`FourVector`).
     pub record: String,
+    /// The members some access reads, each stored as its own array.
     pub members: Vec<RecordMember>,
     /// Per access of the array, in order.
     pub uses: Vec<RecordUse>,
+    /// The members no access reads: only whole-record stores write them, and they get no
+    /// array (their stores are dead).
+    pub dropped: Vec<String>,
 }
 
 impl StructOfArrays {
@@ -81,7 +85,13 @@ impl StructOfArrays {
             record,
             members,
             uses,
+            dropped: Vec::new(),
         }
+    }
+
+    /// The layout without arrays for the members named, which no access reads.
+    pub fn dropping(self, dropped: Vec<String>) -> Self {
+        StructOfArrays { dropped, ..self }
     }
 }
 
@@ -91,7 +101,10 @@ impl AddressMap for StructOfArrays {
     }
     fn params(&self) -> Value {
         let members: Vec<&str> = self.members.iter().map(|m| m.name.as_str()).collect();
-        json!({ "members": members })
+        match self.dropped.is_empty() {
+            true => json!({ "members": members }),
+            false => json!({ "members": members, "dropped": self.dropped }),
+        }
     }
     fn extent(&self) -> u64 {
         self.extent
@@ -103,9 +116,16 @@ impl AddressMap for StructOfArrays {
         Expr::Index
     }
     fn prove_bijective(&self) -> Result<String, String> {
+        let dropped = match self.dropped.is_empty() {
+            true => String::new(),
+            false => format!(
+                "; members never read ({}) are only stored, and their dead stores are dropped",
+                self.dropped.join(", ")
+            ),
+        };
         Ok(format!(
             "member m of record e moves to element e of member array m: every word of the {} \
-             records has one place, and the {} member arrays hold as many words",
+             records read has one place, and the {} member arrays hold as many words{dropped}",
             self.extent,
             self.members.len()
         ))
