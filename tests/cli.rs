@@ -902,3 +902,49 @@ fn syntax_errors_are_capped_per_file() {
         1
     );
 }
+
+#[test]
+fn completions_and_the_man_page_come_from_the_command_line() {
+    let bash = bankwise(&["completions", "bash"]);
+    assert_eq!(bash.status.code(), Some(0));
+    let script = stdout(&bash);
+    assert!(script.contains("_bankwise()"), "{script}");
+    assert!(script.contains("--deny-conflicts"), "{script}");
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let output = bankwise(&["completions", shell]);
+        assert_eq!(output.status.code(), Some(0), "{shell}");
+        assert!(stdout(&output).contains("bankwise"), "{shell}");
+    }
+    assert_eq!(bankwise(&["completions", "tcsh"]).status.code(), Some(2));
+    let man = stdout(&bankwise(&["man"]));
+    assert!(man.contains(".TH bankwise 1"), "{man}");
+    assert!(man.contains("completions"), "{man}");
+}
+
+/// `.pre-commit-hooks.yaml`'s entries run as pre-commit runs them: the entry, then the
+/// staged files.
+#[test]
+fn the_pre_commit_hooks_run() {
+    let hooks = std::fs::read_to_string(".pre-commit-hooks.yaml").expect("the hooks file");
+    let entries: Vec<Vec<&str>> = hooks
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("entry: "))
+        .map(|e| e.split_whitespace().collect())
+        .collect();
+    assert_eq!(entries.len(), 2);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let staged = dir.path().join("transpose.cu");
+    std::fs::copy("testdata/transpose.cu", &staged).expect("copied");
+    let staged = staged.to_string_lossy().into_owned();
+    let run = |entry: &[&str]| {
+        assert_eq!(entry[0], "bankwise");
+        let mut args: Vec<&str> = entry[1..].to_vec();
+        args.push(&staged);
+        bankwise(&args)
+    };
+    // The check hook fails the commit on the conflict, and the fix hook removes it.
+    assert_eq!(run(&entries[0]).status.code(), Some(1));
+    let fixed = run(&entries[1]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert_eq!(run(&entries[0]).status.code(), Some(0));
+}

@@ -60,6 +60,14 @@ enum Command {
     /// One access as the banks see it, before and after fix's map: the bank map of one warp
     /// and iteration, the index bits (Lloyd's notation), the DMM congestion; `--svg` draws it.
     Explain(explain::ExplainArgs),
+    /// Print the shell completion script for SHELL (`bankwise completions bash >
+    /// /etc/bash_completion.d/bankwise`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page, generated from this command line (`bankwise man > bankwise.1`).
+    Man,
 }
 
 /// What the analysis needs; `check`, `fix` and the other commands that analyse share it.
@@ -275,6 +283,21 @@ pub fn run() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Nvcc(args) => nvcc::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Completions { shell } => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "bankwise", &mut script);
+            print_output(Ok(String::from_utf8_lossy(&script).into_owned()))
+        }
+        Command::Man => {
+            let mut page = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+                Ok(()) => print_output(Ok(String::from_utf8_lossy(&page).into_owned())),
+                Err(err) => {
+                    bankwise::say!("bankwise: error: cannot render the man page: {err}");
+                    ExitCode::from(EXIT_INPUT_ERROR)
+                }
+            }
+        }
     }
 }
 
