@@ -140,6 +140,21 @@ struct FixSection {
 }
 
 impl Config {
+    /// The configuration of `input`: the file `explicit` (`--config PATH`) when given, else
+    /// the nearest `bankwise.toml` above `input`.
+    pub fn for_input(input: &Path, explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        match explicit {
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+                Config::parse(&text, path)
+            }
+            None => Config::find(input),
+        }
+    }
+
     /// The nearest `bankwise.toml` above `input` (a file), or the defaults when there is none.
     pub fn find(input: &Path) -> Result<Config, ConfigError> {
         let dir = match input.parent() {

@@ -948,3 +948,54 @@ fn the_pre_commit_hooks_run() {
     assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
     assert_eq!(run(&entries[0]).status.code(), Some(0));
 }
+
+/// `--config PATH` replaces the nearest `bankwise.toml`, and `--show-settings` prints what is
+/// in effect for a file and where each part comes from, as ruff's does.
+#[test]
+fn an_explicit_config_and_the_settings_in_effect() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let config = dir.path().join("ci.toml");
+    std::fs::write(
+        &config,
+        "defines = [\"TILE=32\"]\n[bank]\nbanks = 16\n[block]\ntiledCopy = [32, 8]\n",
+    )
+    .expect("written");
+    let config = config.to_string_lossy().into_owned();
+    let shown = bankwise(&[
+        "check",
+        "--show-settings",
+        "--config",
+        &config,
+        "-D",
+        "EXTRA=1",
+        "--ignore",
+        "BW005",
+        "testdata/config/tiled.cu",
+    ]);
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let text = stdout(&shown);
+    for expected in [
+        "# bankwise settings for testdata/config/tiled.cu\n",
+        &format!("# configuration: {config}\n"),
+        "banks = 16\n",
+        "defines = [\"TILE=32\", \"EXTRA=1\"]",
+        &format!("\"tiledCopy\" = [32, 8, 1]  # {config}\n"),
+        "# rules reported (--select/--ignore): BW001, BW002, BW003, BW004, BW006\n",
+    ] {
+        assert!(text.contains(expected), "{expected:?} in\n{text}");
+    }
+    // Without --config, the file's own bankwise.toml.
+    let nearest = stdout(&bankwise(&["fix", "--show-settings", "testdata/config/tiled.cu"]));
+    assert!(nearest.contains("# configuration: testdata/config/bankwise.toml\n"), "{nearest}");
+    assert!(nearest.contains("strategy = \"auto\"\n"), "{nearest}");
+    // The explicit file is used for the analysis too.
+    let json: serde_json::Value = serde_json::from_slice(
+        &bankwise(&["check", "--format", "json", "--config", &config, "testdata/config/tiled.cu"])
+            .stdout,
+    )
+    .expect("JSON");
+    assert_eq!(json["files"][0]["kernels"][0]["block_source"], config.as_str());
+    let missing = bankwise(&["check", "--config", "no/such.toml", "testdata/transpose.cu"]);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(stderr(&missing).contains("--config no/such.toml: no such file"));
+}

@@ -28,6 +28,8 @@ pub struct Options {
     pub include_dirs: Vec<PathBuf>,
     /// The build's flags per file (`--compile-commands`), applied by `pipeline`.
     pub compile_db: Arc<crate::compile_db::CompileDb>,
+    /// `--config PATH`: the `bankwise.toml` for every file, instead of the nearest one.
+    pub config_file: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -41,6 +43,7 @@ impl Default for Options {
             launches_elsewhere: Arc::default(),
             include_dirs: Vec::new(),
             compile_db: Arc::default(),
+            config_file: None,
         }
     }
 }

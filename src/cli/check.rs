@@ -3,7 +3,7 @@ use super::{
     collect_sources, inputs, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
 use bankwise::analysis::{AnalysedFile, AnalysisError, Options};
-use bankwise::pipeline::{self, FileFix, FixError};
+use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
 use bankwise::report::{self, sarif};
 use bankwise::settings::Settings;
@@ -34,6 +34,10 @@ pub struct CheckArgs {
     /// Also show a note for every access without conflicts (text and SARIF).
     #[arg(short, long)]
     verbose: bool,
+    /// Print the settings in effect for each file (configuration file, bank model, block
+    /// shapes, definitions, selected rules) instead of checking it.
+    #[arg(long)]
+    show_settings: bool,
     #[command(flatten)]
     analysis: AnalysisArgs,
     #[command(flatten)]
@@ -72,6 +76,22 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let mut failed = false;
     let files = inputs(&args.files, &options);
     let sources = collect_sources(&files, &args.run, &mut failed);
+    if args.show_settings {
+        let fix = FixOptions {
+            analysis: options,
+            ..FixOptions::default()
+        };
+        let rules: Vec<&str> = bankwise::rules::Rule::ALL
+            .into_iter()
+            .filter(|r| shown.selection.enables(*r))
+            .map(|r| r.id())
+            .collect();
+        let extra = format!(
+            "\n# rules reported (--select/--ignore): {}\n",
+            rules.join(", ")
+        );
+        return super::show_settings(&sources, &fix, &extra, failed);
+    }
     let checked = args.run.each("checking", &sources, |path| {
         let mut checked = pipeline::check_file(path, &options, sarif)?;
         if !sarif {

@@ -39,6 +39,10 @@ pub struct FixArgs {
     unsafe_fixes: bool,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Print the settings in effect for each file (configuration file, bank model, strategy,
+    /// budget, block shapes, definitions) instead of fixing it.
+    #[arg(long)]
+    show_settings: bool,
     #[command(flatten)]
     analysis: AnalysisArgs,
     #[command(flatten)]
@@ -59,6 +63,9 @@ pub fn run(args: FixArgs) -> ExitCode {
     let mut failed = false;
     let files = inputs(&args.files, &options.analysis);
     let sources = collect_sources(&files, &args.run, &mut failed);
+    if args.show_settings {
+        return super::show_settings(&sources, &options, "", failed);
+    }
     let to_stdout = args.output.is_none() && !args.in_place && !args.check && !args.diff;
     if (args.output.is_some() || (to_stdout && matches!(args.format, Format::Text)))
         && sources.len() > 1

@@ -87,6 +87,9 @@ pub struct AnalysisArgs {
     /// `-D` its build uses; with no FILES, every CUDA file it lists.
     #[arg(long, value_name = "PATH")]
     pub compile_commands: Option<PathBuf>,
+    /// Use this `bankwise.toml` for every file, instead of the nearest one above each.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
     /// Refuse files larger than this many bytes.
     #[arg(long, default_value_t = bankwise::parse::MAX_FILE_BYTES)]
     pub max_file_size: u64,
@@ -128,6 +131,12 @@ impl AnalysisArgs {
                     bankwise::compile_db::CompileDb::read(path).map_err(|e| e.to_string())?,
                 ),
                 None => Default::default(),
+            },
+            config_file: match &self.config {
+                Some(path) if !path.is_file() => {
+                    return Err(format!("--config {}: no such file", path.display()))
+                }
+                other => other.clone(),
             },
         })
     }
@@ -350,6 +359,34 @@ fn write_stdout(text: &str) -> bool {
             bankwise::say!("bankwise: error: cannot write output: {err}");
             false
         }
+    }
+}
+
+/// `--show-settings`: the settings in effect for each source, then exit 0 (2 when a
+/// configuration cannot be read).
+/// `extra` ends each file's settings (what only the command knows: `check`'s rules).
+fn show_settings(sources: &[PathBuf], options: &FixOptions, extra: &str, failed: bool) -> ExitCode {
+    let mut out = String::new();
+    let mut failed = failed;
+    for path in sources {
+        match bankwise::pipeline::settings_text(path, options) {
+            Ok(text) => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&text);
+                out.push_str(extra);
+            }
+            Err(err) => {
+                bankwise::say!("bankwise: error: {err}");
+                failed = true;
+            }
+        }
+    }
+    if !write_stdout(&out) || failed {
+        ExitCode::from(EXIT_INPUT_ERROR)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

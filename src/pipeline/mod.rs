@@ -38,7 +38,7 @@ pub fn check_file(
     plan_fixes: bool,
 ) -> Result<CheckedFile, AnalysisError> {
     let text = parse::read_source(path, options.max_file_bytes)?;
-    let config = Config::find(path)?;
+    let config = Config::for_input(path, options.config_file.as_deref())?;
     let analysed = analyse_text(
         path,
         &text,
@@ -81,7 +81,7 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
     let found = crate::parallel::map(paths.len(), 1, |i| {
         let path = &paths[i];
         let text = parse::read_source(path, options.max_file_bytes).ok()?;
-        let config = Config::find(path).ok()?;
+        let config = Config::for_input(path, options.config_file.as_deref()).ok()?;
         let options = analysis_options(&config, options, path);
         let parsed =
             parse::analyse_file_source(path, &text, &options.defines, &options.include_dirs, &[]);
@@ -152,7 +152,7 @@ pub fn for_analysis(
     input: &Path,
     options: &Options,
 ) -> Result<(Options, ConfigBlocks), ConfigError> {
-    let config = Config::find(input)?;
+    let config = Config::for_input(input, options.config_file.as_deref())?;
     Ok((analysis_options(&config, options, input), config.blocks))
 }
 
@@ -177,8 +177,130 @@ pub fn for_fix(
     input: &Path,
     options: &FixOptions,
 ) -> Result<(FixOptions, ConfigBlocks), ConfigError> {
-    let config = Config::find(input)?;
+    let config = Config::for_input(input, options.analysis.config_file.as_deref())?;
     Ok((fix_options(&config, options, input), config.blocks))
+}
+
+/// The settings in effect for `input` (`--show-settings`), in `bankwise.toml`'s syntax with
+/// where each comes from: which configuration file, then what it and the command line give.
+pub fn settings_text(input: &Path, options: &FixOptions) -> Result<String, ConfigError> {
+    let config = Config::for_input(input, options.analysis.config_file.as_deref())?;
+    let effective = fix_options(&config, options, input);
+    let quoted = |text: &str| serde_json::Value::from(text).to_string();
+    let list = |items: Vec<String>| {
+        let quoted: Vec<String> = items.iter().map(|i| quoted(i)).collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    let mut out = format!(
+        "# bankwise settings for {}
+",
+        input.display()
+    );
+    out.push_str(&match &config.path {
+        Some(path) => format!(
+            "# configuration: {}
+",
+            path.display()
+        ),
+        None => "# configuration: none (no bankwise.toml up to the repository root)
+"
+        .into(),
+    });
+    let analysis = &effective.analysis;
+    out.push_str(
+        "
+[bank]
+",
+    );
+    out.push_str(&format!(
+        "banks = {}
+",
+        analysis.bank.banks
+    ));
+    out.push_str(&format!(
+        "bank_width = {}
+",
+        analysis.bank.bank_width
+    ));
+    out.push_str(
+        "
+[fix]
+",
+    );
+    let strategy = effective.strategy.forced.map_or("auto", |f| f.name());
+    out.push_str(&format!(
+        "strategy = {}
+",
+        quoted(strategy)
+    ));
+    match effective.strategy.smem_budget {
+        Some(budget) => out.push_str(&format!(
+            "smem_budget = {budget}
+"
+        )),
+        None => out.push_str(
+            "# smem_budget: none (each kernel keeps its footprint)
+",
+        ),
+    }
+    out.push_str(&format!(
+        "unsafe_fixes = {}
+",
+        effective.unsafe_fixes
+    ));
+    out.push_str(&format!(
+        "
+defines = {}  # the configuration's, the build's, then -D (the last wins)
+",
+        list(analysis.defines.clone())
+    ));
+    let dirs = analysis
+        .include_dirs
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    out.push_str(&format!(
+        "# include directories (-I and the build's): {}
+",
+        list(dirs)
+    ));
+    out.push_str(
+        "
+[block]
+",
+    );
+    let shape = |s: &[u32; 3]| format!("[{}, {}, {}]", s[0], s[1], s[2]);
+    let mut lines = Vec::new();
+    let from_file = config
+        .path
+        .as_ref()
+        .map_or(String::new(), |p| p.display().to_string());
+    if let Some(all) = analysis.blocks.all {
+        lines.push(format!("\"*\" = {}  # --block", shape(&all)));
+    } else if let Some(all) = config.blocks.all {
+        lines.push(format!("\"*\" = {}  # {from_file}", shape(&all)));
+    }
+    let mut kernels: Vec<(&String, &[u32; 3], &str)> = analysis
+        .blocks
+        .per_kernel
+        .iter()
+        .map(|(k, s)| (k, s, "--block"))
+        .collect();
+    for (kernel, shape) in &config.blocks.per_kernel {
+        if !analysis.blocks.per_kernel.contains_key(kernel) {
+            kernels.push((kernel, shape, from_file.as_str()));
+        }
+    }
+    kernels.sort();
+    for (kernel, s, source) in kernels {
+        lines.push(format!("{} = {}  # {source}", quoted(kernel), shape(s)));
+    }
+    if lines.is_empty() {
+        lines.push("# none: from launches, __launch_bounds__ and comments in the source".into());
+    }
+    out.push_str(&lines.join("\n"));
+    out.push('\n');
+    Ok(out)
 }
 
 #[cfg(test)]
