@@ -985,17 +985,75 @@ fn an_explicit_config_and_the_settings_in_effect() {
         assert!(text.contains(expected), "{expected:?} in\n{text}");
     }
     // Without --config, the file's own bankwise.toml.
-    let nearest = stdout(&bankwise(&["fix", "--show-settings", "testdata/config/tiled.cu"]));
-    assert!(nearest.contains("# configuration: testdata/config/bankwise.toml\n"), "{nearest}");
+    let nearest = stdout(&bankwise(&[
+        "fix",
+        "--show-settings",
+        "testdata/config/tiled.cu",
+    ]));
+    assert!(
+        nearest.contains("# configuration: testdata/config/bankwise.toml\n"),
+        "{nearest}"
+    );
     assert!(nearest.contains("strategy = \"auto\"\n"), "{nearest}");
     // The explicit file is used for the analysis too.
     let json: serde_json::Value = serde_json::from_slice(
-        &bankwise(&["check", "--format", "json", "--config", &config, "testdata/config/tiled.cu"])
-            .stdout,
+        &bankwise(&[
+            "check",
+            "--format",
+            "json",
+            "--config",
+            &config,
+            "testdata/config/tiled.cu",
+        ])
+        .stdout,
     )
     .expect("JSON");
-    assert_eq!(json["files"][0]["kernels"][0]["block_source"], config.as_str());
+    assert_eq!(
+        json["files"][0]["kernels"][0]["block_source"],
+        config.as_str()
+    );
     let missing = bankwise(&["check", "--config", "no/such.toml", "testdata/transpose.cu"]);
     assert_eq!(missing.status.code(), Some(2));
     assert!(stderr(&missing).contains("--config no/such.toml: no such file"));
+}
+
+/// An editor's buffer on stdin: `-` with `--stdin-filename` for its name, its headers and its
+/// `bankwise.toml`; `fix -` prints the fixed text.
+#[test]
+fn a_source_on_stdin() {
+    let text = std::fs::read_to_string("testdata/transpose.cu").expect("testdata");
+    let run = |args: &[&str]| {
+        use std::io::Write as _;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("bankwise runs");
+        child
+            .stdin
+            .take()
+            .expect("a pipe")
+            .write_all(text.as_bytes())
+            .expect("written");
+        child.wait_with_output().expect("bankwise ends")
+    };
+    let named = run(&["check", "-", "--stdin-filename", "kernels/t.cu"]);
+    assert_eq!(named.status.code(), Some(0), "{}", stderr(&named));
+    assert!(
+        stdout(&named).starts_with("kernels/t.cu:38:39: warning: 32-way bank conflict"),
+        "{}",
+        stdout(&named)
+    );
+    let unnamed = run(&["check", "--format", "json", "-"]);
+    let json: serde_json::Value = serde_json::from_slice(&unnamed.stdout).expect("JSON");
+    assert_eq!(json["files"][0]["path"], "<stdin>");
+    let fixed = run(&["fix", "-q", "-"]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert!(stdout(&fixed).contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
+    assert_eq!(run(&["fix", "--in-place", "-"]).status.code(), Some(2));
+    let mixed = run(&["check", "-", "testdata/transpose.cu"]);
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(stderr(&mixed).contains("`-` (stdin) must be the only input"));
 }

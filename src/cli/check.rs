@@ -1,8 +1,9 @@
 //! `bankwise check`: the report of every shared array and access.
+use super::sources::stdin_source;
 use super::{
     collect_sources, inputs, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
-use bankwise::analysis::{AnalysedFile, AnalysisError, Options};
+use bankwise::analysis::{AnalysedFile, Options};
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
 use bankwise::report::{self, sarif};
@@ -75,7 +76,18 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let sarif = args.format == CheckFormat::Sarif;
     let mut failed = false;
     let files = inputs(&args.files, &options);
-    let sources = collect_sources(&files, &args.run, &mut failed);
+    let stdin = match stdin_source(&files, &args.run, options.max_file_bytes) {
+        Some(Ok(source)) => Some(source),
+        Some(Err(message)) => {
+            bankwise::say!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+        None => None,
+    };
+    let sources = match &stdin {
+        Some((name, _)) => vec![name.clone()],
+        None => collect_sources(&files, &args.run, &mut failed),
+    };
     if args.show_settings {
         let fix = FixOptions {
             analysis: options,
@@ -92,14 +104,21 @@ pub fn run(args: CheckArgs) -> ExitCode {
         );
         return super::show_settings(&sources, &fix, &extra, failed);
     }
-    let checked = args.run.each("checking", &sources, |path| {
-        let mut checked = pipeline::check_file(path, &options, sarif)?;
+    let without_text = |mut checked: pipeline::CheckedFile| {
         if !sarif {
             // Only SARIF needs the text again (it counts columns in code points).
             checked.text = String::new();
         }
-        Ok::<_, AnalysisError>(checked)
-    });
+        checked
+    };
+    let checked = match stdin {
+        Some((name, text)) => {
+            vec![pipeline::check_text(&name, text, &options, sarif).map(without_text)]
+        }
+        None => args.run.each("checking", &sources, |path| {
+            pipeline::check_file(path, &options, sarif).map(without_text)
+        }),
+    };
     let mut analysed: Vec<AnalysedFile> = Vec::new();
     let mut texts: Vec<String> = Vec::new();
     let mut fixes: Vec<Option<FileFix>> = Vec::new();

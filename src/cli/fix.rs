@@ -1,4 +1,5 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
+use super::sources::stdin_source;
 use super::{
     collect_sources, fix_options, inputs, strategy_parser, write_file, write_stdout, AnalysisArgs,
     Format, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
@@ -62,7 +63,22 @@ pub fn run(args: FixArgs) -> ExitCode {
     };
     let mut failed = false;
     let files = inputs(&args.files, &options.analysis);
-    let sources = collect_sources(&files, &args.run, &mut failed);
+    let stdin = match stdin_source(&files, &args.run, options.analysis.max_file_bytes) {
+        Some(Ok(_)) if args.in_place => {
+            bankwise::say!("bankwise: error: --in-place needs a file; stdin is printed or -o");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+        Some(Ok(source)) => Some(source),
+        Some(Err(message)) => {
+            bankwise::say!("bankwise: error: {message}");
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+        None => None,
+    };
+    let sources = match &stdin {
+        Some((name, _)) => vec![name.clone()],
+        None => collect_sources(&files, &args.run, &mut failed),
+    };
     if args.show_settings {
         return super::show_settings(&sources, &options, "", failed);
     }
@@ -83,9 +99,13 @@ pub fn run(args: FixArgs) -> ExitCode {
             std::sync::Arc::new(pipeline::launches_in(&sources, &options.analysis));
     }
     let mut fixed: Vec<FileFix> = Vec::new();
-    for result in args.run.each("fixing", &sources, |path| {
-        pipeline::fix_file(path, &options)
-    }) {
+    let results = match &stdin {
+        Some((name, text)) => vec![pipeline::fix_source(name, text, &options)],
+        None => args.run.each("fixing", &sources, |path| {
+            pipeline::fix_file(path, &options)
+        }),
+    };
+    for result in results {
         match result {
             Ok(file) => fixed.push(file),
             Err(err) => {

@@ -160,6 +160,10 @@ pub struct RunArgs {
     /// the default excludes (build folders); `--exclude` still applies.
     #[arg(long)]
     pub no_ignore: bool,
+    /// The name of the source read from stdin (FILE `-`): where its `bankwise.toml` and
+    /// headers are looked for, and what messages call it (default `<stdin>`).
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<PathBuf>,
     /// Read every named file as CUDA whatever its extension, as nvcc's `-x cu` does (without
     /// it, a named file that is not a C, C++ or CUDA source is skipped with a warning).
     #[arg(short = 'x', value_name = "LANGUAGE", value_parser = ["cu"])]

@@ -57,6 +57,32 @@ pub(super) fn collect_sources(paths: &[PathBuf], run: &RunArgs, failed: &mut boo
     sources
 }
 
+/// The source on stdin when the only input is `-` (an editor's buffer): its name
+/// (`--stdin-filename`, else `<stdin>`) and its text; `None` when the inputs are files.
+pub(super) fn stdin_source(
+    files: &[PathBuf],
+    run: &RunArgs,
+    limit: u64,
+) -> Option<Result<(PathBuf, String), String>> {
+    let dash = |p: &PathBuf| p.as_os_str() == "-";
+    if !files.iter().any(dash) {
+        return None;
+    }
+    if files.len() > 1 {
+        return Some(Err("`-` (stdin) must be the only input".into()));
+    }
+    let name = run
+        .stdin_filename
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("<stdin>"));
+    let shown = name.display().to_string();
+    Some(
+        bankwise::parse::read_source_from(std::io::stdin().lock(), &shown, limit)
+            .map(|text| (name, text))
+            .map_err(|err| err.to_string()),
+    )
+}
+
 /// The CUDA files under `dir`, sorted.
 fn walk(dir: &Path, run: &RunArgs) -> Result<Vec<PathBuf>, String> {
     let overrides = excludes(dir, run)?;

@@ -56,13 +56,33 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
     if size > limit {
         return Err(too_large(size));
     }
+    read_source_from(file, &display, limit)
+}
+
+/// The source text `reader` gives (stdin: `bankwise check -`), named `display` in errors:
+/// at most `limit` bytes, UTF-8, lines ending in LF or CRLF.
+pub fn read_source_from(
+    reader: impl Read,
+    display: &str,
+    limit: u64,
+) -> Result<String, SourceError> {
+    let limit = limit.min(MAX_ADDRESSABLE_BYTES);
+    let display = display.to_string();
     // Bounded read: a device or a growing file can report a small size and then stream.
-    let mut bytes = Vec::with_capacity(size as usize);
-    file.take(limit.saturating_add(1))
+    let mut bytes = Vec::new();
+    reader
+        .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(io)?;
+        .map_err(|source| SourceError::Io {
+            path: display.clone(),
+            source,
+        })?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(bytes.len() as u64));
+        return Err(SourceError::TooLarge {
+            path: display,
+            size: bytes.len() as u64,
+            limit,
+        });
     }
     let text = String::from_utf8(bytes).map_err(|err| {
         let valid = err.utf8_error().valid_up_to();

@@ -64,8 +64,13 @@ pub enum FixError {
 pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> {
     let text =
         parse::read_source(path, options.analysis.max_file_bytes).map_err(AnalysisError::from)?;
+    fix_source(path, &text, options)
+}
+
+/// [`fix_file`] on text already read (stdin, named `path`).
+pub fn fix_source(path: &Path, text: &str, options: &FixOptions) -> Result<FileFix, FixError> {
     let (options, config) = super::for_fix(path, options).map_err(AnalysisError::from)?;
-    fix_text(path, &text, &options, &config)
+    fix_text(path, text, &options, &config)
 }
 
 /// Fixes `text`: plans every array, applies the fixes the options allow, and validates the

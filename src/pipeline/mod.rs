@@ -4,7 +4,7 @@
 pub mod fix;
 pub mod validate;
 
-pub use fix::{fix_analysed, fix_file, fix_text, FileFix, FixError, FixOptions};
+pub use fix::{fix_analysed, fix_file, fix_source, fix_text, FileFix, FixError, FixOptions};
 
 use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
 use crate::block::{self, ConfigBlocks, ProjectLaunches};
@@ -38,6 +38,16 @@ pub fn check_file(
     plan_fixes: bool,
 ) -> Result<CheckedFile, AnalysisError> {
     let text = parse::read_source(path, options.max_file_bytes)?;
+    check_text(path, text, options, plan_fixes)
+}
+
+/// [`check_file`] on text already read (stdin, named `path`).
+pub fn check_text(
+    path: &Path,
+    text: String,
+    options: &Options,
+    plan_fixes: bool,
+) -> Result<CheckedFile, AnalysisError> {
     let config = Config::for_input(path, options.config_file.as_deref())?;
     let analysed = analyse_text(
         path,
