@@ -309,3 +309,54 @@ fn the_first_access_of_every_testdata_kernel_is_explained_or_refused_with_a_reas
         }
     }
 }
+
+/// An access that some warps never execute: the default shows a warp that does, a warp asked
+/// for that does not is said to be idle, and an access no thread executes says so.
+#[test]
+fn warps_without_an_active_lane_are_named_not_drawn_empty() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("half.cu");
+    let write = |guard: &str| {
+        std::fs::write(
+            &path,
+            format!(
+                "__global__ void k(float *o) {{\n    __shared__ float s[64];\n    \
+                 int t = threadIdx.x;\n    if ({guard}) s[t - 32] = 1.0f;\n    \
+                 __syncthreads();\n    o[t] = s[t % 64];\n}}\n\
+                 int main() {{ k<<<1, 64>>>(0); }}\n"
+            ),
+        )
+        .expect("written");
+    };
+    let shown = |args: &[&str]| -> String {
+        let mut all = vec!["explain", "--line", "4"];
+        all.extend_from_slice(args);
+        let path = path.to_string_lossy().into_owned();
+        all.push(&path);
+        let output = bankwise(&all);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        let text = stdout(&output);
+        text.lines()
+            .find(|l| l.trim_start().starts_with("shown:"))
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    write("t >= 32");
+    assert_eq!(
+        shown(&[]),
+        "shown: warp 1 (the first warp that executes the access; each that does has 0 excess \
+         wavefronts)"
+    );
+    assert_eq!(
+        shown(&["--warp", "0"]),
+        "shown: warp 0 (as asked; no lane of warp 0 executes this access, as its condition \
+         holds for none of them: warp 1 does)"
+    );
+    write("t >= 640");
+    assert_eq!(
+        shown(&[]),
+        "shown: warp 0 (no lane of any warp executes this access: its condition holds for no \
+         thread of the 64x1x1 block, so there is no request to show)"
+    );
+}

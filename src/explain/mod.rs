@@ -307,7 +307,13 @@ pub fn explain_text(
     let combination = worst_combination(&requests, &layouts)
         .ok_or_else(|| not_simulated("no request to simulate"))?;
     let mut warp_excess = vec![Excess::default(); warps as usize];
+    // Whether any lane of a warp executes the access at all (its condition may hold for
+    // none of the warp's threads).
+    let mut active = vec![false; warps as usize];
     requests.for_each_in(combination, |warp, _, elements| {
+        if let Some(seen) = active.get_mut(warp as usize) {
+            *seen |= elements.iter().any(Option::is_some);
+        }
         if let Some(excess) = warp_excess.get_mut(warp as usize) {
             excess.before += u64::from(cost_of(elements, false).excess());
             if map.is_some() {
@@ -320,7 +326,7 @@ pub fn explain_text(
         after: warp_excess.iter().map(|e| e.after).sum(),
     };
 
-    let (warp, warp_choice) = pick_warp(query.warp, &warp_excess, block)?;
+    let (warp, warp_choice) = pick_warp(query.warp, &warp_excess, &active, block)?;
 
     // The shown warp's requests, one per iteration.
     let mut iterations: Vec<WarpRequest> = Vec::new();
@@ -646,15 +652,39 @@ fn fix_choice<'p>(
     }
 }
 
-/// The warp asked for, or the one with the most excess wavefronts; with why.
+/// The warp asked for, or among the warps that execute the access the one with the most
+/// excess wavefronts; with why (and, where no lane of the warp executes the access, that).
 fn pick_warp(
     asked: Option<u32>,
     warp_excess: &[Excess],
+    active: &[bool],
     block: [u32; 3],
 ) -> Result<(u32, String), String> {
     let warps = warp_excess.len() as u32;
+    let executing: Vec<u32> = (0..warps).filter(|&w| active[w as usize]).collect();
+    let executing_text = || match executing.as_slice() {
+        [] => "no warp does".to_string(),
+        [one] => format!("warp {one} does"),
+        many => format!(
+            "warps {} do",
+            many.iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
     if let Some(w) = asked {
         if w < warps {
+            if !active[w as usize] {
+                return Ok((
+                    w,
+                    format!(
+                        "as asked; no lane of warp {w} executes this access, as its condition \
+                         holds for none of them: {}",
+                        executing_text()
+                    ),
+                ));
+            }
             return Ok((w, "as asked".to_string()));
         }
         let [x, y, z] = block;
@@ -664,18 +694,44 @@ fn pick_warp(
             warps.saturating_sub(1)
         ));
     }
-    let most = warp_excess.iter().map(|e| e.before).max().unwrap_or(0);
-    let w = warp_excess
+    if executing.is_empty() {
+        let [x, y, z] = block;
+        return Ok((
+            0,
+            format!(
+                "no lane of any warp executes this access: its condition holds for no thread \
+                 of the {x}x{y}x{z} block, so there is no request to show"
+            ),
+        ));
+    }
+    let most = executing
         .iter()
-        .position(|e| e.before == most)
-        .unwrap_or(0) as u32;
+        .map(|&w| warp_excess[w as usize].before)
+        .max()
+        .unwrap_or(0);
+    let w = executing
+        .iter()
+        .copied()
+        .find(|&w| warp_excess[w as usize].before == most)
+        .unwrap_or(0);
+    let idle = executing.len() < warps as usize;
     let why = if warps == 1 {
         "the block's only warp".to_string()
-    } else if warp_excess.iter().all(|e| e.before == most) {
-        format!(
-            "every warp has {most} excess wavefront{}; the first",
-            plural(most)
-        )
+    } else if executing
+        .iter()
+        .all(|&e| warp_excess[e as usize].before == most)
+    {
+        match idle {
+            false => format!(
+                "every warp has {most} excess wavefront{}; the first",
+                plural(most)
+            ),
+            true => format!(
+                "the first warp that executes the access; each that does has {most} excess \
+                 wavefront{}",
+                plural(most)
+            ),
+        }
     } else {
         let total: u64 = warp_excess.iter().map(|e| e.before).sum();
         format!("the most excess wavefronts: {most} of the block's {total}")
