@@ -66,11 +66,92 @@ impl Rule {
         }
     }
 
-    /// The README section that explains it (the project has no public URL to link to).
+    /// The README section that explains it.
     pub const fn section(self) -> &'static str {
+        "Rules and suppression"
+    }
+
+    /// What the rule finds and what to do about it, in a paragraph.
+    pub const fn full_description(self) -> &'static str {
         match self {
-            Rule::UnknownBlock => "Configuration: `bankwise.toml`",
-            _ => "`bankwise check`",
+            Rule::ConflictOnLoad | Rule::ConflictOnStore | Rule::ConflictOnAtomic => {
+                "Shared memory has 32 banks of 4 bytes; when lanes of one warp touch different \
+                 words in the same bank, the hardware serves them one after the other. The \
+                 finding gives the conflict degree, two lanes that collide, and the excess \
+                 wavefronts per block as Nsight Compute counts them \
+                 (l1tex__data_bank_conflicts_pipe_lsu_mem_shared_*). `bankwise fix` rewrites \
+                 the array through a proven bijective map (padding or an XOR swizzle) when \
+                 every access of it is analysed; its fix rides on the first such result."
+            }
+            Rule::Escape => {
+                "A pointer to the array leaves what the analysis follows (a cast to another \
+                 type, a call to a function this file does not define, a store to memory, \
+                 inline assembly). Accesses through it are not simulated, and `bankwise fix` \
+                 never rewrites the array, since it could not prove that every access moves \
+                 with the map."
+            }
+            Rule::UnknownBlock => {
+                "No launch, `__launch_bounds__`, `--block` or `bankwise.toml` gives the \
+                 kernel's block shape, so its accesses are analysed under the shape the code \
+                 suggests, which the message names. Conflicts found under it are real for \
+                 that shape only, and fixes resting on it are unsafe (applied only with \
+                 --unsafe-fixes)."
+            }
+            Rule::AnalysisDiagnostic => {
+                "Something the front end or the analysis could not follow or found suspect: \
+                 a syntax error, launches that disagree on a block shape, an unknown \
+                 constant, a shift by 32 or more, a header not found. The message says what \
+                 and, where there is one, the flag that resolves it."
+            }
+            Rule::UnusedSuppression => {
+                "A NOLINT, NOLINTNEXTLINE or NOLINTBEGIN comment that names bankwise but \
+                 silences no finding: the conflict it was written for is gone, or it sits on \
+                 the wrong line. Reported only when selected (--select BW007)."
+            }
+        }
+    }
+
+    /// Help in Markdown, with a small example of code that triggers the rule and of code
+    /// that does not.
+    pub const fn help_markdown(self) -> &'static str {
+        match self {
+            Rule::ConflictOnLoad | Rule::ConflictOnStore | Rule::ConflictOnAtomic => {
+                "Lanes that touch different words of one bank are served one after the \
+                 other.\n\nBefore (32-way: a column of a 32x32 tile lies in one bank):\n\n\
+                 ```cuda\n__shared__ float tile[32][32];\n\
+                 out[i] = tile[threadIdx.x][k];\n```\n\n\
+                 After `bankwise fix` (an XOR swizzle; a pad column `[32][33]` also works):\n\n\
+                 ```cuda\n__shared__ float tile[32][32];\n\
+                 out[i] = tile[threadIdx.x][k ^ threadIdx.x];\n```\n\n\
+                 Silence one finding with `// NOLINT(bankwise-BW001)` on the access."
+            }
+            Rule::Escape => {
+                "The array's address goes out of sight, so it is never rewritten.\n\n\
+                 Before:\n\n```cuda\n__shared__ float buf[256];\n\
+                 consume((void *)buf);   // a function this file does not define\n```\n\n\
+                 After (define the function in the file, or pass an element index):\n\n\
+                 ```cuda\n__device__ void consume(float *p) { /* ... */ }\n\
+                 consume(buf);\n```"
+            }
+            Rule::UnknownBlock => {
+                "The kernel's block shape is assumed.\n\nBefore (launched elsewhere, e.g. \
+                 from a library):\n\n```cuda\n__global__ void k(float *o) { /* ... */ }\n\
+                 ```\n\nAfter (any of these):\n\n```cuda\n\
+                 __global__ void __launch_bounds__(256) k(float *o) { /* ... */ }\n\
+                 // bankwise: block=32x8\n```\n\nor `--block k=32x8`, or `[block] k = [32, \
+                 8]` in bankwise.toml."
+            }
+            Rule::AnalysisDiagnostic => {
+                "Read the message: it names what could not be followed.\n\n\
+                 Before:\n\n```cuda\n__shared__ float t[TILE][TILE];   // TILE comes \
+                 from the build\n```\n\nAfter: pass the build's definitions, `-D TILE=32`, \
+                 or `--compile-commands build/compile_commands.json`."
+            }
+            Rule::UnusedSuppression => {
+                "Remove the comment, or move it to the line of the finding.\n\n\
+                 Before:\n\n```cuda\nout[t] = s[t];   // NOLINT(bankwise-BW001): no \
+                 conflict here any more\n```\n\nAfter:\n\n```cuda\nout[t] = s[t];\n```"
+            }
         }
     }
 

@@ -238,3 +238,27 @@ fn the_fixes_make_what_fix_makes() {
         assert_eq!(text, stdout(&fixed), "{path}");
     }
 }
+
+/// What GitHub code scanning asks of every rule: a full description and help (here with a
+/// before/after example in Markdown).
+#[test]
+fn every_rule_has_a_full_description_and_markdown_help() {
+    let log = sarif(&["testdata/transpose.cu"]);
+    let rules = log["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules");
+    assert_eq!(rules.len(), 7);
+    for rule in rules {
+        let id = &rule["id"];
+        let full = rule["fullDescription"]["text"].as_str().unwrap_or("");
+        assert!(full.len() > 80, "{id}: {full}");
+        let help = rule["help"]["text"].as_str().unwrap_or("");
+        assert!(help.contains("Rules and suppression"), "{id}: {help}");
+        let markdown = rule["help"]["markdown"].as_str().unwrap_or("");
+        assert!(
+            markdown.contains("Before") && markdown.contains("After"),
+            "{id}"
+        );
+        assert!(markdown.contains("```"), "{id}");
+    }
+}

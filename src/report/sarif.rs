@@ -37,7 +37,15 @@ pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Value {
                 "id": rule.id(),
                 "name": rule.name(),
                 "shortDescription": { "text": rule.summary() },
-                "help": { "text": format!("See the bankwise README, section {}.", rule.section()) },
+                "fullDescription": { "text": rule.full_description() },
+                "help": {
+                    "text": format!(
+                        "{} See the bankwise README, section \"{}\".",
+                        rule.full_description(),
+                        rule.section()
+                    ),
+                    "markdown": rule.help_markdown(),
+                },
                 "defaultConfiguration": { "level": rule.default_severity().as_str() },
             })
         })
@@ -190,6 +198,18 @@ impl<'a> Place<'a> {
 /// `{"uri": "src/k.cu", "uriBaseId": "%SRCROOT%"}` for a file beneath `root`, an absolute
 /// `file:` URI otherwise.
 fn artifact_location(path: &Path, root: &Path) -> Value {
+    // A relative path that leaves the root (`../lib/k.cu`) is not beneath it: resolved, it
+    // is made relative again when it lies below the root, absolute otherwise.
+    let escapes = path
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir));
+    let resolved;
+    let path = if escapes {
+        resolved = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        resolved.as_path()
+    } else {
+        path
+    };
     let relative = if path.is_relative() {
         Some(path.to_path_buf())
     } else {
@@ -265,6 +285,22 @@ mod tests {
         );
         // An insertion at the end of the text.
         assert_eq!(place.region(text.len(), text.len())["startLine"], json!(4));
+    }
+
+    #[test]
+    fn a_path_that_leaves_the_root_is_absolute() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let inner = dir.path().join("repo");
+        std::fs::create_dir(&inner).expect("made");
+        std::fs::write(dir.path().join("k.cu"), "").expect("written");
+        let location = artifact_location(&inner.join("../k.cu"), &inner);
+        assert!(location.get("uriBaseId").is_none(), "{location}");
+        let uri = location["uri"].as_str().expect("a URI");
+        assert!(
+            uri.starts_with("file:///") && uri.ends_with("/k.cu"),
+            "{uri}"
+        );
+        assert!(!uri.contains(".."), "{uri}");
     }
 
     #[test]
