@@ -1057,3 +1057,57 @@ fn a_source_on_stdin() {
     assert_eq!(mixed.status.code(), Some(2));
     assert!(stderr(&mixed).contains("`-` (stdin) must be the only input"));
 }
+
+/// On a terminal each finding is drawn under its source line, in colour unless NO_COLOR;
+/// piped, one plain line each. `--color always|never` decides for scripts.
+#[test]
+fn colour_and_snippets_follow_the_terminal_and_the_flag() {
+    let piped = stdout(&bankwise(&["check", "testdata/transpose.cu"]));
+    assert!(
+        !piped.contains('\x1b') && !piped.contains(" --> "),
+        "{piped}"
+    );
+    let always = stdout(&bankwise(&[
+        "check",
+        "--color",
+        "always",
+        "testdata/transpose.cu",
+    ]));
+    assert!(always.contains("\x1b["), "{always}");
+    let plain: String = {
+        // The same drawing without its styles.
+        let mut out = String::new();
+        let mut chars = always.chars();
+        while let Some(c) = chars.next() {
+            if c == '\x1b' {
+                for c in chars.by_ref() {
+                    if c == 'm' {
+                        break;
+                    }
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    };
+    assert!(
+        plain.starts_with("warning[BW001]: 32-way bank conflict reading `tile` (stride 32)"),
+        "{plain}"
+    );
+    for line in [
+        "  --> testdata/transpose.cu:38:39\n".to_string(),
+        "38 |         odata[(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];\n"
+            .to_string(),
+        format!("   |{}{}\n", " ".repeat(39), "^".repeat(34)),
+    ] {
+        assert!(plain.contains(&line), "{line:?} in\n{plain}");
+    }
+    let never = stdout(&bankwise(&[
+        "check",
+        "--color",
+        "never",
+        "testdata/transpose.cu",
+    ]));
+    assert_eq!(never, piped);
+}

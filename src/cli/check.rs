@@ -9,6 +9,7 @@ use bankwise::report::finding::{shown_findings, Selection, Shown};
 use bankwise::report::{self, sarif};
 use bankwise::settings::Settings;
 use clap::ValueEnum;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -35,6 +36,11 @@ pub struct CheckArgs {
     /// Also show a note for every access without conflicts (text and SARIF).
     #[arg(short, long)]
     verbose: bool,
+    /// Colour, and each finding drawn under its source line: `auto` on a terminal (without
+    /// colour when NO_COLOR is set), `always` even when piped, `never` (one line per
+    /// finding, as when piped).
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto)]
+    color: ColorWhen,
     /// Print the settings in effect for each file (configuration file, bank model, block
     /// shapes, definitions, selected rules) instead of checking it.
     #[arg(long)]
@@ -43,6 +49,13 @@ pub struct CheckArgs {
     analysis: AnalysisArgs,
     #[command(flatten)]
     run: RunArgs,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ColorWhen {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -74,6 +87,21 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     };
     let sarif = args.format == CheckFormat::Sarif;
+    // anstream decides colour as terminals expect: NO_COLOR, CLICOLOR_FORCE, TERM=dumb.
+    let terminal = std::io::stdout().is_terminal();
+    let color = match args.color {
+        ColorWhen::Always => true,
+        ColorWhen::Never => false,
+        ColorWhen::Auto => {
+            anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
+        }
+    };
+    let snippets = args.format == CheckFormat::Text
+        && match args.color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => terminal,
+        };
     let mut failed = false;
     let files = inputs(&args.files, &options);
     let stdin = match stdin_source(&files, &args.run, options.max_file_bytes) {
@@ -105,8 +133,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         return super::show_settings(&sources, &fix, &extra, failed);
     }
     let without_text = |mut checked: pipeline::CheckedFile| {
-        if !sarif {
-            // Only SARIF needs the text again (it counts columns in code points).
+        if !sarif && !snippets {
+            // Only SARIF (it counts columns in code points) and snippets need the text again.
             checked.text = String::new();
         }
         checked
@@ -150,7 +178,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
             match pipeline::check_file(&analysed[i].path.clone(), &with_launches, sarif) {
                 Ok(file) => {
                     analysed[i] = file.analysed;
-                    texts[i] = if sarif { file.text } else { String::new() };
+                    texts[i] = if sarif || snippets {
+                        file.text
+                    } else {
+                        String::new()
+                    };
                     fixes[i] = usable_fix(file.fix);
                 }
                 Err(err) => {
@@ -172,6 +204,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     }
     let output = match args.format {
+        CheckFormat::Text if snippets => {
+            let files: Vec<(&AnalysedFile, &str)> = analysed
+                .iter()
+                .zip(&texts)
+                .map(|(file, text)| (file, text.as_str()))
+                .collect();
+            Ok(report::snippets(&files, &shown, color))
+        }
         CheckFormat::Text => Ok(report::text(&analysed, &shown)),
         CheckFormat::Json => {
             serde_json::to_string_pretty(&report::json(&analysed)).map(|j| j + "\n")

@@ -8,7 +8,7 @@ pub mod sarif;
 pub mod text;
 
 pub use json::json;
-pub use text::text;
+pub use text::{snippets, text};
 
 use crate::parse::SharedArray;
 
