@@ -294,7 +294,7 @@ fn missing_files_and_empty_directories_are_input_errors() {
 fn a_bad_file_does_not_hide_the_good_ones() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.cu");
-    std::fs::write(&bad, b"__global__ void k() {}\n// caf\xe9\n").unwrap();
+    std::fs::write(&bad, b"__global__ void k() {}\nint caf\xe9;\n").unwrap();
     let output = bankwise(&[
         "check",
         "--format",
@@ -303,7 +303,8 @@ fn a_bad_file_does_not_hide_the_good_ones() {
         "testdata/transpose.cu",
     ]);
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("bad.cu:2:7: file is not valid UTF-8 (byte 0xe9)"));
+    assert!(stderr(&output)
+        .contains("bad.cu:2:8: file is not valid UTF-8 (byte 0xe9) outside a comment"));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(json["files"][0]["path"], "testdata/transpose.cu");
 }

@@ -246,7 +246,7 @@ fn bad_input_is_an_error_and_nothing_is_written() {
     let out = dir.path().join("out.cu");
     let out_text = out.to_string_lossy().into_owned();
     let latin1 = dir.path().join("latin1.cu");
-    std::fs::write(&latin1, b"// caf\xe9\n__global__ void k() {}\n").expect("written");
+    std::fs::write(&latin1, b"int caf\xe9;\n__global__ void k() {}\n").expect("written");
     let broken = dir.path().join("broken.cu");
     std::fs::write(&broken, "__global__ void k( {{{ ]]] \n").expect("written");
     for input in [&latin1, &broken, &dir.path().join("missing.cu")] {
@@ -509,4 +509,32 @@ fn every_value_a_rewrite_rests_on_is_kept_symbolic_or_guarded() {
         (38, 3),
         "the extents guarded, the maps in names"
     );
+}
+
+/// Old headers carry a Latin-1 `©` in a comment: the file is read, fixed, and written with
+/// that byte as it was; a byte that is not UTF-8 in code is still an error.
+#[test]
+fn a_latin1_byte_in_a_comment_is_read_and_kept() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("old.cu");
+    let mut original = b"// (c) 1998 Caf\xe9 Labs \xa9\n".to_vec();
+    original.extend_from_slice(&std::fs::read("testdata/transpose.cu").expect("testdata"));
+    std::fs::write(&path, &original).expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let check = bankwise(&["check", &shown]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    assert!(
+        stdout(&check).contains(":39:39: warning: 32-way bank conflict"),
+        "{}",
+        stdout(&check)
+    );
+    let diff = bankwise(&["fix", "--diff", &shown]);
+    assert_eq!(diff.status.code(), Some(0), "{}", stderr(&diff));
+    let fixed = bankwise(&["fix", "--in-place", &shown]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    let after = std::fs::read(&path).expect("readable");
+    assert!(after.starts_with(b"// (c) 1998 Caf\xe9 Labs \xa9\n"));
+    assert!(String::from_utf8_lossy(&after).contains("(threadIdx.y + j) ^ threadIdx.x"));
+    // Fixed once, nothing more to do.
+    assert!(bankwise(&["fix", "--diff", &shown]).stdout.is_empty());
 }

@@ -195,7 +195,7 @@ fn a_file_bankwise_cannot_fix_is_compiled_as_it_is_with_one_warning() {
     );
     assert_eq!(fake.args(), ["-c", broken, "-o", "b.o"]);
     let latin1 = fake.path("latin1.cu");
-    std::fs::write(&latin1, b"// caf\xe9\n__global__ void k() {}\n").expect("written");
+    std::fs::write(&latin1, b"int caf\xe9;\n__global__ void k() {}\n").expect("written");
     let latin1 = latin1.to_str().expect("a UTF-8 path");
     let output = fake.run(&[], &["-c", latin1]);
     assert_eq!(output.status.code(), Some(0));

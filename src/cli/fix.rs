@@ -132,7 +132,11 @@ pub fn run(args: FixArgs) -> ExitCode {
         // A write that `--diff` held back is reported as what would be fixed.
         let mut written = !(args.diff && (args.in_place || args.output.is_some()));
         if let Some(target) = target {
-            if let Err(message) = write_file(target, &file.output, args.in_place) {
+            if let Err(message) = write_file(
+                target,
+                &bankwise::parse::restored_bytes(&file.output),
+                args.in_place,
+            ) {
                 bankwise::say!("bankwise: error: {}: {message}", target.display());
                 failed = true;
                 written = false;
@@ -160,9 +164,18 @@ pub fn run(args: FixArgs) -> ExitCode {
                 let _ = std::io::Write::write_all(&mut std::io::stderr(), report.as_bytes());
             }
             if args.diff {
-                diffs.concat()
+                // With a comment's Latin-1 byte as the file has it, so that `git apply` fits.
+                let diff = diffs.concat();
+                failed |= !super::write_stdout_bytes(&bankwise::parse::restored_bytes(&diff));
+                String::new()
             } else if to_stdout {
-                fixed.iter().map(|f| f.output.as_str()).collect()
+                // The fixed file's own bytes (a comment's Latin-1 byte kept) go out as they are.
+                let bytes: Vec<u8> = fixed
+                    .iter()
+                    .flat_map(|f| bankwise::parse::restored_bytes(&f.output).into_owned())
+                    .collect();
+                failed |= !super::write_stdout_bytes(&bytes);
+                String::new()
             } else {
                 String::new()
             }

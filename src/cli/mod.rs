@@ -352,11 +352,13 @@ fn fix_options(analysis: &AnalysisArgs, settings: Settings) -> Result<FixOptions
 
 /// Writes to stdout; a closed pipe (`bankwise check … | head`) is not an error.
 fn write_stdout(text: &str) -> bool {
+    write_stdout_bytes(text.as_bytes())
+}
+
+/// [`write_stdout`] for bytes that need not be UTF-8 (a fixed file's).
+fn write_stdout_bytes(bytes: &[u8]) -> bool {
     let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => true,
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => true,
         Err(err) => {

@@ -71,7 +71,7 @@ fn destination(target: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>), St
 
 /// Writes `text` to `target` (see the module's documentation). `in_place` keeps the
 /// existing file's mode and owner; a new output file gets the usual mode.
-pub fn write_file(target: &Path, text: &str, in_place: bool) -> Result<(), String> {
+pub fn write_file(target: &Path, text: &[u8], in_place: bool) -> Result<(), String> {
     let nothing = |why: String| format!("{why}; nothing written");
     let (destination, existing) = destination(target).map_err(nothing)?;
     let dir = match destination.parent() {
@@ -97,7 +97,7 @@ pub fn write_file(target: &Path, text: &str, in_place: bool) -> Result<(), Strin
         temporary
     };
     let written = (|| {
-        temporary.write_all(text.as_bytes())?;
+        temporary.write_all(text)?;
         if let (Some(metadata), true) = (&existing, in_place) {
             // Set after creation, where the umask does not apply.
             temporary

@@ -23,8 +23,8 @@ pub use extract::is_atomic;
 pub use model::*;
 pub use packed::{Body, Packed};
 pub use source::{
-    file_kind, is_c_family, is_cuda, is_header, read_source, read_source_from, LineIndex,
-    SourceError, CUDA_EXTENSIONS, MAX_FILE_BYTES,
+    file_kind, is_c_family, is_cuda, is_header, read_source, read_source_from, restored_bytes,
+    LineIndex, SourceError, CUDA_EXTENSIONS, MAX_FILE_BYTES,
 };
 pub use suppress::Suppression;
 pub use types::{Member, MemberLayout, TypeTable};

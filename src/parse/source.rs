@@ -8,6 +8,11 @@ pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
+    #[error(
+        "{path}: holds the private-use character U+{at:04X}, which bankwise keeps for bytes \
+         that are not UTF-8 in comments; nothing read"
+    )]
+    HoldsPrivateUse { path: String, at: u32 },
     #[error("{path}: cannot read file: {source}")]
     Io {
         path: String,
@@ -20,7 +25,8 @@ pub enum SourceError {
     #[error("{path}: lines end with a carriage return alone (classic Mac OS); convert them to LF or CRLF")]
     CarriageReturnLines { path: String },
     #[error(
-        "{path}:{line}:{col}: file is not valid UTF-8 (byte 0x{byte:02x}); re-encode it as UTF-8"
+        "{path}:{line}:{col}: file is not valid UTF-8 (byte 0x{byte:02x}) outside a comment; \
+         re-encode it as UTF-8"
     )]
     NotUtf8 {
         path: String,
@@ -84,9 +90,7 @@ pub fn read_source_from(
             limit,
         });
     }
-    let text = String::from_utf8(bytes).map_err(|err| {
-        let valid = err.utf8_error().valid_up_to();
-        let bytes = err.as_bytes();
+    let not_utf8 = |bytes: &[u8], valid: usize| {
         let before = &bytes[..valid];
         let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
         let line_start = before
@@ -99,12 +103,90 @@ pub fn read_source_from(
             col: valid - line_start + 1,
             byte: bytes[valid],
         }
-    })?;
+    };
+    if let Some(held) = first_held_character(&bytes) {
+        return Err(SourceError::HoldsPrivateUse {
+            path: display,
+            at: held,
+        });
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(err) => {
+            let bytes = err.into_bytes();
+            with_foreign_bytes(&bytes).map_err(|valid| not_utf8(&bytes, valid))?
+        }
+    };
     // The grammar ends lines at LF only: such a file would parse as one line.
     if text.contains('\r') && !text.contains('\n') {
         return Err(SourceError::CarriageReturnLines { path: display });
     }
     Ok(text)
+}
+
+/// A byte that is not UTF-8 inside a comment (an old header's Latin-1 `©`) stands, while
+/// bankwise holds the text, for the character `FOREIGN_BASE + byte`: U+F780–U+F7FF, in
+/// Unicode's private use area, which no file bankwise reads may hold itself. Writing a file
+/// turns them back into the bytes ([`restored_bytes`]), so nothing of the comment is lost.
+const FOREIGN_BASE: u32 = 0xF700;
+
+fn is_foreign(c: char) -> bool {
+    (FOREIGN_BASE + 0x80..=FOREIGN_BASE + 0xFF).contains(&u32::from(c))
+}
+
+/// The first character of `bytes` (valid UTF-8 parts) in the range kept for foreign bytes.
+fn first_held_character(bytes: &[u8]) -> Option<u32> {
+    bytes
+        .utf8_chunks()
+        .flat_map(|chunk| chunk.valid().chars())
+        .find(|&c| is_foreign(c))
+        .map(u32::from)
+}
+
+/// `bytes` as text, each byte that is not UTF-8 held as its stand-in character; `Err` with
+/// the offset of the first such byte outside a comment.
+fn with_foreign_bytes(bytes: &[u8]) -> Result<String, usize> {
+    let mut text = String::with_capacity(bytes.len() + 16);
+    // (offset in `text`, offset in `bytes`) of each stand-in.
+    let mut held: Vec<(usize, usize)> = Vec::new();
+    let mut at = 0;
+    for chunk in bytes.utf8_chunks() {
+        text.push_str(chunk.valid());
+        at += chunk.valid().len();
+        for &byte in chunk.invalid() {
+            held.push((text.len(), at));
+            text.push(char::from_u32(FOREIGN_BASE + u32::from(byte)).unwrap_or('?'));
+            at += 1;
+        }
+    }
+    let comments: Vec<(usize, usize)> = super::suppress::comments(&text)
+        .into_iter()
+        .map(|(body, start)| (start, start + body.len()))
+        .collect();
+    let outside = held
+        .iter()
+        .find(|(offset, _)| !comments.iter().any(|(s, e)| (s..e).contains(&offset)));
+    match outside {
+        Some(&(_, byte)) => Err(byte),
+        None => Ok(text),
+    }
+}
+
+/// The bytes of a text bankwise writes: a stand-in for a foreign byte becomes the byte again.
+pub fn restored_bytes(text: &str) -> std::borrow::Cow<'_, [u8]> {
+    if !text.chars().any(is_foreign) {
+        return std::borrow::Cow::Borrowed(text.as_bytes());
+    }
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        if is_foreign(c) {
+            out.push((u32::from(c) - FOREIGN_BASE) as u8);
+        } else {
+            let mut buffer = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buffer).as_bytes());
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The largest file whose offsets fit the 32 bits of [`LineIndex`].
@@ -192,6 +274,23 @@ fn offset_u32(offset: usize) -> u32 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn foreign_bytes_in_comments_are_held_and_given_back() {
+        let bytes = b"// Caf\xe9 \xa9\nint x; /* \xff */\n";
+        let text = with_foreign_bytes(bytes).expect("only in comments");
+        assert_eq!(text.lines().count(), 2);
+        assert_eq!(&*restored_bytes(&text), &bytes[..]);
+        // In code, the offset of the first such byte.
+        assert_eq!(with_foreign_bytes(b"int caf\xe9;\n"), Err(7));
+        assert_eq!(
+            with_foreign_bytes(b"char *s = \"\xe9\"; // \xe9\n"),
+            Err(11)
+        );
+        // A file that holds a stand-in itself is refused: its bytes could not be told apart.
+        assert_eq!(first_held_character("// \u{f7a9}".as_bytes()), Some(0xF7A9));
+        assert_eq!(first_held_character(b"// \xa9 plain"), None);
+    }
     use super::*;
 
     #[test]

@@ -126,7 +126,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 /// The text of every comment with its byte offset, in order. Literals are skipped so that a
 /// `"// NOLINT"` string is not a comment.
-fn comments(text: &str) -> Vec<(&str, usize)> {
+pub(super) fn comments(text: &str) -> Vec<(&str, usize)> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
