@@ -10,7 +10,7 @@ fn every_testdata_kernel_checks_cleanly_and_matches_its_snapshot() {
     assert!(files.len() >= 15, "testdata holds {} kernels", files.len());
     for path in files {
         let path_text = path.to_string_lossy().into_owned();
-        let output = bankwise(&["check", "-v", "--format", "json", &path_text]);
+        let output = bankwise(&["check", "--format", "json", &path_text]);
         assert_eq!(
             output.status.code(),
             Some(0),

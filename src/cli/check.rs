@@ -214,7 +214,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
         CheckFormat::Text => Ok(report::text(&analysed, &shown)),
         CheckFormat::Json => {
-            serde_json::to_string_pretty(&report::json(&analysed)).map(|j| j + "\n")
+            serde_json::to_string_pretty(&report::json(&analysed, &shown)).map(|j| j + "\n")
         }
         CheckFormat::Sarif => {
             let files: Vec<sarif::SarifFile> = analysed

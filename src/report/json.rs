@@ -1,5 +1,6 @@
 //! `check --format json`: the analysis of every file as one object (docs/ARCHITECTURE.md §8),
 //! every array and access with its address form, class and simulated figures.
+use super::finding::{shown_findings, Shown};
 use crate::affine::{Class, FunctionAffine, Site, Sym};
 use crate::analysis::{not_rewritable_reason, AnalysedFile, Reported};
 use crate::block::Resolution;
@@ -7,8 +8,13 @@ use crate::cost::SiteCost;
 use crate::parse::{Access, SharedArray};
 use serde_json::{json, Map, Value};
 
-/// The `check --format json` object for all files.
-pub fn json(files: &[AnalysedFile]) -> Value {
+/// The version of the `check --format json` object: raised when a field changes meaning or
+/// goes away (new fields keep it).
+pub const JSON_VERSION: u32 = 2;
+
+/// The `check --format json` object for all files; each file's `findings` are those `shown`
+/// selects, with their rule ids, as the text and SARIF outputs show them.
+pub fn json(files: &[AnalysedFile], shown: &Shown) -> Value {
     let mut totals = Totals::default();
     for file in files {
         for reported in file.reported() {
@@ -18,7 +24,8 @@ pub fn json(files: &[AnalysedFile]) -> Value {
         }
     }
     json!({
-        "files": files.iter().map(file_json).collect::<Vec<_>>(),
+        "version": JSON_VERSION,
+        "files": files.iter().map(|f| file_json(f, shown)).collect::<Vec<_>>(),
         "totals": totals.json(),
     })
 }
@@ -45,9 +52,23 @@ impl Totals {
     }
 }
 
-fn file_json(file: &AnalysedFile) -> Value {
+fn file_json(file: &AnalysedFile, shown: &Shown) -> Value {
+    let findings: Vec<Value> = shown_findings(file, shown)
+        .iter()
+        .map(|f| {
+            json!({
+                "rule": f.rule.map(|r| r.id()),
+                "rule_name": f.rule.map(|r| r.name()),
+                "severity": f.severity.as_str(),
+                "line": f.at.line,
+                "col": f.at.col,
+                "message": f.message,
+            })
+        })
+        .collect();
     json!({
         "path": file.path.display().to_string(),
+        "findings": findings,
         "diagnostics": file.diagnostics.iter().map(|d| json!({
             "line": d.at.line,
             "col": d.at.col,

@@ -13,6 +13,11 @@ use crate::pipeline::FileFix;
 use serde_json::{json, Value};
 use std::path::Path;
 
+/// Where bankwise's README is published: Cargo.toml's `repository`. The rules' `helpUri`
+/// and the driver's `informationUri` point there once it is set (empty: left out, rather
+/// than an address nobody checked).
+const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
+
 /// The base every artifact URI is relative to: the directory `check` ran in.
 const SOURCE_ROOT: &str = "%SRCROOT%";
 
@@ -33,7 +38,7 @@ pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Value {
     let rules: Vec<Value> = Rule::ALL
         .iter()
         .map(|rule| {
-            json!({
+            let mut value = json!({
                 "id": rule.id(),
                 "name": rule.name(),
                 "shortDescription": { "text": rule.summary() },
@@ -47,18 +52,26 @@ pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Value {
                     "markdown": rule.help_markdown(),
                 },
                 "defaultConfiguration": { "level": rule.default_severity().as_str() },
-            })
+            });
+            if !REPOSITORY.is_empty() {
+                value["helpUri"] = format!("{REPOSITORY}#rules-and-suppression").into();
+            }
+            value
         })
         .collect();
+    let mut driver = json!({
+        "name": "bankwise",
+        "version": env!("CARGO_PKG_VERSION"),
+        "rules": rules,
+    });
+    if !REPOSITORY.is_empty() {
+        driver["informationUri"] = REPOSITORY.into();
+    }
     json!({
         "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": { "driver": {
-                "name": "bankwise",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
+            "tool": { "driver": driver },
             "originalUriBaseIds": { SOURCE_ROOT: { "uri": directory_uri(root) } },
             "columnKind": "unicodeCodePoints",
             "results": results,
