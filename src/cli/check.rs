@@ -1,8 +1,6 @@
 //! `bankwise check`: the report of every shared array and access.
-use super::sources::stdin_source;
-use super::{
-    collect_sources, inputs, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
-};
+use super::sources::gather;
+use super::{inputs, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR};
 use bankwise::analysis::{AnalysedFile, Options};
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
@@ -104,17 +102,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         };
     let mut failed = false;
     let files = inputs(&args.files, &options);
-    let stdin = match stdin_source(&files, &args.run, options.max_file_bytes) {
-        Some(Ok(source)) => Some(source),
-        Some(Err(message)) => {
+    let (sources, stdin) = match gather(&files, &args.run, options.max_file_bytes, &mut failed) {
+        Ok(gathered) => gathered,
+        Err(message) => {
             bankwise::say!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
-        None => None,
-    };
-    let sources = match &stdin {
-        Some((name, _)) => vec![name.clone()],
-        None => collect_sources(&files, &args.run, &mut failed),
     };
     if args.show_settings {
         let fix = FixOptions {

@@ -1,8 +1,8 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
-use super::sources::stdin_source;
+use super::sources::gather;
 use super::{
-    collect_sources, fix_options, inputs, strategy_parser, write_file, write_stdout, AnalysisArgs,
-    Format, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR,
+    fix_options, inputs, strategy_parser, write_file, write_stdout, AnalysisArgs, Format, RunArgs,
+    EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
 use bankwise::pipeline::{self, FileFix, FixError};
 use bankwise::settings::{Settings, StrategySetting};
@@ -63,21 +63,17 @@ pub fn run(args: FixArgs) -> ExitCode {
     };
     let mut failed = false;
     let files = inputs(&args.files, &options.analysis);
-    let stdin = match stdin_source(&files, &args.run, options.analysis.max_file_bytes) {
-        Some(Ok(_)) if args.in_place => {
+    let limit = options.analysis.max_file_bytes;
+    let (sources, stdin) = match gather(&files, &args.run, limit, &mut failed) {
+        Ok((_, Some(_))) if args.in_place => {
             bankwise::say!("bankwise: error: --in-place needs a file; stdin is printed or -o");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
-        Some(Ok(source)) => Some(source),
-        Some(Err(message)) => {
+        Ok(gathered) => gathered,
+        Err(message) => {
             bankwise::say!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);
         }
-        None => None,
-    };
-    let sources = match &stdin {
-        Some((name, _)) => vec![name.clone()],
-        None => collect_sources(&files, &args.run, &mut failed),
     };
     if args.show_settings {
         return super::show_settings(&sources, &options, "", failed);

@@ -57,13 +57,32 @@ pub(super) fn collect_sources(paths: &[PathBuf], run: &RunArgs, failed: &mut boo
     sources
 }
 
-/// The source on stdin when the only input is `-` (an editor's buffer): its name
-/// (`--stdin-filename`, else `<stdin>`) and its text; `None` when the inputs are files.
-pub(super) fn stdin_source(
+/// A source read from stdin: the name it goes by, and its text.
+pub(super) type StdinSource = (PathBuf, String);
+
+/// The sources a run reads: the source on stdin when the input is `-` (then its name is the
+/// only source), else the files [`collect_sources`] finds; `Err` for stdin that cannot be
+/// read or `-` among other inputs.
+pub(super) fn gather(
     files: &[PathBuf],
     run: &RunArgs,
     limit: u64,
-) -> Option<Result<(PathBuf, String), String>> {
+    failed: &mut bool,
+) -> Result<(Vec<PathBuf>, Option<StdinSource>), String> {
+    match stdin_source(files, run, limit) {
+        Some(Ok((name, text))) => Ok((vec![name.clone()], Some((name, text)))),
+        Some(Err(message)) => Err(message),
+        None => Ok((collect_sources(files, run, failed), None)),
+    }
+}
+
+/// The source on stdin when the only input is `-` (an editor's buffer): its name
+/// (`--stdin-filename`, else `<stdin>`) and its text; `None` when the inputs are files.
+fn stdin_source(
+    files: &[PathBuf],
+    run: &RunArgs,
+    limit: u64,
+) -> Option<Result<StdinSource, String>> {
     let dash = |p: &PathBuf| p.as_os_str() == "-";
     if !files.iter().any(dash) {
         return None;
