@@ -1,54 +1,38 @@
-//! Independent work shared out between threads, results in order.
-use std::sync::atomic::{AtomicUsize, Ordering};
+//! Independent work shared out between threads, results in order, on a rayon pool whose
+//! workers have deep stacks.
+use rayon::prelude::*;
+use std::sync::LazyLock;
 
 /// Each worker's stack. The front end and the analysis recurse on the nesting of the source
 /// (bounded: see `affine::sym::MAX_DEPTH`), and a generous stack costs only address space,
 /// where the default 2 MiB of a spawned thread would make that bound depend on the build.
-const WORKER_STACK_BYTES: usize = 64 << 20;
+pub const WORKER_STACK_BYTES: usize = 64 << 20;
+
+/// The pool every analysis shares (one per process; rayon steals work between nested
+/// uses). `None` when no thread can be started: the work then runs on the caller's.
+static POOL: LazyLock<Option<rayon::ThreadPool>> = LazyLock::new(|| {
+    rayon::ThreadPoolBuilder::new()
+        .stack_size(WORKER_STACK_BYTES)
+        .thread_name(|i| format!("bankwise-{i}"))
+        .build()
+        .ok()
+});
 
 /// `work(0..count)` in order. The items are independent, so they are shared out between
-/// threads, one at a time; a thread is started for every `per_thread` items at most, since
-/// below that starting it costs more than it saves.
+/// the pool's threads, at least `per_thread` at a time, since below that moving them to
+/// another thread costs more than it saves.
 pub fn map<T: Send>(count: usize, per_thread: usize, work: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(count.div_ceil(per_thread.max(1)))
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let worker = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= count {
-                return done;
-            }
-            done.push((i, work(i)));
-        }
+    let run = || {
+        (0..count)
+            .into_par_iter()
+            .with_min_len(per_thread.max(1))
+            .map(&work)
+            .collect()
     };
-    let finished: Vec<Vec<(usize, T)>> = std::thread::scope(|scope| {
-        // A worker that cannot be started leaves its share to the others (and to this
-        // thread, when none starts).
-        let workers: Vec<_> = (0..threads)
-            .filter_map(|_| {
-                std::thread::Builder::new()
-                    .stack_size(WORKER_STACK_BYTES)
-                    .spawn_scoped(scope, worker)
-                    .ok()
-            })
-            .collect();
-        let mut finished: Vec<Vec<(usize, T)>> = workers
-            .into_iter()
-            .map(|w| match w.join() {
-                Ok(done) => done,
-                Err(panic) => std::panic::resume_unwind(panic),
-            })
-            .collect();
-        finished.push(worker());
-        finished
-    });
-    let mut results: Vec<(usize, T)> = finished.into_iter().flatten().collect();
-    results.sort_unstable_by_key(|(i, _)| *i);
-    results.into_iter().map(|(_, result)| result).collect()
+    match &*POOL {
+        Some(pool) => pool.install(run),
+        None => (0..count).map(&work).collect(),
+    }
 }
 
 #[cfg(test)]

@@ -22,8 +22,6 @@ use std::ffi::{OsStr, OsString};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// Exit status for usage and input errors (docs/ARCHITECTURE.md §8).
 const EXIT_INPUT_ERROR: u8 = 2;
@@ -177,8 +175,9 @@ const MAX_JOBS: usize = 8;
 
 impl RunArgs {
     /// Runs `work` on every source and returns the results in the order of `sources`, as a
-    /// serial run would. With more than a few files they are shared among threads through a
-    /// common index, and a progress line is drawn on stderr when it is a terminal.
+    /// serial run would. With more than a few files they are shared among a rayon pool of
+    /// `--jobs` threads, and a progress bar (indicatif) is drawn on stderr when it is a
+    /// terminal.
     pub fn each<T: Send>(
         &self,
         verb: &str,
@@ -191,87 +190,40 @@ impl RunArgs {
             usize::from,
         );
         let threads = if many { jobs.min(sources.len()) } else { 1 };
-        let progress = (many && !self.quiet && std::io::stderr().is_terminal())
-            .then(|| Progress::new(verb, sources.len()));
-        let finish = |path: &Path| {
-            if let Some(progress) = &progress {
-                progress.done(path);
+        let progress = if many && !self.quiet && std::io::stderr().is_terminal() {
+            let bar = indicatif::ProgressBar::new(sources.len() as u64);
+            if let Ok(style) = indicatif::ProgressStyle::with_template("[{pos}/{len}] {msg}") {
+                bar.set_style(style);
             }
+            bar
+        } else {
+            indicatif::ProgressBar::hidden()
         };
-        if threads <= 1 {
-            return sources
-                .iter()
-                .map(|path| {
-                    let result = work(path);
-                    finish(path);
-                    result
-                })
-                .collect();
-        }
-        let next = AtomicUsize::new(0);
-        let results: Vec<Mutex<Option<T>>> = sources.iter().map(|_| Mutex::new(None)).collect();
-        std::thread::scope(|scope| {
-            for _ in 0..threads {
-                scope.spawn(|| loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = sources.get(i) else {
-                        break;
-                    };
-                    let result = work(path);
-                    if let Ok(mut slot) = results[i].lock() {
-                        *slot = Some(result);
-                    }
-                    finish(path);
-                });
-            }
-        });
-        // A worker that panicked has already ended the scope with its panic, so every slot
-        // is filled here.
+        let one = |path: &PathBuf| {
+            let result = work(path);
+            progress.set_message(format!("{verb} {}", path.display()));
+            progress.inc(1);
+            result
+        };
+        let pool = (threads > 1)
+            .then(|| {
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .stack_size(bankwise::parallel::WORKER_STACK_BYTES)
+                    .build()
+                    .ok()
+            })
+            .flatten();
+        let results = match pool {
+            Some(pool) => pool.install(|| {
+                use rayon::prelude::*;
+                sources.par_iter().map(one).collect()
+            }),
+            None => sources.iter().map(one).collect(),
+        };
+        // Erased, so that it never mixes with the report.
+        progress.finish_and_clear();
         results
-            .into_iter()
-            .filter_map(|slot| slot.into_inner().ok().flatten())
-            .collect()
-    }
-}
-
-/// `[12/40] checking testdata/suite/fft.cu` on one line of stderr, redrawn per file and
-/// erased at the end so that it never mixes with the report.
-struct Progress<'a> {
-    verb: &'a str,
-    total: usize,
-    finished: AtomicUsize,
-    drawing: Mutex<()>,
-}
-
-impl<'a> Progress<'a> {
-    fn new(verb: &'a str, total: usize) -> Self {
-        Progress {
-            verb,
-            total,
-            finished: AtomicUsize::new(0),
-            drawing: Mutex::new(()),
-        }
-    }
-
-    fn done(&self, path: &Path) {
-        // One redraw at a time, so that two never interleave.
-        let _drawing = self.drawing.lock();
-        let finished = self.finished.fetch_add(1, Ordering::Relaxed) + 1;
-        let mut stderr = std::io::stderr().lock();
-        let _ = write!(
-            stderr,
-            "\r\x1b[K[{finished}/{}] {} {}",
-            self.total,
-            self.verb,
-            path.display()
-        );
-        let _ = stderr.flush();
-    }
-}
-
-impl Drop for Progress<'_> {
-    fn drop(&mut self) {
-        let _ = write!(std::io::stderr(), "\r\x1b[K");
     }
 }
 
