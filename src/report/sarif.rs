@@ -6,11 +6,12 @@
 //!
 //! Columns count Unicode code points (`columnKind` says so), 1-based; an end column is the
 //! column just after the region.
-use super::finding::{attach_fixes, shown_findings, Conflict, Finding, Rule, Shown};
+use super::finding::{attach_fixes, shown_findings, Conflict, Rule, Shown};
 use crate::analysis::AnalysedFile;
 use crate::parse::{Location, Span};
 use crate::pipeline::FileFix;
-use serde_json::{json, Value};
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Where bankwise's README is published: Cargo.toml's `repository`. The rules' `helpUri`
@@ -28,58 +29,205 @@ pub struct SarifFile<'a> {
     pub fix: Option<&'a FileFix>,
 }
 
+// The log as typed structs (SARIF 2.1.0's names, in camelCase): the schema's shape is the
+// compiler's to keep, and each optional part is absent rather than null.
+
+#[derive(Serialize)]
+pub struct Log {
+    #[serde(rename = "$schema")]
+    schema: &'static str,
+    version: &'static str,
+    runs: Vec<Run>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Run {
+    tool: Tool,
+    original_uri_base_ids: BTreeMap<&'static str, ArtifactLocation>,
+    column_kind: &'static str,
+    results: Vec<SarifResult>,
+}
+
+#[derive(Serialize)]
+struct Tool {
+    driver: Driver,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Driver {
+    name: &'static str,
+    version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    information_uri: Option<&'static str>,
+    rules: Vec<ReportingDescriptor>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ReportingDescriptor {
+    id: &'static str,
+    name: &'static str,
+    short_description: Message,
+    full_description: Message,
+    help: MultiformatMessage,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    help_uri: Option<String>,
+    default_configuration: Configuration,
+}
+
+#[derive(Serialize)]
+struct Message {
+    text: String,
+}
+
+#[derive(Serialize)]
+struct MultiformatMessage {
+    text: String,
+    markdown: &'static str,
+}
+
+#[derive(Serialize)]
+struct Configuration {
+    level: &'static str,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifResult {
+    rule_id: &'static str,
+    rule_index: usize,
+    level: &'static str,
+    message: Message,
+    locations: Vec<ResultLocation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<ConflictProperties>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    fixes: Vec<SarifFix>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultLocation {
+    physical_location: PhysicalLocation,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PhysicalLocation {
+    artifact_location: ArtifactLocation,
+    region: Region,
+}
+
+#[derive(Serialize, Clone, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactLocation {
+    uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uri_base_id: Option<&'static str>,
+}
+
+#[derive(Serialize, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+struct Region {
+    start_line: usize,
+    start_column: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_column: Option<usize>,
+}
+
+/// A conflict's figures, under the names `check --format json` gives them.
+#[derive(Serialize)]
+struct ConflictProperties {
+    conflict_degree: u32,
+    excess_wavefronts: u64,
+    wavefronts: u64,
+    ideal_wavefronts: u64,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SarifFix {
+    description: Message,
+    artifact_changes: Vec<ArtifactChange>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ArtifactChange {
+    artifact_location: ArtifactLocation,
+    replacements: Vec<Replacement>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Replacement {
+    deleted_region: Region,
+    inserted_content: Message,
+}
+
 /// The SARIF log of `files`; artifact URIs are relative to `root` (the current directory)
 /// where the files lie beneath it.
-pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Value {
+pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Log {
     let mut results = Vec::new();
     for file in files {
         results.extend(file_results(file, root, shown));
     }
-    let rules: Vec<Value> = Rule::ALL
+    let published = (!REPOSITORY.is_empty()).then_some(REPOSITORY);
+    let rules = Rule::ALL
         .iter()
-        .map(|rule| {
-            let mut value = json!({
-                "id": rule.id(),
-                "name": rule.name(),
-                "shortDescription": { "text": rule.summary() },
-                "fullDescription": { "text": rule.full_description() },
-                "help": {
-                    "text": format!(
-                        "{} See the bankwise README, section \"{}\".",
-                        rule.full_description(),
-                        rule.section()
-                    ),
-                    "markdown": rule.help_markdown(),
-                },
-                "defaultConfiguration": { "level": rule.default_severity().as_str() },
-            });
-            if !REPOSITORY.is_empty() {
-                value["helpUri"] = format!("{REPOSITORY}#rules-and-suppression").into();
-            }
-            value
+        .map(|rule| ReportingDescriptor {
+            id: rule.id(),
+            name: rule.name(),
+            short_description: Message {
+                text: rule.summary().into(),
+            },
+            full_description: Message {
+                text: rule.full_description().into(),
+            },
+            help: MultiformatMessage {
+                text: format!(
+                    "{} See the bankwise README, section \"{}\".",
+                    rule.full_description(),
+                    rule.section()
+                ),
+                markdown: rule.help_markdown(),
+            },
+            help_uri: published.map(|r| format!("{r}#rules-and-suppression")),
+            default_configuration: Configuration {
+                level: rule.default_severity().as_str(),
+            },
         })
         .collect();
-    let mut driver = json!({
-        "name": "bankwise",
-        "version": env!("CARGO_PKG_VERSION"),
-        "rules": rules,
-    });
-    if !REPOSITORY.is_empty() {
-        driver["informationUri"] = REPOSITORY.into();
-    }
-    json!({
-        "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": driver },
-            "originalUriBaseIds": { SOURCE_ROOT: { "uri": directory_uri(root) } },
-            "columnKind": "unicodeCodePoints",
-            "results": results,
+    Log {
+        schema: "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+        version: "2.1.0",
+        runs: vec![Run {
+            tool: Tool {
+                driver: Driver {
+                    name: "bankwise",
+                    version: env!("CARGO_PKG_VERSION"),
+                    information_uri: published,
+                    rules,
+                },
+            },
+            original_uri_base_ids: BTreeMap::from([(
+                SOURCE_ROOT,
+                ArtifactLocation {
+                    uri: directory_uri(root),
+                    uri_base_id: None,
+                },
+            )]),
+            column_kind: "unicodeCodePoints",
+            results,
         }],
-    })
+    }
 }
 
-fn file_results(file: &SarifFile, root: &Path, shown: &Shown) -> Vec<Value> {
+fn file_results(file: &SarifFile, root: &Path, shown: &Shown) -> Vec<SarifResult> {
     let place = Place::new(file.text, &file.analysed.path, root);
     let mut findings = shown_findings(file.analysed, shown);
     if let Some(fix) = file.fix {
@@ -97,60 +245,62 @@ fn file_results(file: &SarifFile, root: &Path, shown: &Shown) -> Vec<Value> {
                 Some(conflict) => place.span(conflict.span),
                 None => place.at(finding.at),
             };
-            let mut value = result(rule, finding, location);
-            if let Some(Conflict { figures, .. }) = conflict {
-                value["properties"] = json!({
-                    "conflict_degree": figures.conflict_degree,
-                    "excess_wavefronts": figures.excess_wavefronts,
-                    "wavefronts": figures.wavefronts,
-                    "ideal_wavefronts": figures.ideal_wavefronts,
-                });
-            }
-            let fix = conflict.and_then(|c| c.fix.as_ref());
-            if let (Some(fix), Some(fix_place)) = (fix, &fix_place) {
-                value["fixes"] = json!([fix_json(fix, fix_place)]);
-            }
-            Some(value)
+            let properties = conflict.map(|Conflict { figures, .. }| ConflictProperties {
+                conflict_degree: figures.conflict_degree,
+                excess_wavefronts: figures.excess_wavefronts,
+                wavefronts: figures.wavefronts,
+                ideal_wavefronts: figures.ideal_wavefronts,
+            });
+            let fix = conflict.and_then(|c| c.fix.as_deref());
+            let fixes = match (fix, &fix_place) {
+                (Some(fix), Some(fix_place)) => vec![sarif_fix(fix, fix_place)],
+                _ => Vec::new(),
+            };
+            Some(SarifResult {
+                rule_id: rule.id(),
+                rule_index: Rule::ALL.iter().position(|r| *r == rule).unwrap_or(0),
+                level: finding.severity.as_str(),
+                message: Message {
+                    text: finding.message.clone(),
+                },
+                locations: vec![ResultLocation {
+                    physical_location: location,
+                }],
+                properties,
+                fixes,
+            })
         })
         .collect()
 }
 
-fn result(rule: Rule, finding: &Finding, location: Value) -> Value {
-    json!({
-        "ruleId": rule.id(),
-        "ruleIndex": Rule::ALL.iter().position(|r| *r == rule),
-        "level": finding.severity.as_str(),
-        "message": { "text": finding.message },
-        "locations": [{ "physicalLocation": location }],
-    })
-}
-
 /// A fix as SARIF writes it: its edits as replacements in the original text.
-fn fix_json(fix: &super::finding::FindingFix, place: &Place) -> Value {
-    let replacements: Vec<Value> = fix
+fn sarif_fix(fix: &super::finding::FindingFix, place: &Place) -> SarifFix {
+    let replacements = fix
         .edits
         .iter()
-        .map(|edit| {
-            json!({
-                "deletedRegion": place.region(edit.range.start, edit.range.end),
-                "insertedContent": { "text": edit.replacement },
-            })
+        .map(|edit| Replacement {
+            deleted_region: place.region(edit.range.start, edit.range.end),
+            inserted_content: Message {
+                text: edit.replacement.clone(),
+            },
         })
         .collect();
-    json!({
-        "description": { "text": fix.description },
-        "artifactChanges": [{
-            "artifactLocation": place.artifact.clone(),
-            "replacements": replacements,
+    SarifFix {
+        description: Message {
+            text: fix.description.clone(),
+        },
+        artifact_changes: vec![ArtifactChange {
+            artifact_location: place.artifact.clone(),
+            replacements,
         }],
-    })
+    }
 }
 
 /// Positions in one file, in SARIF's terms.
 struct Place<'a> {
     text: &'a str,
     line_starts: Vec<usize>,
-    artifact: Value,
+    artifact: ArtifactLocation,
 }
 
 impl<'a> Place<'a> {
@@ -177,40 +327,48 @@ impl<'a> Place<'a> {
         (line, column + 1)
     }
 
-    fn region(&self, start: usize, end: usize) -> Value {
+    fn region(&self, start: usize, end: usize) -> Region {
         let (start_line, start_column) = self.line_column(start);
         let (end_line, end_column) = self.line_column(end);
-        json!({
-            "startLine": start_line,
-            "startColumn": start_column,
-            "endLine": end_line,
-            "endColumn": end_column,
-        })
+        Region {
+            start_line,
+            start_column,
+            end_line: Some(end_line),
+            end_column: Some(end_column),
+        }
     }
 
-    fn physical(&self, region: Value) -> Value {
-        json!({ "artifactLocation": self.artifact, "region": region })
+    fn physical(&self, region: Region) -> PhysicalLocation {
+        PhysicalLocation {
+            artifact_location: self.artifact.clone(),
+            region,
+        }
     }
 
-    fn span(&self, span: Span) -> Value {
+    fn span(&self, span: Span) -> PhysicalLocation {
         self.physical(self.region(span.start, span.end))
     }
 
     /// A position the analysis gives as a line and a byte column: the start of a region.
-    fn at(&self, at: Location) -> Value {
+    fn at(&self, at: Location) -> PhysicalLocation {
         let line_start = self
             .line_starts
             .get(at.line.saturating_sub(1))
             .copied()
             .unwrap_or(self.text.len());
         let (line, column) = self.line_column(line_start + at.col.saturating_sub(1));
-        self.physical(json!({ "startLine": line, "startColumn": column }))
+        self.physical(Region {
+            start_line: line,
+            start_column: column,
+            end_line: None,
+            end_column: None,
+        })
     }
 }
 
 /// `{"uri": "src/k.cu", "uriBaseId": "%SRCROOT%"}` for a file beneath `root`, an absolute
 /// `file:` URI otherwise.
-fn artifact_location(path: &Path, root: &Path) -> Value {
+fn artifact_location(path: &Path, root: &Path) -> ArtifactLocation {
     // A relative path that leaves the root (`../lib/k.cu`) is not beneath it: resolved, it
     // is made relative again when it lies below the root, absolute otherwise.
     let escapes = path
@@ -234,9 +392,15 @@ fn artifact_location(path: &Path, root: &Path) -> Value {
         Some(relative) => {
             let text = relative.to_string_lossy().replace('\\', "/");
             let text = text.trim_start_matches("./");
-            json!({ "uri": percent_encode(text, false), "uriBaseId": SOURCE_ROOT })
+            ArtifactLocation {
+                uri: percent_encode(text, false),
+                uri_base_id: Some(SOURCE_ROOT),
+            }
         }
-        None => json!({ "uri": file_uri(path) }),
+        None => ArtifactLocation {
+            uri: file_uri(path),
+            uri_base_id: None,
+        },
     }
 }
 
@@ -280,6 +444,7 @@ fn percent_encode(text: &str, keep_colon: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{json, to_value};
 
     #[test]
     fn columns_count_code_points_and_ends_are_exclusive() {
@@ -288,16 +453,16 @@ mod tests {
         let start = text.find("x[").unwrap();
         let end = text.find(" =").unwrap();
         assert_eq!(
-            place.region(start, end),
+            to_value(place.region(start, end)).unwrap(),
             json!({"startLine": 3, "startColumn": 1, "endLine": 3, "endColumn": 5})
         );
         // Byte column 6 of line 2 is `ü`'s first byte: code point column 5.
         assert_eq!(
-            place.at(Location { line: 2, col: 6 })["region"],
+            to_value(place.at(Location { line: 2, col: 6 }).region).unwrap(),
             json!({"startLine": 2, "startColumn": 5})
         );
         // An insertion at the end of the text.
-        assert_eq!(place.region(text.len(), text.len())["startLine"], json!(4));
+        assert_eq!(place.region(text.len(), text.len()).start_line, 4);
     }
 
     #[test]
@@ -307,8 +472,8 @@ mod tests {
         std::fs::create_dir(&inner).expect("made");
         std::fs::write(dir.path().join("k.cu"), "").expect("written");
         let location = artifact_location(&inner.join("../k.cu"), &inner);
-        assert!(location.get("uriBaseId").is_none(), "{location}");
-        let uri = location["uri"].as_str().expect("a URI");
+        assert_eq!(location.uri_base_id, None);
+        let uri = location.uri.as_str();
         assert!(
             uri.starts_with("file:///") && uri.ends_with("/k.cu"),
             "{uri}"
@@ -319,7 +484,11 @@ mod tests {
     #[test]
     fn artifact_uris_are_relative_and_escaped() {
         assert_eq!(
-            artifact_location(Path::new("./dir/my kernel%:1.cu"), Path::new(".")),
+            to_value(artifact_location(
+                Path::new("./dir/my kernel%:1.cu"),
+                Path::new(".")
+            ))
+            .unwrap(),
             json!({"uri": "dir/my%20kernel%25%3A1.cu", "uriBaseId": "%SRCROOT%"})
         );
         assert_eq!(file_uri(Path::new("/tmp/a b")), "file:///tmp/a%20b");
