@@ -4,7 +4,9 @@
 use crate::pipeline::FileFix;
 use crate::plan::{Action, ArrayOutcome};
 use crate::rewrite::guard::{assumes_clause, Assumption};
-use serde_json::{json, Value};
+use crate::solve::{Family, MapKind};
+use serde::Serialize;
+use serde_json::Value;
 use std::fmt::Write;
 
 /// `file:line:col: …` lines for every array that was rewritten or could have been;
@@ -83,108 +85,202 @@ fn mean_alu(array: &ArrayOutcome) -> f64 {
     }
 }
 
-fn array_json(array: &ArrayOutcome) -> Value {
-    let map = array.map.as_ref().map(|m| {
-        json!({
-            "strategy": m.strategy,
-            "family": m.family,
-            "params": m.params,
-            "cuda": m.cuda,
-            "cute": m.cute,
-        })
-    });
-    json!({
-        "kernel": array.function,
-        "name": array.array,
-        "line": array.at.line,
-        "col": array.at.col,
-        "action": array.action.as_str(),
-        "reason": array.reason,
-        "applicability": array.applicability.map(|a| a.as_str()),
-        "form": array.form.map(|f| f.as_str()),
-        "map": map,
-        "map_function": array.map_function,
-        "split_into": (!array.split_into.is_empty()).then_some(&array.split_into),
-        "excess_before": array.excess_before,
-        "excess_after": array.excess_after,
-        "excess_with_map": array.excess_with_map,
-        "extra_bytes": array.extra_bytes,
-        "assumptions": array.assumptions.iter().map(assumption_json).collect::<Vec<_>>(),
-        "alu_per_access": (array.action == Action::Rewritten).then(|| mean_alu(array)),
-        "accesses": array.accesses.iter().map(|access| json!({
-            "line": access.at.line,
-            "col": access.at.col,
-            "kind": access.kind.as_str(),
-            "text": access.text,
-            "new_text": access.new_text,
-            "alu": access.alu,
-            "excess_before": access.excess_before,
-            "excess_after": access.excess_after,
-        })).collect::<Vec<_>>(),
-    })
+// `fix --format json` as typed structs, fields in the order the object shows them; an
+// absent value is `null`, as tools reading it have always seen.
+
+#[derive(Serialize)]
+pub struct FixReport<'a> {
+    /// As `check --format json`'s ([`super::json::JSON_VERSION`]).
+    version: u32,
+    files: Vec<FileEntry<'a>>,
+    totals: Totals,
 }
 
-/// One value a rewrite rests on, with the guard that checks it.
-fn assumption_json(assumption: &Assumption) -> Value {
-    let mut value = json!({
-        "kind": assumption.kind(),
-        "guard": assumption.guard().as_str(),
-        "text": assumption.to_string(),
-    });
-    match assumption {
+#[derive(Serialize)]
+struct FileEntry<'a> {
+    path: String,
+    changed: bool,
+    arrays: Vec<ArrayEntry<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    diff: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct Totals {
+    arrays_rewritten: usize,
+    arrays_not_simulated: usize,
+    excess_before: u64,
+    excess_after: u64,
+}
+
+#[derive(Serialize)]
+struct ArrayEntry<'a> {
+    kernel: &'a str,
+    name: &'a str,
+    line: usize,
+    col: usize,
+    action: &'static str,
+    reason: Option<&'a str>,
+    applicability: Option<&'static str>,
+    form: Option<&'static str>,
+    map: Option<MapEntry<'a>>,
+    map_function: Option<&'a str>,
+    split_into: Option<&'a [String]>,
+    excess_before: Option<u64>,
+    excess_after: Option<u64>,
+    excess_with_map: Option<u64>,
+    extra_bytes: u64,
+    assumptions: Vec<AssumptionEntry<'a>>,
+    alu_per_access: Option<f64>,
+    accesses: Vec<AccessEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct MapEntry<'a> {
+    strategy: Family,
+    family: MapKind,
+    /// Each family's own parameters.
+    params: &'a Value,
+    cuda: &'a str,
+    cute: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct AccessEntry<'a> {
+    line: usize,
+    col: usize,
+    kind: &'static str,
+    text: &'a str,
+    new_text: Option<&'a str>,
+    alu: u32,
+    excess_before: Option<u64>,
+    excess_after: Option<u64>,
+}
+
+/// One value a rewrite rests on, with the guard that checks it, and what it is about.
+#[derive(Serialize)]
+struct AssumptionEntry<'a> {
+    kind: &'static str,
+    guard: &'static str,
+    text: String,
+    #[serde(flatten)]
+    about: AssumedValue<'a>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum AssumedValue<'a> {
+    Extent {
+        dimension: usize,
+        written: &'a str,
+        value: u64,
+    },
+    DynamicExtent {
+        elements: u64,
+        bytes: u64,
+    },
+    Block {
+        shape: [u32; 3],
+        source: &'a str,
+    },
+}
+
+fn array_entry(array: &ArrayOutcome) -> ArrayEntry<'_> {
+    ArrayEntry {
+        kernel: &array.function,
+        name: &array.array,
+        line: array.at.line,
+        col: array.at.col,
+        action: array.action.as_str(),
+        reason: array.reason.as_deref(),
+        applicability: array.applicability.map(|a| a.as_str()),
+        form: array.form.map(|f| f.as_str()),
+        map: array.map.as_ref().map(|m| MapEntry {
+            strategy: m.strategy,
+            family: m.family,
+            params: &m.params,
+            cuda: &m.cuda,
+            cute: m.cute.as_deref(),
+        }),
+        map_function: array.map_function.as_deref(),
+        split_into: (!array.split_into.is_empty()).then_some(array.split_into.as_slice()),
+        excess_before: array.excess_before,
+        excess_after: array.excess_after,
+        excess_with_map: array.excess_with_map,
+        extra_bytes: array.extra_bytes,
+        assumptions: array.assumptions.iter().map(assumption_entry).collect(),
+        alu_per_access: (array.action == Action::Rewritten).then(|| mean_alu(array)),
+        accesses: array
+            .accesses
+            .iter()
+            .map(|access| AccessEntry {
+                line: access.at.line,
+                col: access.at.col,
+                kind: access.kind.as_str(),
+                text: &access.text,
+                new_text: access.new_text.as_deref(),
+                alu: access.alu,
+                excess_before: access.excess_before,
+                excess_after: access.excess_after,
+            })
+            .collect(),
+    }
+}
+
+fn assumption_entry(assumption: &Assumption) -> AssumptionEntry<'_> {
+    let about = match assumption {
         Assumption::Extent {
             dimension,
             written,
-            value: extent,
-        } => {
-            value["dimension"] = json!(dimension);
-            value["written"] = json!(written);
-            value["value"] = json!(extent);
-        }
+            value,
+        } => AssumedValue::Extent {
+            dimension: *dimension,
+            written,
+            value: *value,
+        },
         Assumption::DynamicExtent {
             elements,
             elem_bytes,
-        } => {
-            value["elements"] = json!(elements);
-            value["bytes"] = json!(elements * elem_bytes);
-        }
-        Assumption::Block { shape, source } => {
-            value["shape"] = json!(shape);
-            value["source"] = json!(source);
-        }
+        } => AssumedValue::DynamicExtent {
+            elements: *elements,
+            bytes: elements * elem_bytes,
+        },
+        Assumption::Block { shape, source } => AssumedValue::Block {
+            shape: *shape,
+            source,
+        },
+    };
+    AssumptionEntry {
+        kind: assumption.kind(),
+        guard: assumption.guard().as_str(),
+        text: assumption.to_string(),
+        about,
     }
-    value
 }
 
-/// The JSON object of `fix --format json`; `diffs` (one per file, same order) when the diff
-/// was asked for.
-pub fn json(files: &[FileFix], diffs: Option<&[String]>) -> Value {
+/// The object of `fix --format json`; `diffs` (one per file, same order) when the diff was
+/// asked for.
+pub fn json<'a>(files: &'a [FileFix], diffs: Option<&'a [String]>) -> FixReport<'a> {
     let arrays = || files.iter().flat_map(|file| &file.arrays);
     // Totals over the arrays whose every access is simulated.
     let known = || arrays().filter_map(|a| Some((a.excess_before?, a.excess_after?)));
-    let rewritten = arrays().filter(|a| a.action == Action::Rewritten).count();
-    let entries: Vec<Value> = files
-        .iter()
-        .enumerate()
-        .map(|(i, file)| {
-            let mut entry = json!({
-                "path": file.path.display().to_string(),
-                "changed": file.changed(),
-                "arrays": file.arrays.iter().map(array_json).collect::<Vec<_>>(),
-            });
-            if let Some(diff) = diffs.and_then(|d| d.get(i)) {
-                entry["diff"] = json!(diff);
-            }
-            entry
-        })
-        .collect();
-    json!({
-        "files": entries,
-        "totals": {
-            "arrays_rewritten": rewritten,
-            "arrays_not_simulated": arrays().count() - known().count(),
-            "excess_before": known().map(|k| k.0).sum::<u64>(),
-            "excess_after": known().map(|k| k.1).sum::<u64>(),
+    FixReport {
+        version: super::json::JSON_VERSION,
+        files: files
+            .iter()
+            .enumerate()
+            .map(|(i, file)| FileEntry {
+                path: file.path.display().to_string(),
+                changed: file.changed(),
+                arrays: file.arrays.iter().map(array_entry).collect(),
+                diff: diffs.and_then(|d| d.get(i)).map(String::as_str),
+            })
+            .collect(),
+        totals: Totals {
+            arrays_rewritten: arrays().filter(|a| a.action == Action::Rewritten).count(),
+            arrays_not_simulated: arrays().count() - known().count(),
+            excess_before: known().map(|k| k.0).sum(),
+            excess_after: known().map(|k| k.1).sum(),
         },
-    })
+    }
 }
