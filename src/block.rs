@@ -386,6 +386,12 @@ impl Block {
 ///   to a power of two: `[16 + 2][16 + 2]` gives 16x2, `[32][33]` 32x1). One warp keeps a
 ///   loop over `threadIdx.y + j` inside the tile whatever its real height.
 pub fn assumed_shape(function: &Function) -> ([u32; 3], String) {
+    if let Some(shape) = function.assumed_before {
+        return (
+            shape,
+            "as the fix that rewrote it assumed, by its BANKWISE_CHECKS guard".to_string(),
+        );
+    }
     let [_, uses_y, uses_z] = function.thread_axes;
     if !uses_y && !uses_z {
         for array in &function.arrays {

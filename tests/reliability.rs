@@ -560,3 +560,55 @@ __global__ void k(float *out, const float *in, int n)
     out[blockIdx.x * blockDim.x + tx] = acc;
 }
 "#;
+
+/// Found by the fuzzer (seed 2026, inputs 537177 and 712579): two functions named alike,
+/// one with shared memory, neither launched. Their assumed shapes cannot be pinned by name
+/// while the output is checked, so the array is left alone with that reason (it was an
+/// internal error).
+#[test]
+fn namesakes_with_an_assumed_shape_are_left_alone_with_the_reason() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(
+        dir.path(),
+        "twice.cu",
+        "__global__ void mystery(float *m)\n{\n}\n\n\
+         __global__ void mystery(float *m)\n{\n    __shared__ float q_tile[4][32];\n    \
+         int i = (blockIdx.x * 4 + threadIdx.y) * 32 + threadIdx.x;\n    \
+         q_tile[threadIdx.y][threadIdx.x] = m[i];\n    __syncthreads();\n    \
+         m[i] += q_tile[threadIdx.x % 4][threadIdx.y * 8 + threadIdx.x / 4];\n}\n",
+    );
+    let output = bankwise(&["fix", "--unsafe-fixes", "--diff", &path.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("2 functions here are named `mystery`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// Found by the fuzzer (seed 2026, input 400656): the shape assumed from `s1`'s last extent
+/// (2) changed once the rewrite flattened `s1`, so a second fix assumed another shape and
+/// rewrote `s0` too. The guard the first fix wrote records its assumption, and the second
+/// assumes the same: fix twice = fix once.
+#[test]
+fn a_second_fix_assumes_the_shape_the_first_assumed() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(
+        dir.path(),
+        "narrow.cu",
+        "#define TILE 64\n__global__ void k(float *out)\n{\n    \
+         __shared__ double s0[TILE + 1];\n    __shared__ double s1[TILE][64][2];\n    \
+         int tx = threadIdx.x, ty = threadIdx.y;\n    \
+         s1[tx % TILE][(ty >> 3) % 64][1] = 1.0;\n    \
+         s0[((tx << 2) | (tx / 12)) % (TILE + 1)] = 1.0;\n    out[tx] = 0;\n}\n",
+    );
+    let shown = path.to_string_lossy().into_owned();
+    let once = bankwise(&["fix", "--unsafe-fixes", "--in-place", &shown]);
+    assert_eq!(once.status.code(), Some(0), "{}", stderr(&once));
+    assert!(stderr(&once).contains("fixed: `s1`"), "{}", stderr(&once));
+    let again = bankwise(&["fix", "--unsafe-fixes", "--diff", &shown]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(stdout(&again).is_empty(), "{}", stdout(&again));
+    let check = stdout(&bankwise(&["check", "-v", &shown]));
+    assert!(check.contains("(block 2x16x1, assumed)"), "{check}");
+}

@@ -87,6 +87,10 @@ pub struct Function {
     pub launch_bounds: Option<u32>,
     /// `// bankwise: block=32x8` just above the function.
     pub annotated_block: Option<[u32; 3]>,
+    /// The shape an earlier `bankwise fix` assumed for this function, as its
+    /// `BANKWISE_CHECKS` guard records it: a later run assumes the same, since the rewrite
+    /// changed the extents the assumption was read from.
+    pub assumed_before: Option<[u32; 3]>,
     /// Which of `threadIdx.x`, `.y`, `.z` the body names: the block's dimensions the code
     /// uses, when a shape has to be assumed.
     pub thread_axes: [bool; 3],

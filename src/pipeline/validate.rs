@@ -36,8 +36,21 @@ pub fn validate(
     }
     // A shape the original was analysed under by assumption is the output's too: the
     // assumption reads the arrays' extents, which a rewrite may change.
+    // A name several functions share (overloads) cannot be pinned: `plan` leaves their
+    // arrays alone, so their text, and the shape assumed from it, stays.
     let mut pinned = options.clone();
-    for (function, analysis) in original.parsed.functions.iter().zip(&original.per_function) {
+    let functions = &original.parsed.functions;
+    let shared_name = |name: &str| {
+        functions
+            .iter()
+            .filter(|f| f.display_name() == name)
+            .count()
+            > 1
+    };
+    for (function, analysis) in functions.iter().zip(&original.per_function) {
+        if shared_name(&function.display_name()) {
+            continue;
+        }
         if let Some(block) = analysis.block.as_ref().ok().filter(|b| b.is_assumed()) {
             pinned
                 .blocks

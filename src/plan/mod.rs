@@ -336,6 +336,25 @@ impl<'a> KernelPlanner<'a> {
         {
             return left(reason);
         }
+        // An assumed shape is pinned by name while the output is checked: a name two
+        // functions share (overloads, or a redefinition nvcc rejects) cannot be.
+        let assumed = file.per_function[self.function]
+            .block
+            .as_ref()
+            .is_ok_and(|b| b.is_assumed());
+        let name = function.display_name();
+        let namesakes = file
+            .parsed
+            .functions
+            .iter()
+            .filter(|f| f.display_name() == name)
+            .count();
+        if assumed && namesakes > 1 {
+            return left(format!(
+                "its block shape is assumed, and {namesakes} functions here are named `{name}`, \
+                 so the shape cannot be told apart for each; pass --block or launch it"
+            ));
+        }
         let affine = file.per_function[self.function]
             .affine
             .as_ref()

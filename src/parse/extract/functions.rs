@@ -66,6 +66,7 @@ impl<'s> Extractor<'s> {
             span: Span::of(node),
             launch_bounds: None,
             annotated_block,
+            assumed_before: assumed_before(self.text(body)),
             thread_axes: ["threadIdx.x", "threadIdx.y", "threadIdx.z"]
                 .map(|axis| self.text(body).contains(axis)),
             callees: Vec::new(),
@@ -369,5 +370,18 @@ fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
                     && children(*c)
                         .iter()
                         .any(|g| src[g.byte_range()].trim() == keyword)))
+    })
+}
+
+/// What a previous fix wrote when it assumed the block shape (`rewrite::guard`'s check):
+/// `// bankwise: the maps below were chosen for blocks of 2x16x1 (assumed: …)`.
+fn assumed_before(body: &str) -> Option<[u32; 3]> {
+    const GUARD: &str = "// bankwise: the maps below were chosen for blocks of ";
+    body.lines().find_map(|line| {
+        let rest = &line[line.find(GUARD)? + GUARD.len()..];
+        let (shape, why) = rest.split_once(' ')?;
+        why.starts_with("(assumed")
+            .then(|| crate::parse::parse_block_shape(shape).ok())
+            .flatten()
     })
 }

@@ -138,6 +138,7 @@ impl<'s> Extractor<'s> {
             span: template.span,
             launch_bounds,
             annotated_block: template.annotated_block,
+            assumed_before: template.assumed_before,
             thread_axes: template.thread_axes,
             callees: template.callees.clone(),
             syntax_error: template.syntax_error,
