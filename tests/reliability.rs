@@ -612,3 +612,34 @@ fn a_second_fix_assumes_the_shape_the_first_assumed() {
     let check = stdout(&bankwise(&["check", "-v", &shown]));
     assert!(check.contains("(block 2x16x1, assumed)"), "{check}");
 }
+
+/// Found by the fuzzer (seed 2026, input 302736): `template <int N> h[y][x] = …` inside a
+/// function body parses without an error node, and the analysis followed it as code; the
+/// rewrite then failed its own check. C++ declares no template at block scope: it is a
+/// syntax error, and the function is not analysed.
+#[test]
+fn a_template_inside_a_function_body_is_a_syntax_error() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(
+        dir.path(),
+        "local_template.cu",
+        "// bankwise: block=32\n__global__ void k(float *o)\n{\n    \
+         __shared__ float h[32][32];\n    int t = threadIdx.x;\n    \
+         template <int N> h[t][0] = 1.0f;\n    o[t] = h[t][0];\n}\n",
+    );
+    let shown = path.to_string_lossy().into_owned();
+    let check = bankwise(&["check", &shown]);
+    assert!(
+        stdout(&check).contains(
+            "6:5: error: syntax error: a template cannot be declared inside a function body"
+        ),
+        "{}",
+        stdout(&check)
+    );
+    let fixed = bankwise(&["fix", "--unsafe-fixes", "--diff", &shown]);
+    assert!(
+        !stderr(&fixed).contains("internal error"),
+        "{}",
+        stderr(&fixed)
+    );
+}

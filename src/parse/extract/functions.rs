@@ -45,6 +45,9 @@ impl<'s> Extractor<'s> {
             });
             first.unwrap_or_else(|| self.at(outer))
         });
+        // C++ declares no template at block scope; tree-sitter reads `template <int N> x = …`
+        // there without an error node, and the analysis would follow it as code.
+        let syntax_error = syntax_error.or_else(|| self.template_in_body(body));
         let launch_bounds = named_children(node)
             .into_iter()
             .find(|c| symbols::kind(*c) == "launch_bounds")
@@ -384,4 +387,28 @@ fn assumed_before(body: &str) -> Option<[u32; 3]> {
             .then(|| crate::parse::parse_block_shape(shape).ok())
             .flatten()
     })
+}
+
+impl Extractor<'_> {
+    /// Where a template is declared inside `body`, if anywhere: a syntax error, reported.
+    fn template_in_body(&mut self, body: Node) -> Option<Location> {
+        if !self.text(body).contains("template") {
+            return None;
+        }
+        let mut found = None;
+        walk(body, |n| {
+            if found.is_none() && symbols::kind(n) == "template_declaration" {
+                found = Some(self.at(n));
+            }
+            found.is_none()
+        });
+        let at = found?;
+        self.diagnose(
+            Severity::Error,
+            at,
+            "syntax error: a template cannot be declared inside a function body".into(),
+        );
+        self.syntax_errors.push(at);
+        Some(at)
+    }
 }
