@@ -40,15 +40,9 @@ pub fn validate(
     // arrays alone, so their text, and the shape assumed from it, stays.
     let mut pinned = options.clone();
     let functions = &original.parsed.functions;
-    let shared_name = |name: &str| {
-        functions
-            .iter()
-            .filter(|f| f.display_name() == name)
-            .count()
-            > 1
-    };
+    let shared = crate::plan::shared_names(original);
     for (function, analysis) in functions.iter().zip(&original.per_function) {
-        if shared_name(&function.display_name()) {
+        if shared.contains(&function.display_name()) {
             continue;
         }
         if let Some(block) = analysis.block.as_ref().ok().filter(|b| b.is_assumed()) {

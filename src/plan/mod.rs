@@ -17,7 +17,7 @@ use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
 use crate::solve::{ArrayProblem, Family, MapKind};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// What `fix` was asked for, beyond the analysis options.
 #[derive(Debug, Clone, Default)]
@@ -171,11 +171,12 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
     let source = Source::new(text);
     let mut names = Names::new(text);
     let mut decisions: Vec<(usize, usize, Decision)> = Vec::new();
+    let shared_names = shared_names(file);
     for (f, function) in file.parsed.functions.iter().enumerate() {
         if !is_reported(function) {
             continue;
         }
-        let mut kernel = KernelPlanner::new(file, f, strategy, bank);
+        let mut kernel = KernelPlanner::new(file, f, strategy, bank, &shared_names);
         for a in 0..function.arrays.len() {
             kernel.decide(a, &source, &mut names);
         }
@@ -256,6 +257,22 @@ struct KernelPlanner<'a> {
     decisions: Vec<Decision>,
     /// Arrays still to choose a map for: (array, its choice).
     pending: Vec<(usize, Choice)>,
+    /// The names more than one function of the file goes by ([`shared_names`]).
+    shared_names: &'a HashSet<String>,
+}
+
+/// The names (as reports show them) that several functions of `file` share: overloads, or
+/// a redefinition nvcc rejects. Counted once per file, so that the check stays linear.
+pub(crate) fn shared_names(file: &AnalysedFile) -> HashSet<String> {
+    let mut seen = HashSet::new();
+    let mut shared = HashSet::new();
+    for function in &file.parsed.functions {
+        let name = function.display_name();
+        if !seen.insert(name.clone()) {
+            shared.insert(name);
+        }
+    }
+    shared
 }
 
 impl<'a> KernelPlanner<'a> {
@@ -264,6 +281,7 @@ impl<'a> KernelPlanner<'a> {
         function: usize,
         strategy: &'a Strategy,
         bank: &'a BankConfig,
+        shared_names: &'a HashSet<String>,
     ) -> Self {
         let footprint = file.parsed.functions[function]
             .arrays
@@ -278,6 +296,7 @@ impl<'a> KernelPlanner<'a> {
             allowance: allowance(strategy.smem_budget, footprint),
             decisions: Vec::new(),
             pending: Vec::new(),
+            shared_names,
         }
     }
 
@@ -342,17 +361,11 @@ impl<'a> KernelPlanner<'a> {
             .block
             .as_ref()
             .is_ok_and(|b| b.is_assumed());
-        let name = function.display_name();
-        let namesakes = file
-            .parsed
-            .functions
-            .iter()
-            .filter(|f| f.display_name() == name)
-            .count();
-        if assumed && namesakes > 1 {
+        if assumed && self.shared_names.contains(&function.display_name()) {
             return left(format!(
-                "its block shape is assumed, and {namesakes} functions here are named `{name}`, \
-                 so the shape cannot be told apart for each; pass --block or launch it"
+                "its block shape is assumed, and several functions here are named `{}`, so \
+                 the shape cannot be told apart for each; pass --block or launch it",
+                function.display_name()
             ));
         }
         let affine = file.per_function[self.function]
