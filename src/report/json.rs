@@ -6,80 +6,206 @@ use crate::analysis::{not_rewritable_reason, AnalysedFile, Reported};
 use crate::block::Resolution;
 use crate::cost::SiteCost;
 use crate::parse::{Access, SharedArray};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 
 /// The version of the `check --format json` object: raised when a field changes meaning or
 /// goes away (new fields keep it).
 pub const JSON_VERSION: u32 = 2;
 
-/// The `check --format json` object for all files; each file's `findings` are those `shown`
-/// selects, with their rule ids, as the text and SARIF outputs show them.
-pub fn json(files: &[AnalysedFile], shown: &Shown) -> Value {
-    let mut totals = Totals::default();
-    for file in files {
-        for reported in file.reported() {
-            for cost in reported.costs.iter().flatten().flatten() {
-                totals.add(cost);
-            }
-        }
-    }
-    json!({
-        "version": JSON_VERSION,
-        "files": files.iter().map(|f| file_json(f, shown)).collect::<Vec<_>>(),
-        "totals": totals.json(),
-    })
+// The object as typed structs, fields in the order it shows them. A key that is always
+// there is `null` when it has no value; the keys of what only some accesses have (a member,
+// an atomic, loops, digits, unknown values, …) are left out where they do not apply.
+
+#[derive(Serialize)]
+pub struct CheckReport<'a> {
+    version: u32,
+    files: Vec<FileReport<'a>>,
+    totals: WavefrontTotals,
 }
 
 /// Wavefront sums over simulated accesses.
-#[derive(Default)]
-struct Totals {
+#[derive(Serialize, Default)]
+struct WavefrontTotals {
     wavefronts: u64,
     ideal_wavefronts: u64,
+    excess_wavefronts: u64,
 }
 
-impl Totals {
-    fn add(&mut self, cost: &SiteCost) {
-        self.wavefronts += cost.wavefronts;
-        self.ideal_wavefronts += cost.ideal_wavefronts;
-    }
-
-    fn json(&self) -> Value {
-        json!({
-            "wavefronts": self.wavefronts,
-            "ideal_wavefronts": self.ideal_wavefronts,
-            "excess_wavefronts": self.wavefronts - self.ideal_wavefronts,
-        })
+impl WavefrontTotals {
+    fn of<'c>(costs: impl Iterator<Item = &'c SiteCost>) -> Self {
+        let mut totals = WavefrontTotals::default();
+        for cost in costs {
+            totals.wavefronts += cost.wavefronts;
+            totals.ideal_wavefronts += cost.ideal_wavefronts;
+        }
+        totals.excess_wavefronts = totals.wavefronts - totals.ideal_wavefronts;
+        totals
     }
 }
 
-fn file_json(file: &AnalysedFile, shown: &Shown) -> Value {
-    let findings: Vec<Value> = shown_findings(file, shown)
-        .iter()
-        .map(|f| {
-            json!({
-                "rule": f.rule.map(|r| r.id()),
-                "rule_name": f.rule.map(|r| r.name()),
-                "severity": f.severity.as_str(),
-                "line": f.at.line,
-                "col": f.at.col,
-                "message": f.message,
+#[derive(Serialize)]
+struct FileReport<'a> {
+    path: String,
+    findings: Vec<FindingReport>,
+    diagnostics: Vec<DiagnosticReport<'a>>,
+    kernels: Vec<KernelReport<'a>>,
+}
+
+#[derive(Serialize)]
+struct FindingReport {
+    rule: Option<&'static str>,
+    rule_name: Option<&'static str>,
+    severity: &'static str,
+    line: usize,
+    col: usize,
+    message: String,
+}
+
+#[derive(Serialize)]
+struct DiagnosticReport<'a> {
+    line: usize,
+    col: usize,
+    severity: &'static str,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct KernelReport<'a> {
+    name: String,
+    kind: &'static str,
+    line: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    template_args: Option<Map<String, Value>>,
+    block: Option<[u32; 3]>,
+    block_source: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    skipped: Option<String>,
+    arrays: Vec<ArrayReport<'a>>,
+}
+
+#[derive(Serialize)]
+struct ArrayReport<'a> {
+    name: &'a str,
+    elem_type: &'a str,
+    elem_bytes: Option<u64>,
+    dims: &'a [Option<u64>],
+    bytes: Option<u64>,
+    #[serde(rename = "extern")]
+    is_extern: bool,
+    line: usize,
+    col: usize,
+    rewritable: bool,
+    reason: Option<String>,
+    declared_by_macro: Option<&'a str>,
+    escapes: Vec<EscapeReport<'a>>,
+    accesses: Vec<AccessReport<'a>>,
+    totals: WavefrontTotals,
+}
+
+#[derive(Serialize)]
+struct EscapeReport<'a> {
+    line: usize,
+    col: usize,
+    kind: &'static str,
+    text: &'a str,
+}
+
+#[derive(Serialize)]
+struct Place {
+    line: usize,
+    col: usize,
+}
+
+#[derive(Serialize)]
+struct ViaPointer {
+    calls: Vec<Place>,
+}
+
+#[derive(Serialize)]
+struct DigitReport {
+    digit: String,
+    coefficient: Value,
+}
+
+#[derive(Serialize)]
+struct AccessReport<'a> {
+    line: usize,
+    col: usize,
+    kind: &'static str,
+    text: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    member: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    atomic: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    via_pointer: Option<ViaPointer>,
+    form: Option<String>,
+    class: Option<&'static str>,
+    stride: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    digits: Option<Vec<DigitReport>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    random_reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    loops: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    active: Option<String>,
+    conflict_degree: Option<u32>,
+    wavefronts: Option<u64>,
+    ideal_wavefronts: Option<u64>,
+    excess_wavefronts: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_iteration_of: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    unknown_values: Option<Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_simulated: Option<String>,
+}
+
+/// The `check --format json` object for all files; each file's `findings` are those `shown`
+/// selects, with their rule ids, as the text and SARIF outputs show them.
+pub fn json<'a>(files: &'a [AnalysedFile], shown: &Shown) -> CheckReport<'a> {
+    let costs = files.iter().flat_map(|file| {
+        file.reported()
+            .flat_map(|reported| reported.costs.iter().flatten().flatten())
+    });
+    CheckReport {
+        version: JSON_VERSION,
+        files: files.iter().map(|f| file_report(f, shown)).collect(),
+        totals: WavefrontTotals::of(costs),
+    }
+}
+
+fn file_report<'a>(file: &'a AnalysedFile, shown: &Shown) -> FileReport<'a> {
+    FileReport {
+        path: file.path.display().to_string(),
+        findings: shown_findings(file, shown)
+            .into_iter()
+            .map(|f| FindingReport {
+                rule: f.rule.map(|r| r.id()),
+                rule_name: f.rule.map(|r| r.name()),
+                severity: f.severity.as_str(),
+                line: f.at.line,
+                col: f.at.col,
+                message: f.message,
             })
-        })
-        .collect();
-    json!({
-        "path": file.path.display().to_string(),
-        "findings": findings,
-        "diagnostics": file.diagnostics.iter().map(|d| json!({
-            "line": d.at.line,
-            "col": d.at.col,
-            "severity": d.severity.as_str(),
-            "message": d.message,
-        })).collect::<Vec<_>>(),
-        "kernels": file.reported().map(|r| function_json(&r)).collect::<Vec<_>>(),
-    })
+            .collect(),
+        diagnostics: file
+            .diagnostics
+            .iter()
+            .map(|d| DiagnosticReport {
+                line: d.at.line,
+                col: d.at.col,
+                severity: d.severity.as_str(),
+                message: &d.message,
+            })
+            .collect(),
+        kernels: file.reported().map(|r| kernel_report(&r)).collect(),
+    }
 }
 
-fn function_json(reported: &Reported) -> Value {
+fn kernel_report<'a>(reported: &Reported<'a>) -> KernelReport<'a> {
     let Reported {
         function,
         block,
@@ -87,178 +213,171 @@ fn function_json(reported: &Reported) -> Value {
         costs,
         ..
     } = *reported;
-    let mut object = Map::new();
-    object.insert("name".into(), function.display_name().into());
-    object.insert("kind".into(), function.kind.as_str().into());
-    object.insert("line".into(), function.at.line.into());
-    if !function.template_args.is_empty() {
-        let args: Map<String, Value> = function
+    let template_args = (!function.template_args.is_empty()).then(|| {
+        function
             .template_args
             .iter()
             .map(|(p, v)| (p.clone(), Value::from(v.as_str())))
-            .collect();
-        object.insert("template_args".into(), args.into());
-    }
+            .collect()
+    });
     let (shape, source) = match block {
-        Ok(b) => (json!(b.shape), Value::from(b.source.to_string())),
-        Err(_) => (Value::Null, Value::Null),
+        Ok(b) => (Some(b.shape), Some(b.source.to_string())),
+        Err(_) => (None, None),
     };
-    object.insert("block".into(), shape);
-    object.insert("block_source".into(), source);
-    if let Some(at) = function.syntax_error {
-        object.insert(
-            "skipped".into(),
-            format!("syntax error at line {}", at.line).into(),
-        );
-    }
-    object.insert(
-        "arrays".into(),
-        function
+    KernelReport {
+        name: function.display_name(),
+        kind: function.kind.as_str(),
+        line: function.at.line,
+        template_args,
+        block: shape,
+        block_source: source,
+        skipped: function
+            .syntax_error
+            .map(|at| format!("syntax error at line {}", at.line)),
+        arrays: function
             .arrays
             .iter()
             .enumerate()
-            .map(|(i, a)| array_json(a, block, affine.map(|f| (f, i)), &costs[i]))
-            .collect::<Vec<_>>()
-            .into(),
-    );
-    object.into()
+            .map(|(i, a)| array_report(a, block, affine.map(|f| (f, i)), &costs[i]))
+            .collect(),
+    }
 }
 
-fn array_json(
-    array: &SharedArray,
+fn array_report<'a>(
+    array: &'a SharedArray,
     block: &Resolution,
     affine: Option<(&FunctionAffine, usize)>,
     costs: &[Result<SiteCost, String>],
-) -> Value {
+) -> ArrayReport<'a> {
     let reason = not_rewritable_reason(array, block);
-    let mut totals = Totals::default();
-    for cost in costs.iter().flatten() {
-        totals.add(cost);
+    ArrayReport {
+        name: &array.name,
+        elem_type: &array.elem_type,
+        elem_bytes: array.elem_bytes,
+        dims: &array.dims,
+        bytes: array.bytes(),
+        is_extern: array.is_extern,
+        line: array.at.line,
+        col: array.at.col,
+        rewritable: reason.is_none(),
+        reason,
+        declared_by_macro: array.declared_by_macro.as_deref(),
+        escapes: array
+            .escapes
+            .iter()
+            .map(|e| EscapeReport {
+                line: e.at.line,
+                col: e.at.col,
+                kind: e.kind.tag(),
+                text: &e.text,
+            })
+            .collect(),
+        accesses: array
+            .accesses
+            .iter()
+            .enumerate()
+            .map(|(i, access)| {
+                let site = affine.and_then(|(f, a)| Some((f, f.sites[a][i].as_ref()?)));
+                access_report(access, site, &costs[i])
+            })
+            .collect(),
+        totals: WavefrontTotals::of(costs.iter().flatten()),
     }
-    json!({
-        "name": array.name,
-        "elem_type": array.elem_type,
-        "elem_bytes": array.elem_bytes,
-        "dims": array.dims,
-        "bytes": array.bytes(),
-        "extern": array.is_extern,
-        "line": array.at.line,
-        "col": array.at.col,
-        "rewritable": reason.is_none(),
-        "reason": reason,
-        "declared_by_macro": array.declared_by_macro,
-        "escapes": array.escapes.iter().map(|e| json!({
-            "line": e.at.line,
-            "col": e.at.col,
-            "kind": e.kind.tag(),
-            "text": e.text,
-        })).collect::<Vec<_>>(),
-        "accesses": array.accesses.iter().enumerate().map(|(i, access)| {
-            let site = affine.and_then(|(f, a)| Some((f, f.sites[a][i].as_ref()?)));
-            access_json(access, site, &costs[i])
-        }).collect::<Vec<_>>(),
-        "totals": totals.json(),
-    })
 }
 
-fn access_json(
-    access: &Access,
+fn access_report<'a>(
+    access: &'a Access,
     site: Option<(&FunctionAffine, &Site)>,
     cost: &Result<SiteCost, String>,
-) -> Value {
-    let mut object = Map::new();
-    object.insert("line".into(), access.at.line.into());
-    object.insert("col".into(), access.at.col.into());
-    object.insert("kind".into(), access.kind.as_str().into());
-    object.insert("text".into(), access.text.clone().into());
-    if let Some(member) = &access.detail().member {
-        object.insert("member".into(), member.clone().into());
-    }
-    if let Some(op) = &access.detail().atomic_op {
-        object.insert("atomic".into(), op.clone().into());
-    }
-    if let Some(calls) = &access.detail().via_pointer {
-        let calls: Vec<Value> = calls
-            .iter()
-            .map(|call| json!({"line": call.at.line, "col": call.at.col}))
-            .collect();
-        object.insert("via_pointer".into(), json!({ "calls": calls }));
-    }
-    let (form, class, stride) = match site {
-        Some((_, site)) => (
-            site.form.as_ref().ok().map(|f| f.to_string()),
-            Some(site.class.name()),
-            match &site.class {
-                Class::Linear => Some(Value::from(1)),
-                Class::Stride(s) => Some(sym_json(s)),
-                _ => None,
-            },
-        ),
-        None => (None, None, None),
+) -> AccessReport<'a> {
+    let detail = access.detail();
+    let mut report = AccessReport {
+        line: access.at.line,
+        col: access.at.col,
+        kind: access.kind.as_str(),
+        text: &access.text,
+        member: detail.member.as_deref(),
+        atomic: detail.atomic_op.as_deref(),
+        via_pointer: detail.via_pointer.as_ref().map(|calls| ViaPointer {
+            calls: calls
+                .iter()
+                .map(|call| Place {
+                    line: call.at.line,
+                    col: call.at.col,
+                })
+                .collect(),
+        }),
+        form: None,
+        class: None,
+        stride: None,
+        digits: None,
+        random_reason: None,
+        loops: None,
+        active: None,
+        conflict_degree: None,
+        wavefronts: None,
+        ideal_wavefronts: None,
+        excess_wavefronts: None,
+        per_iteration_of: None,
+        unknown_values: None,
+        not_simulated: None,
     };
-    object.insert("form".into(), form.into());
-    object.insert("class".into(), class.into());
-    object.insert("stride".into(), stride.into());
     if let Some((function, site)) = site {
+        report.form = site.form.as_ref().ok().map(|f| f.to_string());
+        report.class = Some(site.class.name());
+        report.stride = match &site.class {
+            Class::Linear => Some(Value::from(1)),
+            Class::Stride(s) => Some(sym_json(s)),
+            _ => None,
+        };
         match &site.class {
             Class::Block(digits) => {
-                let digits: Vec<Value> = digits
-                    .iter()
-                    .map(|(d, c)| json!({"digit": d.to_string(), "coefficient": sym_json(c)}))
-                    .collect();
-                object.insert("digits".into(), digits.into());
+                report.digits = Some(
+                    digits
+                        .iter()
+                        .map(|(d, c)| DigitReport {
+                            digit: d.to_string(),
+                            coefficient: sym_json(c),
+                        })
+                        .collect(),
+                );
             }
-            Class::Random(why) => {
-                object.insert("random_reason".into(), why.clone().into());
-            }
+            Class::Random(why) => report.random_reason = Some(why.clone()),
             _ => {}
         }
         if !site.loops.is_empty() {
-            let loops: Vec<Value> = site
-                .loops
-                .iter()
-                .map(|&id| function.loops[id].name.clone().into())
-                .collect();
-            object.insert("loops".into(), loops.into());
+            report.loops = Some(
+                site.loops
+                    .iter()
+                    .map(|&id| function.loops[id].name.clone())
+                    .collect(),
+            );
         }
         if site.active != Sym::Const(1) {
-            object.insert("active".into(), site.active.to_string().into());
+            report.active = Some(site.active.to_string());
         }
     }
     match cost {
         Ok(cost) => {
-            object.insert("conflict_degree".into(), cost.conflict_degree.into());
-            object.insert("wavefronts".into(), cost.wavefronts.into());
-            object.insert("ideal_wavefronts".into(), cost.ideal_wavefronts.into());
-            object.insert("excess_wavefronts".into(), cost.excess().into());
+            report.conflict_degree = Some(cost.conflict_degree);
+            report.wavefronts = Some(cost.wavefronts);
+            report.ideal_wavefronts = Some(cost.ideal_wavefronts);
+            report.excess_wavefronts = Some(cost.excess());
             if !cost.per_iteration_of.is_empty() {
-                object.insert(
-                    "per_iteration_of".into(),
-                    cost.per_iteration_of.clone().into(),
-                );
+                report.per_iteration_of = Some(cost.per_iteration_of.clone());
             }
             if !cost.unknown_values.is_empty() {
-                let unknowns: Map<String, Value> = cost
-                    .unknown_values
-                    .iter()
-                    .map(|u| (u.name.clone(), u.evaluated.to_string().into()))
-                    .collect();
-                object.insert("unknown_values".into(), unknowns.into());
+                report.unknown_values = Some(
+                    cost.unknown_values
+                        .iter()
+                        .map(|u| (u.name.clone(), u.evaluated.to_string().into()))
+                        .collect(),
+                );
             }
         }
-        Err(why) => {
-            for key in [
-                "conflict_degree",
-                "wavefronts",
-                "ideal_wavefronts",
-                "excess_wavefronts",
-            ] {
-                object.insert(key.into(), Value::Null);
-            }
-            object.insert("not_simulated".into(), why.clone().into());
-        }
+        Err(why) => report.not_simulated = Some(why.clone()),
     }
-    object.into()
+    report
 }
 
 /// A coefficient: a number when it is a constant, its expression otherwise.
