@@ -232,11 +232,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     }
     // A conflict silenced or left out is not one CI should fail on.
-    let conflicts = analysed.iter().any(|file| {
-        shown_findings(file, &shown)
-            .iter()
-            .any(|f| f.conflict.is_some())
-    });
+    let conflicts = args.deny_conflicts
+        && analysed.iter().any(|file| {
+            shown_findings(file, &shown)
+                .iter()
+                .any(|f| f.conflict.is_some())
+        });
     if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
     } else if args.deny_conflicts && conflicts {

@@ -114,7 +114,16 @@ pub fn read_source_from(
         Ok(text) => text,
         Err(err) => {
             let bytes = err.into_bytes();
-            with_foreign_bytes(&bytes).map_err(|valid| not_utf8(&bytes, valid))?
+            let text = with_foreign_bytes(&bytes).map_err(|valid| not_utf8(&bytes, valid))?;
+            // A stand-in takes 3 bytes for 1: offsets must still fit `LineIndex`'s 32 bits.
+            if text.len() as u64 > limit {
+                return Err(SourceError::TooLarge {
+                    path: display,
+                    size: text.len() as u64,
+                    limit,
+                });
+            }
+            text
         }
     };
     // The grammar ends lines at LF only: such a file would parse as one line.
@@ -163,9 +172,13 @@ fn with_foreign_bytes(bytes: &[u8]) -> Result<String, usize> {
         .into_iter()
         .map(|(body, start)| (start, start + body.len()))
         .collect();
-    let outside = held
-        .iter()
-        .find(|(offset, _)| !comments.iter().any(|(s, e)| (s..e).contains(&offset)));
+    // The comments come in order and do not overlap: the last one starting at or before a
+    // stand-in is the only one that can hold it.
+    let in_comment = |offset: usize| {
+        let next = comments.partition_point(|(start, _)| *start <= offset);
+        next > 0 && offset < comments[next - 1].1
+    };
+    let outside = held.iter().find(|(offset, _)| !in_comment(*offset));
     match outside {
         Some(&(_, byte)) => Err(byte),
         None => Ok(text),
@@ -253,6 +266,12 @@ impl LineIndex {
         line_starts.push(0);
         line_starts.extend(text.match_indices('\n').map(|(i, _)| offset_u32(i + 1)));
         LineIndex { line_starts }
+    }
+
+    /// The byte offset where 1-based `line` starts; `None` past the last line.
+    pub fn line_start(&self, line: usize) -> Option<usize> {
+        let index = line.checked_sub(1)?;
+        self.line_starts.get(index).map(|&start| start as usize)
     }
 
     pub fn location(&self, offset: usize) -> Location {

@@ -3,6 +3,7 @@
 //! lines. The front end only records them; which findings they silence is decided where the
 //! findings are made (`crate::rules`).
 use super::model::Location;
+use super::source::LineIndex;
 
 /// A suppression comment that concerns bankwise.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,7 +33,12 @@ const TOOL: &str = "bankwise";
 pub fn suppressions(text: &str) -> Vec<Suppression> {
     let mut found = Vec::new();
     let mut open: Vec<Suppression> = Vec::new();
-    for (comment, start) in comments(text) {
+    let comments = comments(text);
+    if comments.iter().all(|(body, _)| !body.contains("NOLINT")) {
+        return found;
+    }
+    let lines = LineIndex::new(text);
+    for (comment, start) in comments {
         let mut rest = comment;
         let mut offset = start;
         while let Some(at) = rest.find("NOLINT") {
@@ -53,11 +59,8 @@ pub fn suppressions(text: &str) -> Vec<Suppression> {
             let Some(rules) = bankwise_rules(after) else {
                 continue;
             };
-            let line = line_of(text, word_start);
-            let at = Location {
-                line,
-                col: word_start - text[..word_start].rfind('\n').map_or(0, |n| n + 1) + 1,
-            };
+            let at = lines.location(word_start);
+            let line = at.line;
             let suppression = |first_line, last_line| Suppression {
                 at,
                 first_line,
@@ -113,15 +116,6 @@ fn bankwise_rules(after: &str) -> Option<Vec<String>> {
         }
     }
     ours.then_some(rules)
-}
-
-/// The 1-based line of byte `offset`.
-fn line_of(text: &str, offset: usize) -> usize {
-    text.as_bytes()[..offset]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
 }
 
 /// The text of every comment with its byte offset, in order. Literals are skipped so that a

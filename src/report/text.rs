@@ -4,7 +4,7 @@
 //! line and a caret under the access, rendered by annotate-snippets (rustc's renderer).
 use super::finding::{shown_findings, Finding, Shown};
 use crate::analysis::AnalysedFile;
-use crate::parse::Severity;
+use crate::parse::{LineIndex, Severity};
 use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
 use std::fmt::Write as _;
 
@@ -42,8 +42,9 @@ pub fn snippets(files: &[(&AnalysedFile, &str)], shown: &Shown, color: bool) -> 
     let mut out = String::new();
     for (file, text) in files {
         let path = file.path.display().to_string();
+        let lines = LineIndex::new(text);
         for finding in shown_findings(file, shown) {
-            let rendered = render(&renderer, &path, text, &finding);
+            let rendered = render(&renderer, &path, text, &lines, &finding);
             let _ = writeln!(out, "{rendered}\n");
         }
     }
@@ -52,7 +53,13 @@ pub fn snippets(files: &[(&AnalysedFile, &str)], shown: &Shown, color: bool) -> 
 
 /// One finding: its title, and the line it is on with the access (or the token at its
 /// column) marked.
-fn render(renderer: &Renderer, path: &str, text: &str, finding: &Finding) -> String {
+fn render(
+    renderer: &Renderer,
+    path: &str,
+    text: &str,
+    lines: &LineIndex,
+    finding: &Finding,
+) -> String {
     let level = match finding.severity {
         Severity::Error => Level::ERROR,
         Severity::Warning => Level::WARNING,
@@ -62,11 +69,9 @@ fn render(renderer: &Renderer, path: &str, text: &str, finding: &Finding) -> Str
     if let Some(rule) = finding.rule {
         title = title.id(rule.id());
     }
-    let line_start = text
-        .split_inclusive('\n')
-        .take(finding.at.line.saturating_sub(1))
-        .map(str::len)
-        .sum::<usize>()
+    let line_start = lines
+        .line_start(finding.at.line)
+        .unwrap_or(text.len())
         .min(text.len());
     let line_end = text[line_start..]
         .find('\n')
@@ -112,7 +117,13 @@ mod tests {
             array: None,
             conflict: None,
         };
-        let drawn = render(&Renderer::plain(), "k.cu", text, &finding);
+        let drawn = render(
+            &Renderer::plain(),
+            "k.cu",
+            text,
+            &LineIndex::new(text),
+            &finding,
+        );
         assert_eq!(
             drawn,
             "warning[BW001]: 32-way bank conflict\n --> k.cu:2:9\n  |\n2 |   out = tile[x][y];\n  |         ^^^^"
