@@ -118,7 +118,7 @@ fn word_is(text: &str, word: &str) -> bool {
 }
 
 /// The index of the line end of a line starting at `i`, following `\` continuations.
-fn skip_line(bytes: &[u8], mut i: usize) -> usize {
+pub(super) fn skip_line(bytes: &[u8], mut i: usize) -> usize {
     while i < bytes.len() {
         match bytes[i] {
             b'\\' if bytes.get(i + 1) == Some(&b'\n') => i += 2,
@@ -130,7 +130,8 @@ fn skip_line(bytes: &[u8], mut i: usize) -> usize {
     i
 }
 
-fn skip_quoted(bytes: &[u8], i: usize) -> usize {
+/// The index after the literal that starts at `i` (at its line end when it is unclosed).
+pub(super) fn skip_quoted(bytes: &[u8], i: usize) -> usize {
     let quote = bytes[i];
     let mut j = i + 1;
     while j < bytes.len() {
@@ -144,7 +145,7 @@ fn skip_quoted(bytes: &[u8], i: usize) -> usize {
     bytes.len()
 }
 
-fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+pub(super) fn find(bytes: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     bytes
         .get(from..)?
         .windows(needle.len())

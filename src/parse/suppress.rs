@@ -2,6 +2,7 @@
 //! `// NOLINTNEXTLINE(bankwise-BW001)`, and `NOLINTBEGIN`/`NOLINTEND` around a range of
 //! lines. The front end only records them; which findings they silence is decided where the
 //! findings are made (`crate::rules`).
+use super::chunks::{find, skip_line, skip_quoted};
 use super::model::Location;
 use super::source::LineIndex;
 
@@ -125,24 +126,19 @@ pub(super) fn comments(text: &str) -> Vec<(&str, usize)> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
-        match bytes[i] {
-            b'/' if bytes.get(i + 1) == Some(&b'/') => {
-                let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+        match (bytes[i], bytes.get(i + 1)) {
+            (b'/', Some(b'/')) => {
+                // To the line end, `\` continuations included, as the front end splits.
+                let end = skip_line(bytes, i);
                 out.push((&text[i + 2..end], i + 2));
                 i = end;
             }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                let end = text[i + 2..].find("*/").map_or(text.len(), |n| i + 2 + n);
+            (b'/', Some(b'*')) => {
+                let end = find(bytes, i + 2, b"*/").unwrap_or(text.len());
                 out.push((&text[i + 2..end], i + 2));
                 i = (end + 2).min(text.len());
             }
-            quote @ (b'"' | b'\'') => {
-                i += 1;
-                while i < bytes.len() && bytes[i] != quote && bytes[i] != b'\n' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-            }
+            (b'"' | b'\'', _) => i = skip_quoted(bytes, i),
             _ => i += 1,
         }
     }
