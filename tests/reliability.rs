@@ -643,3 +643,87 @@ fn a_template_inside_a_function_body_is_a_syntax_error() {
         stderr(&fixed)
     );
 }
+
+/// Found by the fuzzer (seed 2026, inputs 229402, 326862, 462046; seed 5, 586055, 805191):
+/// a mutant of suite/nw.cu turned `h[y][x] = …` in a device function into the typeless
+/// `extern h[y][x] = …`. tree-sitter reads it as a structured binding `[y]` of type `h`, the
+/// analysis took it for a new `h`, and the second analysis of fix's output failed its own
+/// check. A structured binding without `auto`, or with an extent, is a syntax error.
+#[test]
+fn a_typeless_declaration_in_a_body_is_a_syntax_error() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (name, specifier) in [
+        ("typeless_extern.cu", "extern"),
+        ("typeless_shared.cu", "__shared__"),
+    ] {
+        let path = write(
+            dir.path(),
+            name,
+            &format!(
+                "__device__ void sweep(int h[17][17])\n{{\n    int x = threadIdx.x + 1, y = 16 - threadIdx.x;\n    \
+                 {specifier} h[y][x] = h[y - 1][x - 1];\n}}\n\
+                 __global__ void k()\n{{\n    __shared__ int h[17][17];\n    sweep(h);\n}}\n\
+                 int main() {{ k<<<1, 16>>>(); }}\n"
+            ),
+        );
+        let shown = path.to_string_lossy().into_owned();
+        let check = bankwise(&["check", &shown]);
+        // The kernel is still analysed, so the run does not fail.
+        assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+        let message =
+            "error: syntax error: a structured binding is declared with `auto` and no extent";
+        assert!(
+            stdout(&check)
+                .lines()
+                .any(|line| line.contains(":4:") && line.contains(message)),
+            "{}",
+            stdout(&check)
+        );
+        let fixed = bankwise(&["fix", "--unsafe-fixes", "--diff", &shown]);
+        assert!(
+            !stderr(&fixed).contains("internal error"),
+            "{}",
+            stderr(&fixed)
+        );
+    }
+    // The binding C++ allows is still code.
+    let path = write(
+        dir.path(),
+        "binding.cu",
+        "struct P { int a, b; };\n__global__ void k(P *p)\n{\n    __shared__ int s[32];\n    \
+         auto [a, b] = p[threadIdx.x];\n    s[threadIdx.x] = a + b;\n}\n\
+         int main() { k<<<1, 32>>>(nullptr); }\n",
+    );
+    let check = bankwise(&["check", &path.to_string_lossy()]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+}
+
+/// Found by the fuzzer (seed 2026, input 842850): template_sizes.cu with the `;` before
+/// `scan<64><<<…>>>` removed. In fix's output, tree-sitter recovered from that error in
+/// `main` differently, the `// bankwise: block=16x16` comment above `template <int TILE>`
+/// was no longer the template's sibling, and the second analysis lost the block shape.
+/// Annotations are read from the text, so both analyses see the same comment.
+#[test]
+fn a_block_annotation_survives_an_error_elsewhere_in_the_file() {
+    let original = std::fs::read_to_string("testdata/template_sizes.cu").expect("testdata");
+    let broken = original.replacen(
+        "sizeof(float));\n    scan<64>",
+        "sizeof(float))    scan<64>",
+        1,
+    );
+    assert_ne!(broken, original, "the mutation applies");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "template_sizes.cu", &broken);
+    let shown = path.to_string_lossy().into_owned();
+    let fixed = bankwise(&["fix", "--unsafe-fixes", "--diff", &shown]);
+    assert!(
+        !stderr(&fixed).contains("internal error"),
+        "{}",
+        stderr(&fixed)
+    );
+    assert!(
+        stdout(&fixed).contains("blocks of 16x16x1 (bankwise annotation)"),
+        "{}",
+        stdout(&fixed)
+    );
+}

@@ -122,21 +122,34 @@ fn bankwise_rules(after: &str) -> Option<Vec<String>> {
 /// The text of every comment with its byte offset, in order. Literals are skipped so that a
 /// `"// NOLINT"` string is not a comment.
 pub(super) fn comments(text: &str) -> Vec<(&str, usize)> {
+    comment_spans(text)
+        .into_iter()
+        .map(|span| {
+            let comment = &text[span.clone()];
+            let closed = comment.starts_with("/*") && comment.len() >= 4 && comment.ends_with("*/");
+            let body_end = if closed { span.end - 2 } else { span.end };
+            (&text[span.start + 2..body_end], span.start + 2)
+        })
+        .collect()
+}
+
+/// The byte range of every comment, delimiters included, in order: `//` to the line end
+/// (`\` continuations included, as the front end splits), `/*` to `*/` (or the text end).
+pub(super) fn comment_spans(text: &str) -> Vec<std::ops::Range<usize>> {
     let bytes = text.as_bytes();
     let mut out = Vec::new();
     let mut i = 0;
     while i < bytes.len() {
         match (bytes[i], bytes.get(i + 1)) {
             (b'/', Some(b'/')) => {
-                // To the line end, `\` continuations included, as the front end splits.
                 let end = skip_line(bytes, i);
-                out.push((&text[i + 2..end], i + 2));
+                out.push(i..end);
                 i = end;
             }
             (b'/', Some(b'*')) => {
-                let end = find(bytes, i + 2, b"*/").unwrap_or(text.len());
-                out.push((&text[i + 2..end], i + 2));
-                i = (end + 2).min(text.len());
+                let end = find(bytes, i + 2, b"*/").map_or(text.len(), |close| close + 2);
+                out.push(i..end.min(text.len()));
+                i = end.min(text.len());
             }
             (b'"' | b'\'', _) => i = skip_quoted(bytes, i),
             _ => i += 1,

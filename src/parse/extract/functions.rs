@@ -45,9 +45,9 @@ impl<'s> Extractor<'s> {
             });
             first.unwrap_or_else(|| self.at(outer))
         });
-        // C++ declares no template at block scope; tree-sitter reads `template <int N> x = …`
-        // there without an error node, and the analysis would follow it as code.
-        let syntax_error = syntax_error.or_else(|| self.template_in_body(body));
+        // Constructs tree-sitter reads without an error node but C++ forbids in a body; the
+        // analysis would otherwise follow them as code.
+        let syntax_error = syntax_error.or_else(|| self.invalid_in_body(body));
         let launch_bounds = named_children(node)
             .into_iter()
             .find(|c| symbols::kind(*c) == "launch_bounds")
@@ -390,25 +390,55 @@ fn assumed_before(body: &str) -> Option<[u32; 3]> {
 }
 
 impl Extractor<'_> {
-    /// Where a template is declared inside `body`, if anywhere: a syntax error, reported.
-    fn template_in_body(&mut self, body: Node) -> Option<Location> {
-        if !self.text(body).contains("template") {
+    /// Where `body` holds a construct C++ forbids there, if anywhere: a syntax error, reported.
+    /// - A template declaration: C++ declares no template at block scope, and tree-sitter
+    ///   reads `template <int N> x = …` there as one.
+    /// - A structured binding that is not `auto [a, b] = …`: tree-sitter reads the typeless
+    ///   `extern h[y][x] = …` as a binding `[y]` of type `h` with an extent `[x]`.
+    fn invalid_in_body(&mut self, body: Node) -> Option<Location> {
+        let text = self.text(body);
+        if !text.contains("template") && !text.contains('[') {
             return None;
         }
         let mut found = None;
         walk(body, |n| {
-            if found.is_none() && symbols::kind(n) == "template_declaration" {
-                found = Some(self.at(n));
+            if found.is_none() {
+                found = match symbols::kind(n) {
+                    "template_declaration" => Some((
+                        self.at(n),
+                        "a template cannot be declared inside a function body",
+                    )),
+                    "structured_binding_declarator" if !is_auto_binding(n) => Some((
+                        self.at(n),
+                        "a structured binding is declared with `auto` and no extent",
+                    )),
+                    _ => None,
+                };
             }
             found.is_none()
         });
-        let at = found?;
-        self.diagnose(
-            Severity::Error,
-            at,
-            "syntax error: a template cannot be declared inside a function body".into(),
-        );
+        let (at, why) = found?;
+        self.diagnose(Severity::Error, at, format!("syntax error: {why}"));
         self.syntax_errors.push(at);
         Some(at)
     }
+}
+
+/// Whether the structured binding `binding` is C++'s `auto [a, b] = …` (also `auto &`,
+/// `const auto &&`): its declarator chain up to the declaration holds only references and
+/// an initializer, and the declared type is a placeholder.
+fn is_auto_binding(binding: Node) -> bool {
+    let mut node = binding;
+    while let Some(parent) = node.parent() {
+        match symbols::kind(parent) {
+            "reference_declarator" | "init_declarator" => node = parent,
+            "declaration" | "condition_declaration" | "for_range_loop" => {
+                return parent
+                    .child_by_field_name("type")
+                    .is_some_and(|t| symbols::kind(t) == "placeholder_type_specifier");
+            }
+            _ => return false,
+        }
+    }
+    false
 }

@@ -6,10 +6,10 @@ use super::Extractor;
 use crate::parse::ast::{self, Expr, ExprKind};
 use crate::parse::consts::{identifier_tokens, Bindings};
 use crate::parse::model::*;
-use crate::parse::source::LineIndex;
 use crate::parse::symbols::{self, child, FIELDS};
 use crate::parse::syntax::Node;
 use std::collections::HashMap;
+use std::ops::Range;
 
 impl<'s> Extractor<'s> {
     /// Records the kernel launches inside `function`: `k<<<grid, block, bytes>>>(…)`, through
@@ -295,9 +295,14 @@ impl<'s> Extractor<'s> {
 
     /// A `// bankwise: block=XxY` comment in the run of comments directly above `node`.
     pub(super) fn block_annotation(&mut self, node: Node) -> Option<[u32; 3]> {
-        let mut below = node;
-        while let Some(comment) = comment_above(below, &self.lines) {
-            let text = self.text(comment);
+        // Read from the text, not the tree: where tree-sitter recovers from an error
+        // elsewhere in the file, a comment need not stay the node's sibling.
+        let spans = self
+            .comment_spans
+            .get_or_init(|| crate::parse::suppress::comment_spans(self.src));
+        let run = comments_directly_above(spans, self.src, node.start_byte());
+        for comment in run {
+            let text = &self.src[comment.clone()];
             let body = text
                 .trim_start_matches('/')
                 .trim_start_matches('*')
@@ -311,11 +316,11 @@ impl<'s> Extractor<'s> {
                 match shape.map(crate::parse::parse_block_shape) {
                     Some(Ok(shape)) => return Some(shape),
                     Some(Err(why)) => {
-                        let at = self.at(comment);
+                        let at = self.lines.location(comment.start);
                         self.diagnose(Severity::Warning, at, format!("bankwise annotation: {why}"));
                     }
                     None => {
-                        let at = self.at(comment);
+                        let at = self.lines.location(comment.start);
                         self.diagnose(
                             Severity::Warning,
                             at,
@@ -327,7 +332,6 @@ impl<'s> Extractor<'s> {
                     }
                 }
             }
-            below = comment;
         }
         None
     }
@@ -406,10 +410,22 @@ fn launch_calls<'t>(root: Node<'t>, src: &str) -> Vec<(Node<'t>, Node<'t>, Node<
 }
 
 /// The comment directly above `node` (on the line before it, or the same line).
-fn comment_above<'t>(node: Node<'t>, lines: &LineIndex) -> Option<Node<'t>> {
-    node.prev_sibling()
-        .filter(|s| symbols::kind(*s) == "comment")
-        .filter(|c| lines.location(c.end_byte()).line + 1 >= lines.location(node.start_byte()).line)
+/// The run of comments directly above byte `start`, nearest first: each ends on the line
+/// above the next (or on its line), with only white space between.
+fn comments_directly_above(spans: &[Range<usize>], src: &str, start: usize) -> Vec<Range<usize>> {
+    let mut run = Vec::new();
+    let mut below = start;
+    let mut before = spans.partition_point(|span| span.end <= below);
+    while let Some(span) = before.checked_sub(1).map(|i| &spans[i]) {
+        let between = &src[span.end..below];
+        if !between.chars().all(char::is_whitespace) || between.matches('\n').count() > 1 {
+            break;
+        }
+        run.push(span.clone());
+        below = span.start;
+        before -= 1;
+    }
+    run
 }
 
 /// A launch in a host function template whose kernel's template arguments name the host's

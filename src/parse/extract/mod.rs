@@ -74,6 +74,8 @@ struct Extractor<'s> {
     /// The names written with template arguments somewhere in the file (`f<512>(…)`),
     /// found in one scan when first asked.
     template_named: std::cell::OnceCell<HashSet<String>>,
+    /// The byte range of every comment in the file, found in one scan when first asked.
+    comment_spans: std::cell::OnceCell<Vec<std::ops::Range<usize>>>,
 }
 
 /// Syntax errors reported one by one per file; the rest are counted in one note.
@@ -339,6 +341,7 @@ impl<'s> Extractor<'s> {
             kernel_names: global_function_names(src),
             host_template_launches: Vec::new(),
             template_named: std::cell::OnceCell::new(),
+            comment_spans: std::cell::OnceCell::new(),
         }
     }
 
