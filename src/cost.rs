@@ -428,6 +428,11 @@ impl<'a> SiteRequests<'a> {
         })
     }
 
+    /// How many warp requests the access sends: combinations × loop points × warps.
+    pub fn count(&self) -> u64 {
+        self.combinations.len() as u64 * self.points.len() as u64 * u64::from(self.warps)
+    }
+
     pub fn units(&self) -> Units {
         self.units
     }
@@ -621,14 +626,7 @@ impl<'a> SiteRequests<'a> {
 }
 
 /// What one access costs, or why it cannot be simulated.
-pub fn measure(
-    affine: &FunctionAffine,
-    site: &Site,
-    array: &SharedArray,
-    access: &Access,
-    config: &BankConfig,
-) -> Result<SiteCost, String> {
-    let requests = SiteRequests::new(affine, site, array, access, config)?;
+pub fn measure(requests: &SiteRequests, config: &BankConfig) -> Result<SiteCost, String> {
     let units = requests.units();
     let mut worst: Option<(usize, SiteCost)> = None;
     let mut scaled: Vec<Option<i64>> = Vec::with_capacity(config.warp as usize);

@@ -727,3 +727,60 @@ fn a_block_annotation_survives_an_error_elsewhere_in_the_file() {
         stdout(&fixed)
     );
 }
+
+/// Calls inlined inside calls multiply: ten calls to a helper that makes ten calls, eight
+/// deep, are 10^8 statements. That took minutes and 14 GB; past the statement budget the
+/// function is not simulated, its arrays are left alone, and each lost pointer is reported
+/// once per place.
+#[test]
+fn calls_inlined_in_calls_stop_at_the_statement_budget() {
+    let mut text = String::from("__device__ void f0(float *s) { s[threadIdx.x * 2] += 1.0f; }\n");
+    for depth in 1..=8 {
+        let calls = format!("f{}(s); ", depth - 1).repeat(10);
+        text.push_str(&format!(
+            "__device__ void f{depth}(float *s) {{ {calls}}}\n"
+        ));
+    }
+    text.push_str(
+        "__global__ void k(float *o)\n{\n    __shared__ float s[2048];\n    f8(s);\n    \
+         o[threadIdx.x] = s[threadIdx.x];\n}\nint main() { k<<<1, 1024>>>(nullptr); }\n",
+    );
+    let out = survives("fanout.cu", &text);
+    assert!(
+        out.contains(
+            "10:1: warning: `k` not simulated: following it took more than 262144 statements \
+             (calls inlined in calls), the analysis budget; its arrays are left as they are"
+        ),
+        "{out}"
+    );
+    assert!(out.lines().count() < 50, "{} lines", out.lines().count());
+}
+
+/// 1,024 threads, ten accesses in a loop of 16,384 trips: 5,242,880 warp requests, past the
+/// per-function budget of 4,194,304 (the heaviest function of testdata sends 7,212). With 300
+/// accesses it was a minute of simulation.
+#[test]
+fn a_function_past_the_request_budget_is_not_simulated() {
+    let reads: String = (0..10)
+        .map(|k| {
+            format!(
+                "        acc += s[(i * {} + threadIdx.x * {}) % 32768];\n",
+                2 * k + 1,
+                k + 1
+            )
+        })
+        .collect();
+    let text = format!(
+        "__global__ void k(float *o)\n{{\n    __shared__ float s[32768];\n    float acc = 0;\n    \
+         for (int i = 0; i < 16384; ++i) {{\n{reads}    }}\n    o[threadIdx.x] = acc;\n}}\n\
+         int main() {{ k<<<1, 1024>>>(nullptr); }}\n"
+    );
+    let out = survives("heavy.cu", &text);
+    assert!(
+        out.contains(
+            "1:1: warning: `k` not simulated: its accesses send 5242880 warp requests, more than \
+             the 4194304 one function may (the analysis budget); its arrays are left as they are"
+        ),
+        "{out}"
+    );
+}

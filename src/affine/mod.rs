@@ -15,6 +15,6 @@ pub use class::{classify, lane_thread, Class};
 pub use digits::{normalize, Context, Digit, DigitAffine, NotAffine};
 pub use exec::{
     analyse_function, threads, AliasAccess, Callees, FunctionAffine, Iteration, Loop, LoopPoint,
-    LoopValues, PointerEscape, Site, Step, With, WithThread, MAX_TRIPS,
+    LoopValues, PointerEscape, Site, Step, With, WithThread, MAX_STATEMENTS, MAX_TRIPS,
 };
 pub use sym::{Atom, AtomValues, Axis, LoopId, Op, Sym, Unknown, SHIFT_WIDTH};

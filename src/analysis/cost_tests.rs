@@ -114,7 +114,7 @@ mod members {
                             .collect()
                     });
                 });
-                let cost = measure(affine, site, array, access, &config)?;
+                let cost = measure(&requests, &config)?;
                 Ok(Lanes {
                     words: words.expect("one request"),
                     varying: requests.varying_member().is_some(),

@@ -360,7 +360,7 @@ impl Access {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum EscapeKind {
     AddressTaken,
     PointerArithmetic,

@@ -355,6 +355,12 @@ impl<'a> KernelPlanner<'a> {
         {
             return left(reason);
         }
+        if let Some(why) = &file.per_function[self.function].over_budget {
+            return left(format!(
+                "`{}` is not simulated: {why}",
+                function.display_name()
+            ));
+        }
         // An assumed shape is pinned by name while the output is checked: a name two
         // functions share (overloads, or a redefinition nvcc rejects) cannot be.
         let assumed = file.per_function[self.function]

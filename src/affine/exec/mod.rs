@@ -146,6 +146,13 @@ pub struct PointerEscape {
     pub calls: Vec<Span>,
 }
 
+/// Statements one function's analysis may execute, inlined calls included. A kernel runs
+/// each of its statements once here (loops are followed symbolically), so only calls
+/// inlined inside calls multiply them: ten calls to a helper that makes ten calls, eight
+/// deep, are 10^8 statements (minutes and gigabytes). Past the budget the analysis stops
+/// and the function is not simulated.
+pub const MAX_STATEMENTS: u64 = 1 << 18;
+
 /// Iterations beyond which per-iteration forms are not listed.
 const MAX_LISTED_ITERATIONS: usize = 64;
 
@@ -173,6 +180,8 @@ pub struct FunctionAffine {
     /// Alignment (log2) and non-negativity of each atom that is not a thread index.
     facts: HashMap<Atom, (u32, bool)>,
     block: [u32; 3],
+    /// Whether the analysis stopped at [`MAX_STATEMENTS`]: its sites are then incomplete.
+    pub exhausted: bool,
 }
 
 impl FunctionAffine {
@@ -393,6 +402,8 @@ struct Executor<'a> {
     followed: HashSet<Span>,
     pointer_escapes: Vec<PointerEscape>,
     lambdas: Vec<LambdaDef<'a>>,
+    /// Statements executed so far (see [`MAX_STATEMENTS`]).
+    statements: u64,
 }
 
 /// The functions of a file by name, for following calls.
@@ -494,8 +505,10 @@ pub fn analyse_function(
         followed: HashSet::new(),
         pointer_escapes: Vec::new(),
         lambdas: Vec::new(),
+        statements: 0,
     };
     executor.block_of(&statements);
+    let exhausted = executor.statements > MAX_STATEMENTS;
     let mut result = FunctionAffine {
         loops: executor.loops,
         sites: executor.sites,
@@ -504,6 +517,7 @@ pub fn analyse_function(
         pointer_escapes: executor.pointer_escapes,
         facts: executor.facts,
         block,
+        exhausted,
     };
     let facts = Facts {
         block,

@@ -16,6 +16,10 @@ impl<'a> Executor<'a> {
     }
 
     fn stmt(&mut self, stmt: &'a Stmt) {
+        self.statements += 1;
+        if self.statements > super::MAX_STATEMENTS {
+            return;
+        }
         match stmt {
             Stmt::Decl(decl) => self.declare(decl),
             Stmt::Expr(expr) => {
