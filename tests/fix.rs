@@ -537,4 +537,19 @@ fn a_latin1_byte_in_a_comment_is_read_and_kept() {
     assert!(String::from_utf8_lossy(&after).contains("(threadIdx.y + j) ^ threadIdx.x"));
     // Fixed once, nothing more to do.
     assert!(bankwise(&["fix", "--diff", &shown]).stdout.is_empty());
+    // Columns count the file's bytes: a foreign byte before an access on its line is one.
+    let inline = dir.path().join("inline.cu");
+    std::fs::write(
+        &inline,
+        b"// bankwise: block=32x32\n__global__ void k(float *o)\n{\n    \
+          __shared__ float t[32][32];\n    t[threadIdx.y][threadIdx.x] = 1.0f;\n    \
+          /* \xa9\xa9 */ o[0] = t[threadIdx.x][threadIdx.y];\n}\n",
+    )
+    .expect("written");
+    let check = bankwise(&["check", &inline.to_string_lossy()]);
+    assert!(
+        stdout(&check).contains(":6:21: warning: 32-way bank conflict reading `t`"),
+        "{}",
+        stdout(&check)
+    );
 }

@@ -258,6 +258,8 @@ pub fn file_kind(metadata: &std::fs::Metadata) -> &'static str {
 pub struct LineIndex {
     /// 32 bits: a file is at most [`MAX_FILE_BYTES`].
     line_starts: Vec<u32>,
+    /// Where the stand-ins for foreign bytes are (see [`FOREIGN_BASE`]); usually none.
+    stand_ins: Vec<u32>,
 }
 
 impl LineIndex {
@@ -265,7 +267,18 @@ impl LineIndex {
         let mut line_starts = Vec::with_capacity(text.bytes().filter(|&b| b == b'\n').count() + 1);
         line_starts.push(0);
         line_starts.extend(text.match_indices('\n').map(|(i, _)| offset_u32(i + 1)));
-        LineIndex { line_starts }
+        // U+F780–U+F7FF are encoded EF 9E xx and EF 9F xx, and nothing else is.
+        let stand_ins = text
+            .as_bytes()
+            .windows(2)
+            .enumerate()
+            .filter(|(_, pair)| pair[0] == 0xEF && matches!(pair[1], 0x9E | 0x9F))
+            .map(|(i, _)| offset_u32(i))
+            .collect();
+        LineIndex {
+            line_starts,
+            stand_ins,
+        }
     }
 
     /// The byte offset where 1-based `line` starts; `None` past the last line.
@@ -278,9 +291,17 @@ impl LineIndex {
         let line = self
             .line_starts
             .partition_point(|&start| start as usize <= offset);
+        let start = self.line_starts[line - 1] as usize;
+        // A stand-in is 3 bytes here for the file's 1: columns count the file's bytes.
+        let stand_ins = if self.stand_ins.is_empty() {
+            0
+        } else {
+            let before = |limit: usize| self.stand_ins.partition_point(|&s| (s as usize) < limit);
+            before(offset) - before(start)
+        };
         Location {
             line,
-            col: offset - self.line_starts[line - 1] as usize + 1,
+            col: (offset - start + 1).saturating_sub(2 * stand_ins).max(1),
         }
     }
 }
@@ -293,6 +314,16 @@ fn offset_u32(offset: usize) -> u32 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn columns_count_a_stand_in_as_the_one_byte_it_stands_for() {
+        let text = "int a;\n/* \u{F7A9}\u{F7A9} */ x = 1;\n";
+        let lines = super::LineIndex::new(text);
+        let x = text.find('x').expect("x");
+        assert_eq!((lines.location(x).line, lines.location(x).col), (2, 10));
+        assert_eq!(lines.location(text.find('1').expect("1")).col, 14);
+        assert_eq!(lines.location(4).col, 5);
+    }
 
     #[test]
     fn foreign_bytes_in_comments_are_held_and_given_back() {
