@@ -114,6 +114,8 @@ pub struct LaunchElsewhere {
     /// kernel that is not a template.
     pub template_args: Vec<String>,
     pub shape: [u32; 3],
+    /// The dynamic shared memory it passes, in bytes, when that evaluates.
+    pub shared_bytes: Option<u64>,
 }
 
 /// The launches of non-template kernels in the files of one run, by kernel name: a kernel
@@ -135,6 +137,7 @@ pub fn add_project_launches(launches: &mut ProjectLaunches, path: &Path, sites: 
                     at: site.at,
                     template_args: site.template_args.clone(),
                     shape,
+                    shared_bytes: site.shared_bytes,
                 });
         }
     }
@@ -149,14 +152,19 @@ pub fn template_launches_for(launches: &ProjectLaunches, path: &Path) -> Vec<Lau
         .flat_map(|(kernel, elsewhere)| {
             elsewhere
                 .iter()
-                .filter(|l| l.path != path && !l.template_args.is_empty())
+                // A template's launch makes an instance; another's is wanted for the dynamic
+                // shared memory it passes (the extent of the kernel's `extern` array).
+                .filter(|l| {
+                    l.path != path
+                        && (!l.template_args.is_empty() || l.shared_bytes.is_some_and(|b| b > 0))
+                })
                 .map(|l| LaunchSite {
                     kernel: kernel.clone(),
                     template_args: l.template_args.clone(),
                     instance: None,
                     at: l.at,
                     block: Ok(l.shape),
-                    shared_bytes: None,
+                    shared_bytes: l.shared_bytes.filter(|_| l.template_args.is_empty()),
                     elsewhere: Some(l.path.clone()),
                 })
         })

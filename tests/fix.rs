@@ -354,6 +354,64 @@ fn a_kernel_launched_from_another_file_is_fixed_with_that_launch() {
     assert!(stdout(&output).is_empty(), "{}", stdout(&output));
 }
 
+/// An `extern __shared__` array takes its extent from the dynamic shared memory its
+/// launches in other files of the run pass, when they all agree (issue 17, item 7): `check`
+/// names the launches used, `fix` rewrites the array with a trap on `%dynamic_smem_size`.
+#[test]
+fn an_extern_array_is_sized_by_the_launches_of_another_file() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kernels = "__global__ void reduceInterleaved(float *out, const float *in)\n{\n    \
+        extern __shared__ float sdata[];\n    unsigned int tid = threadIdx.x;\n    \
+        sdata[tid] = in[blockIdx.x * blockDim.x + tid];\n    __syncthreads();\n    \
+        for (unsigned int s = 1; s < blockDim.x; s *= 2) {\n        \
+        int index = 2 * s * tid;\n        if (index < blockDim.x)\n            \
+        sdata[index] += sdata[index + s];\n        __syncthreads();\n    }\n    \
+        if (tid == 0)\n        out[blockIdx.x] = sdata[0];\n}\n";
+    let host = |bytes: &str| {
+        format!(
+            "__global__ void reduceInterleaved(float *out, const float *in);\nint main()\n{{\n    \
+             reduceInterleaved<<<64, 256, 256 * sizeof(float)>>>(nullptr, nullptr);\n    \
+             reduceInterleaved<<<64, 256, {bytes}>>>(nullptr, nullptr);\n}}\n"
+        )
+    };
+    std::fs::write(dir.path().join("kernels.cu"), kernels).expect("written");
+    std::fs::write(dir.path().join("main.cu"), host("1024")).expect("written");
+    let shown = dir.path().to_string_lossy().into_owned();
+    let check = bankwise(&["check", &shown]);
+    assert!(
+        stdout(&check).contains(
+            "kernels.cu:3:29: note: `sdata` in `reduceInterleaved` has 256 elements: the 1024 \
+             bytes of dynamic shared memory that every launch of `reduceInterleaved` passes ("
+        ),
+        "{}",
+        stdout(&check)
+    );
+    assert!(stdout(&check).contains("main.cu:4, "), "{}", stdout(&check));
+    assert!(stdout(&check).contains("8-way bank conflict reading `sdata`"));
+    let fixed = bankwise(&["fix", "--diff", &shown]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert!(
+        stderr(&fixed).contains("`sdata` in `reduceInterleaved`: 105 -> 0 excess wavefronts"),
+        "{}",
+        stderr(&fixed)
+    );
+    assert!(
+        stdout(&fixed).contains("%%dynamic_smem_size"),
+        "{}",
+        stdout(&fixed)
+    );
+    // Launches that disagree leave the extent unknown, and the array alone.
+    std::fs::write(dir.path().join("main.cu"), host("2048")).expect("written");
+    let fixed = bankwise(&["fix", "--diff", &shown]);
+    assert!(stdout(&fixed).is_empty(), "{}", stdout(&fixed));
+    assert!(
+        stderr(&fixed)
+            .contains("whose extent no launch bankwise sees gives (or its launches disagree)"),
+        "{}",
+        stderr(&fixed)
+    );
+}
+
 /// The dimensions a swizzle in place reads, from its marker (`element [i][j] at [i][j ^ i]`):
 /// those whose placeholder the changed subscript names; `None` when the marker says the
 /// array also goes through a map function (proven on every extent).

@@ -592,7 +592,7 @@ mod tests {
         assert_eq!(
             outcome(&file, "a").reason.as_deref(),
             Some(
-                "an `extern __shared__` array whose extent no launch in this file gives (or its \
+                "an `extern __shared__` array whose extent no launch bankwise sees gives (or its \
                  launches disagree): a map is only proven on a known extent"
             )
         );

@@ -107,7 +107,9 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
 }
 
 /// Whether a kernel of `file` has no block shape and another file launches it: analysed
-/// again with `launches`, it has one (a template, an instance for each launch).
+/// again with `launches`, it has one (a template, an instance for each launch). Also when
+/// its `extern __shared__` array has no extent and another file's launch passes dynamic
+/// shared memory: analysed again, the array has one.
 pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bool {
     let elsewhere = block::Elsewhere {
         launches,
@@ -121,7 +123,21 @@ pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bo
                 .iter()
                 .any(|l| l.path != file.path && !l.template_args.is_empty())
         });
-        unknown && (elsewhere.block_of(r.function).is_some() || template_launched)
+        let unsized_extern = r
+            .function
+            .arrays
+            .iter()
+            .any(|a| a.is_extern && a.dims.first() == Some(&None));
+        let sized_elsewhere = unsized_extern
+            && launches.get(&r.function.name).is_some_and(|sites| {
+                sites.iter().any(|l| {
+                    l.path != file.path
+                        && l.template_args.is_empty()
+                        && l.shared_bytes.is_some_and(|b| b > 0)
+                })
+            });
+        sized_elsewhere
+            || unknown && (elsewhere.block_of(r.function).is_some() || template_launched)
     })
 }
 

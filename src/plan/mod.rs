@@ -343,7 +343,7 @@ impl<'a> KernelPlanner<'a> {
         // the one its launches allocate.
         if array.is_extern && array.dims.first() == Some(&None) {
             return left(
-                "an `extern __shared__` array whose extent no launch in this file gives (or \
+                "an `extern __shared__` array whose extent no launch bankwise sees gives (or \
                  its launches disagree): a map is only proven on a known extent"
                     .into(),
             );

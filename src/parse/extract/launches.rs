@@ -338,40 +338,63 @@ impl<'s> Extractor<'s> {
 }
 
 /// The first extent of a kernel's one `extern __shared__` array, from the dynamic shared
-/// memory its launches in this file pass (all the same): `k<<<g, 256, 256 * sizeof(float)>>>`
-/// makes `extern __shared__ float s[]` 256 elements. `launches` are those of kernels named
-/// like `function`.
-pub(super) fn dynamic_extent_from_launches(function: &mut Function, launches: &[&LaunchSite]) {
+/// memory its launches pass (all the same): `k<<<g, 256, 256 * sizeof(float)>>>` makes
+/// `extern __shared__ float s[]` 256 elements. `launches` are those of kernels named like
+/// `function`, this file's and other files' of the run. When one of the launches that set
+/// the extent is in another file, a note says which.
+pub(super) fn dynamic_extent_from_launches(
+    function: &mut Function,
+    launches: &[&LaunchSite],
+) -> Option<Diagnostic> {
     if function.kind != FunctionKind::Kernel {
-        return;
+        return None;
     }
     let display = function.display_name();
-    let mut sizes = launches
+    let used: Vec<&&LaunchSite> = launches
         .iter()
         .filter(|l| l.kernel == function.name && l.instance.as_ref().is_none_or(|i| *i == display))
-        .map(|l| l.shared_bytes);
-    let Some(Some(bytes)) = sizes.next() else {
-        return;
-    };
-    if bytes == 0 || sizes.any(|other| other != Some(bytes)) {
-        return;
+        .collect();
+    let bytes = used.first()?.shared_bytes?;
+    if bytes == 0 || used.iter().any(|l| l.shared_bytes != Some(bytes)) {
+        return None;
     }
     let mut dynamic = function.arrays.iter_mut().filter(|a| a.is_extern);
     let (Some(array), None) = (dynamic.next(), dynamic.next()) else {
-        return;
+        return None;
     };
     if array.file_scope || array.dims.first() != Some(&None) {
-        return;
+        return None;
     }
     // Bytes per first-dimension index: the element times the other extents.
     let row = array.dims[1..]
         .iter()
         .try_fold(array.elem_bytes.unwrap_or(0), |acc, d| {
             acc.checked_mul((*d)?)
-        });
-    if let Some(row) = row.filter(|&r| r > 0 && bytes % r == 0) {
-        array.dims[0] = Some(bytes / row);
+        })
+        .filter(|&r| r > 0 && bytes % r == 0)?;
+    array.dims[0] = Some(bytes / row);
+    if used.iter().all(|l| l.elsewhere.is_none()) {
+        return None;
     }
+    let sites: Vec<String> = used
+        .iter()
+        .map(|l| match &l.elsewhere {
+            Some(path) => format!("{}:{}", path.display(), l.at.line),
+            None => format!("line {}", l.at.line),
+        })
+        .collect();
+    Some(Diagnostic {
+        severity: Severity::Note,
+        at: array.at,
+        message: format!(
+            "`{}` in `{display}` has {} elements: the {bytes} bytes of dynamic shared memory \
+             that every launch of `{}` passes ({})",
+            array.name,
+            bytes / row,
+            function.name,
+            sites.join(", ")
+        ),
+    })
 }
 
 /// The launches `k<args><<<grid, block, …>>>(…)` inside `root`, in source order, as

@@ -74,6 +74,9 @@ struct Extractor<'s> {
     /// The names written with template arguments somewhere in the file (`f<512>(…)`),
     /// found in one scan when first asked.
     template_named: std::cell::OnceCell<HashSet<String>>,
+    /// Launches in other files of kernels that are not templates, with the dynamic shared
+    /// memory they pass: they size this file's `extern __shared__` arrays, nothing else.
+    sizing_launches: Vec<LaunchSite>,
     /// The byte range of every comment in the file, found in one scan when first asked.
     comment_spans: std::cell::OnceCell<Vec<std::ops::Range<usize>>>,
 }
@@ -286,12 +289,18 @@ impl<'s> Extractor<'s> {
             .iter()
             .map(|t| t.function.name.as_str())
             .collect();
-        let wanted: Vec<LaunchSite> = launches_elsewhere
+        let (wanted, sizing): (Vec<LaunchSite>, Vec<LaunchSite>) = launches_elsewhere
             .iter()
-            .filter(|l| defined.contains(l.kernel.as_str()))
             .cloned()
-            .collect();
-        ex.launches.extend(wanted);
+            .partition(|l| !l.template_args.is_empty());
+        ex.launches.extend(
+            wanted
+                .into_iter()
+                .filter(|l| defined.contains(l.kernel.as_str())),
+        );
+        // The others are the launches of kernels that are not templates, for the dynamic
+        // shared memory they pass: their block shapes reach the analysis another way.
+        ex.sizing_launches = sizing;
         ex.analyse_templates();
         (clean, ex)
     }
@@ -302,14 +311,16 @@ impl<'s> Extractor<'s> {
         // Each kernel's launches looked up by name: scanning every launch for every kernel
         // grows with the square of the file.
         let mut launches_of: HashMap<&str, Vec<&LaunchSite>> = HashMap::new();
-        for launch in &self.launches {
+        for launch in self.launches.iter().chain(&self.sizing_launches) {
             launches_of.entry(&launch.kernel).or_default().push(launch);
         }
         for function in &mut self.functions {
             let launches = launches_of
                 .get(function.name.as_str())
                 .map_or(&[][..], Vec::as_slice);
-            dynamic_extent_from_launches(function, launches);
+            if let Some(note) = dynamic_extent_from_launches(function, launches) {
+                self.diagnostics.push(note);
+            }
         }
         ParsedFile {
             functions: self.functions,
@@ -342,6 +353,7 @@ impl<'s> Extractor<'s> {
             host_template_launches: Vec::new(),
             template_named: std::cell::OnceCell::new(),
             comment_spans: std::cell::OnceCell::new(),
+            sizing_launches: Vec::new(),
         }
     }
 
