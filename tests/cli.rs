@@ -258,6 +258,74 @@ fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
     assert!(alone.contains("`TILE` has no known value"), "{alone}");
 }
 
+/// A shared tile passed to a template `__device__` helper called with explicit template
+/// arguments, through a namespace (warp-tiled SGEMM style, issue 17 item 6): the helper's
+/// instance is the one the caller's bindings name (`loadFromGmem<128, 16>` from
+/// `sgemmWarptiled<128, 16>`), and its accesses are the tile's. `fix` says why it leaves it.
+#[test]
+fn a_template_helper_called_with_template_arguments_is_followed() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let helper = "template <int BM, int BK>\n__device__ void loadFromGmem(const float *A, float *As, int lda)\n{\n    \
+        const int r = threadIdx.x / BK, c = threadIdx.x % BK;\n    As[c * BM + r] = A[r * lda + c];\n}\n";
+    let kernel = |call: &str| {
+        format!(
+            "template <int BM, int BK>\n__global__ void sgemmWarptiled(const float *A, float *C, int lda)\n{{\n    \
+             __shared__ float As[BM * BK];\n    {call}(A, As, lda);\n    __syncthreads();\n    \
+             C[threadIdx.x] = As[threadIdx.x];\n}}\n\
+             int main() {{ sgemmWarptiled<128, 16><<<1, 128>>>(nullptr, nullptr, 16); }}\n"
+        )
+    };
+    let variants = [
+        (
+            "plain.cu",
+            format!("{helper}{}", kernel("loadFromGmem<BM, BK>")),
+        ),
+        (
+            "namespaced.cu",
+            format!(
+                "namespace wt {{\n{helper}}}\n{}",
+                kernel("wt::loadFromGmem<BM, BK>")
+            ),
+        ),
+        (
+            "literal.cu",
+            format!("{helper}{}", kernel("loadFromGmem<128, BK>")),
+        ),
+    ];
+    for (name, text) in variants {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).expect("written");
+        let shown = path.to_string_lossy().into_owned();
+        let out = stdout(&bankwise(&["check", &shown]));
+        assert!(
+            out.contains("16-way bank conflict writing `As` through a pointer (called at line ")
+                && out.contains("60 excess wavefronts per block"),
+            "{name}: {out}"
+        );
+        assert!(!out.contains("escapes analysis"), "{name}: {out}");
+    }
+    let namespaced = dir
+        .path()
+        .join("namespaced.cu")
+        .to_string_lossy()
+        .into_owned();
+    let fixed = bankwise(&["fix", "--diff", &namespaced]);
+    assert!(
+        stderr(&fixed).contains(
+            "`wt::loadFromGmem` is called through its namespace, and its copy would be outside it"
+        ),
+        "{}",
+        stderr(&fixed)
+    );
+    let plain = dir.path().join("plain.cu").to_string_lossy().into_owned();
+    let fixed = bankwise(&["fix", "--diff", &plain]);
+    assert!(
+        stderr(&fixed).contains("`loadFromGmem` is a template"),
+        "{}",
+        stderr(&fixed)
+    );
+}
+
 /// `--diff` is a dry run, as ruff's: with `--in-place` the file is shown changed, not written.
 #[test]
 fn diff_with_in_place_writes_nothing() {

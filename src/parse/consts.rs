@@ -222,6 +222,18 @@ impl ConstEnv {
         self.eval_at(expr, scope, 0)
     }
 
+    /// A template argument as written in a call (`BM`, `BK / 2`, `T`), as an instance spells
+    /// it under `scope`, the caller's bindings: an integer's value, a bound type's spelling,
+    /// else the text as written.
+    pub fn template_argument(&self, written: &str, scope: &Bindings) -> String {
+        if let Some(bound) = scope.types.get(written.trim()) {
+            return bound.clone();
+        }
+        crate::parse::parse_expression_text(written)
+            .and_then(|expr| self.eval(&expr, scope).ok())
+            .map_or_else(|| written.to_string(), |value| value.to_string())
+    }
+
     fn eval_macro_body(
         &self,
         mac: &Macro,

@@ -349,7 +349,11 @@ impl<'a> Executor<'a> {
 
     /// The function a call with pointer arguments enters, or why it cannot be followed.
     fn callee(&self, name: &str, arity: usize, expr: &Expr) -> Result<&'a Function, String> {
-        let template_args = template_args(expr);
+        // `f<BM, BK>(…)` in an instance of a template calls the instance its bindings name.
+        let template_args: Vec<String> = template_args(expr)
+            .iter()
+            .map(|arg| self.constants.template_argument(arg, self.bindings))
+            .collect();
         let candidates: Vec<&'a Function> = self
             .functions
             .named(name)
@@ -359,7 +363,7 @@ impl<'a> Executor<'a> {
                     || f.template_args.len() == template_args.len()
                         && f.template_args
                             .iter()
-                            .zip(template_args)
+                            .zip(&template_args)
                             .all(|((_, value), arg)| value == arg)
             })
             .collect();

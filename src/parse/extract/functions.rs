@@ -2,7 +2,7 @@
 //! body that finds the shared arrays in scope and every use of their names.
 use super::arrays::mark_dynamic_aliases;
 use super::constants::is_scope;
-use super::templates::{template_parameters, Prototype};
+use super::templates::{template_parameters, Prototype, TemplateCall};
 use super::walk::{children, named_children, walk, walk_with_ancestors, Lineage, Preorder};
 use super::{function_name, leftmost_identifier, Extractor};
 use crate::parse::ast::{self, compact_text, Expr, Span};
@@ -160,6 +160,7 @@ impl<'s> Extractor<'s> {
         let mut uses: Vec<Vec<Lineage>> = (0..arrays.len()).map(|_| Vec::new()).collect();
         let mut asm_uses: Vec<Vec<Node>> = vec![Vec::new(); arrays.len()];
         let mut callees = Vec::new();
+        let mut template_calls = Vec::new();
         let mut provider_calls = Vec::new();
         let resolve = |name: &str,
                        ancestors: &[Node],
@@ -235,7 +236,24 @@ impl<'s> Extractor<'s> {
                 }
                 "call_expression" => {
                     if let Some(f) = child(node, FIELDS.function) {
-                        if matches!(symbols::kind(f), "identifier" | "qualified_identifier") {
+                        // `f<BM, BK>(…)` and `ns::f<BM, BK>(…)` call an instance of a template.
+                        let template = match symbols::kind(f) {
+                            "template_function" => Some(f),
+                            "qualified_identifier" => child(f, FIELDS.name)
+                                .filter(|n| symbols::kind(*n) == "template_function"),
+                            _ => None,
+                        };
+                        if let Some(template) = template {
+                            let (name, args) = self.template_id(template);
+                            let name = name.rsplit("::").next().unwrap_or(&name).to_string();
+                            callees.push(name.clone());
+                            template_calls.push(TemplateCall {
+                                caller: function.span.start,
+                                callee: name,
+                                args,
+                            });
+                        } else if matches!(symbols::kind(f), "identifier" | "qualified_identifier")
+                        {
                             let name = compact_text(f, self.src);
                             callees.push(name.rsplit("::").next().unwrap_or(&name).to_string());
                         }
@@ -264,6 +282,7 @@ impl<'s> Extractor<'s> {
         callees.dedup();
         callees.shrink_to_fit();
         function.callees = callees;
+        self.template_calls.extend(template_calls);
 
         let body_text = self.text(body);
         let mut kept = Vec::new();

@@ -74,6 +74,8 @@ struct Extractor<'s> {
     /// The names written with template arguments somewhere in the file (`f<512>(…)`),
     /// found in one scan when first asked.
     template_named: std::cell::OnceCell<HashSet<String>>,
+    /// Calls with template arguments (`loadFromGmem<BM, BK>(…)`), each an instance to make.
+    template_calls: Vec<templates::TemplateCall>,
     /// Launches in other files of kernels that are not templates, with the dynamic shared
     /// memory they pass: they size this file's `extern __shared__` arrays, nothing else.
     sizing_launches: Vec<LaunchSite>,
@@ -354,6 +356,7 @@ impl<'s> Extractor<'s> {
             template_named: std::cell::OnceCell::new(),
             comment_spans: std::cell::OnceCell::new(),
             sizing_launches: Vec::new(),
+            template_calls: Vec::new(),
         }
     }
 

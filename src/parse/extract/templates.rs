@@ -8,6 +8,7 @@ use crate::parse::model::*;
 use crate::parse::packed::Packed;
 use crate::parse::symbols::{self, child, FIELDS};
 use crate::parse::syntax::Node;
+use std::collections::{HashMap, HashSet};
 
 impl<'s> Extractor<'s> {
     /// Template functions, once every instantiation and launch of the file is known.
@@ -18,11 +19,12 @@ impl<'s> Extractor<'s> {
         let mut by_kernel: Vec<usize> = (0..self.launches.len()).collect();
         by_kernel.sort_by(|&a, &b| self.launches[a].kernel.cmp(&self.launches[b].kernel));
         let prototypes = std::mem::take(&mut self.templates);
+        let calls = self.calls_of_templates(&prototypes);
         // Every template has at least one instance: growing `functions` by doubling instead
         // holds two buffers while it copies and ends with up to twice the room it needs
         // (a 10 MB file has ~10,000 templates of 312 bytes).
         self.functions.reserve_exact(prototypes.len());
-        for mut prototype in prototypes {
+        for mut prototype in callers_first(prototypes, &calls) {
             let name = prototype.function.name.clone();
             let first = by_kernel.partition_point(|&i| self.launches[i].kernel < name);
             let launches: Vec<usize> = by_kernel[first..]
@@ -32,7 +34,19 @@ impl<'s> Extractor<'s> {
                 .collect();
             let instances = self.instantiations_of(&name, &prototype.params, &launches);
             let last = instances.len().saturating_sub(1);
+            let own_calls: Vec<&TemplateCall> = calls
+                .iter()
+                .filter(|c| c.caller == prototype.function.span.start)
+                .collect();
             for (i, (args, bindings)) in instances.into_iter().enumerate() {
+                // The templates this instance calls with arguments get the instances it calls.
+                for call in &own_calls {
+                    let args = self.call_arguments(call, &bindings);
+                    self.instantiations
+                        .entry(call.callee.clone())
+                        .or_default()
+                        .push(args);
+                }
                 // The last instance takes the prototype's arrays rather than a copy.
                 let arrays = if i == last {
                     std::mem::take(&mut prototype.function.arrays)
@@ -48,6 +62,42 @@ impl<'s> Extractor<'s> {
                 self.launches[i].instance = Some(instance_name(&name, &args));
             }
         }
+    }
+
+    /// The calls with template arguments of the templates in `prototypes`. Those from
+    /// functions that are not templates are instantiations already (their arguments are
+    /// evaluated here); those from templates are returned, to be evaluated per instance.
+    fn calls_of_templates(&mut self, prototypes: &[Prototype]) -> Vec<TemplateCall> {
+        let names: HashSet<&str> = prototypes
+            .iter()
+            .map(|p| p.function.name.as_str())
+            .collect();
+        let templated: HashSet<usize> = prototypes.iter().map(|p| p.function.span.start).collect();
+        let mut from_templates = Vec::new();
+        for call in std::mem::take(&mut self.template_calls) {
+            if !names.contains(call.callee.as_str()) {
+                continue;
+            }
+            if templated.contains(&call.caller) {
+                from_templates.push(call);
+            } else {
+                let args = self.call_arguments(&call, &Bindings::default());
+                self.instantiations
+                    .entry(call.callee)
+                    .or_default()
+                    .push(args);
+            }
+        }
+        from_templates
+    }
+
+    /// The arguments of `call` as its callee's instance spells them, under the caller's
+    /// `bindings`.
+    fn call_arguments(&self, call: &TemplateCall, bindings: &Bindings) -> Vec<String> {
+        call.args
+            .iter()
+            .map(|arg| self.env.template_argument(arg, bindings))
+            .collect()
     }
 
     pub(super) fn instantiation(&mut self, node: Node) {
@@ -240,6 +290,69 @@ pub(super) struct Prototype {
     /// Packed: every template's are kept until the whole file is scanned.
     pub(super) constants: Packed<Vec<(String, Expr)>>,
     pub(super) launch_bounds: Option<Expr>,
+}
+
+/// A call with template arguments, `loadFromGmem<BM, BK>(…)`, in the function that starts
+/// at byte `caller`.
+#[derive(Debug, Clone)]
+pub(super) struct TemplateCall {
+    pub(super) caller: usize,
+    pub(super) callee: String,
+    /// As written (`BM`, `BK / 2`).
+    pub(super) args: Vec<String>,
+}
+
+/// `prototypes` ordered so that a template comes before those it calls with template
+/// arguments (their instances come from its own); otherwise in the file's order. A cycle
+/// (recursion) is broken at its first template in the file.
+fn callers_first(prototypes: Vec<Prototype>, calls: &[TemplateCall]) -> Vec<Prototype> {
+    if calls.is_empty() {
+        return prototypes;
+    }
+    let n = prototypes.len();
+    let index_of_start: HashMap<usize, usize> = prototypes
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.function.span.start, i))
+        .collect();
+    let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, p) in prototypes.iter().enumerate() {
+        by_name.entry(p.function.name.as_str()).or_default().push(i);
+    }
+    let mut callees_of: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut callers_left = vec![0usize; n];
+    for call in calls {
+        let Some(&from) = index_of_start.get(&call.caller) else {
+            continue;
+        };
+        for &to in by_name.get(call.callee.as_str()).into_iter().flatten() {
+            if to != from {
+                callees_of[from].push(to);
+                callers_left[to] += 1;
+            }
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> =
+        (0..n).filter(|&i| callers_left[i] == 0).collect();
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        let Some(next) = ready.pop_first().or_else(|| (0..n).find(|&i| !done[i])) else {
+            break;
+        };
+        if std::mem::replace(&mut done[next], true) {
+            continue;
+        }
+        order.push(next);
+        for &to in &callees_of[next] {
+            callers_left[to] = callers_left[to].saturating_sub(1);
+            if callers_left[to] == 0 && !done[to] {
+                ready.insert(to);
+            }
+        }
+    }
+    let mut slots: Vec<Option<Prototype>> = prototypes.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// `("T", "**")` for `T**`.

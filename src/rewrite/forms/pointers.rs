@@ -451,10 +451,17 @@ impl CallGraph {
 /// template, with no shared array of its own (a copy would have its own).
 pub(super) fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize, String> {
     let text = target.source.text;
-    let called: String = text[at..]
+    let qualified: String = text[at..]
         .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
         .collect();
+    // The copy is written beside the array's function, outside any namespace.
+    if qualified.contains("::") {
+        return Err(format!(
+            "`{qualified}` is called through its namespace, and its copy would be outside it"
+        ));
+    }
+    let called = qualified;
     let mut found = target
         .functions
         .iter()
