@@ -303,6 +303,20 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        path: "testdata/template_helpers.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "gemmTiles",
+                "gemmTiles(bankwise::buffer(0), bankwise::buffer(1), bankwise::buffer(2), 128)",
+            ),
+            launch(
+                "gemmTilesScoped",
+                "gemmTilesScoped(bankwise::buffer(0), bankwise::buffer(1), 128)",
+            ),
+        ],
+    },
+    Case {
         path: "testdata/template_sizes.cu",
         flags: &[],
         launches: &[
@@ -1609,11 +1623,11 @@ fn fix_keeps_every_result_and_its_predicted_conflicts() {
     println!("{report}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // With the oracle's flags, `--block mystery=32x4` makes block_hints.cu's `q_tile`
-    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 21 testdata
-    // files and 30 arrays (two more of each than `fix` without flags), and 12 files and 20
+    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 22 testdata
+    // files and 31 arrays (two more of each than `fix` without flags), and 12 files and 20
     // arrays of the suite.
-    assert_eq!(fixed, 33);
-    assert_eq!(report.matches("predicted").count(), 50, "{report}");
+    assert_eq!(fixed, 34);
+    assert_eq!(report.matches("predicted").count(), 51, "{report}");
 }
 
 /// One value a rewrite rests on, changed after `fix` as a later build might: a `-D` value

@@ -65,6 +65,9 @@ fn choices_on_the_testdata_kernels() {
         ("vecTileGemm", "Bs", 128, 0, "exact"),
         ("vecTranspose", "tile", 480, 96, "swizzle"),
         ("vecPairs", "s", 48, 16, "exact"),
+        // Stored by template helpers called with template arguments.
+        ("gemmTiles", "As", 960, 0, "bitvector-xor"),
+        ("gemmTilesScoped", "As2", 960, 0, "bitvector-xor"),
     ];
     let options = Options::default();
     let mut paths: Vec<_> = std::fs::read_dir("testdata")

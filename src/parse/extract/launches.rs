@@ -319,6 +319,12 @@ impl<'s> Extractor<'s> {
                         let at = self.lines.location(comment.start);
                         self.diagnose(Severity::Warning, at, format!("bankwise annotation: {why}"));
                     }
+                    // bankwise's own comments (`// bankwise: a copy of …` above a function
+                    // fix copied) are not annotations; a shape without `block` is a slip.
+                    None if !directive
+                        .trim_start()
+                        .starts_with(|c: char| c.is_ascii_digit())
+                        && !directive.contains('=') => {}
                     None => {
                         let at = self.lines.location(comment.start);
                         self.diagnose(

@@ -87,9 +87,10 @@ pub(super) fn through_pointers(
     for &(at, callee) in &graph.calls {
         let text = target.source.text;
         let callee_name = &target.functions[graph.callees[callee]].name;
-        let open = at + callee_name.len();
+        let open = call_paren(text, at, callee_name.len()).ok_or("a call without its `(`")?;
         let close = matching_paren(text, open).ok_or("a call without its `)`")?;
-        let mut edits = vec![Edit::replace(at..open, format!("{callee_name}_{name}"))];
+        let name_end = at + callee_name.len();
+        let mut edits = vec![Edit::replace(at..name_end, format!("{callee_name}_{name}"))];
         if needs_base {
             let argument = match graph.container(at) {
                 Some(_) => BASE_PARAMETER.to_string(),
@@ -128,6 +129,9 @@ pub(super) fn through_pointers(
             base_param,
         )?);
         let copy = crate::rewrite::edit::apply(text, &local).map_err(|e| e.to_string())?;
+        let head = template_head(target.source.text, start)
+            .map_or("", |head_start| &target.source.text[head_start..start]);
+        let copy = format!("{head}{copy}");
         let newline = target.source.newline;
         result.copies.push(FunctionCopy {
             name: format!("{}_{name}", function.name),
@@ -470,9 +474,13 @@ pub(super) fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize,
     let (Some((index, function)), None) = (found.next(), found.next()) else {
         return Err(format!("`{called}` is not one function of this file"));
     };
-    let before = text[..function.span.start].trim_end();
-    if !function.template_args.is_empty() || before.ends_with('>') {
-        return Err(format!("`{called}` is a template"));
+    let is_template =
+        !function.template_args.is_empty() || text[..function.span.start].trim_end().ends_with('>');
+    // A template's copy is a template too: its head is copied with it.
+    if is_template && template_head(text, function.span.start).is_none() {
+        return Err(format!(
+            "`{called}` is a template whose head is not `template <…>`"
+        ));
     }
     if function.kind != FunctionKind::Device || !function.arrays.is_empty() {
         return Err(format!(
@@ -488,8 +496,10 @@ pub(super) fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize,
             target.function
         ));
     }
-    if !text[at + called.len()..].starts_with('(') {
-        return Err(format!("the call of `{called}` is not `{called}(…)`"));
+    if call_paren(text, at, called.len()).is_none() {
+        return Err(format!(
+            "the call of `{called}` is not `{called}(…)` or `{called}<…>(…)`"
+        ));
     }
     let copy = format!("{called}_{name}");
     let taken = text
@@ -499,6 +509,66 @@ pub(super) fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize,
         return Err(format!("the name `{copy}` is taken"));
     }
     Ok(index)
+}
+
+/// The offset of the `(` of the call whose name starts at `at` and is `name_len` bytes
+/// long: right after the name, or after its template arguments (`f<BM, BK>(…)`).
+fn call_paren(text: &str, at: usize, name_len: usize) -> Option<usize> {
+    let after = at + name_len;
+    let rest = text.get(after..)?;
+    if rest.starts_with('(') {
+        return Some(after);
+    }
+    if !rest.starts_with('<') {
+        return None;
+    }
+    let mut depth = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    let close = after + i + 1;
+                    let gap = text.get(close..)?;
+                    let paren = close + (gap.len() - gap.trim_start().len());
+                    return text[paren..].starts_with('(').then_some(paren);
+                }
+            }
+            '(' | ')' | ';' | '{' | '}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Where the `template <…>` head of the function that starts at `start` begins, when the
+/// text right before the function is one.
+fn template_head(text: &str, start: usize) -> Option<usize> {
+    let before = text.get(..start)?.trim_end();
+    if !before.ends_with('>') {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut open = None;
+    for (i, c) in before.char_indices().rev() {
+        match c {
+            '>' => depth += 1,
+            '<' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    open = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let keyword = before[..open?].trim_end();
+    keyword
+        .strip_suffix("template")
+        .filter(|rest| !rest.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
+        .map(|rest| rest.len())
 }
 
 /// The offset of the `)` that closes the `(` at `open`.
