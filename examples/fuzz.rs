@@ -367,6 +367,13 @@ fn generate(rng: &mut fastrand::Rng) -> String {
     let rows = [1, 2, 4, 8, 32][rng.usize(0..5)];
     out.push_str(&format!("#define TILE {tile}\n#define ROWS {rows}\n"));
     out.push_str("#define IDX(a, b) ((a) * TILE + (b))\n");
+    // Template helpers the arrays may be passed to with explicit template arguments, one
+    // through a namespace (issue 17, item 6).
+    out.push_str(
+        "template <typename E, int W>\n__device__ void put(E *p, int i, E v) { p[(i * W) % 16] = v; }\n\
+         namespace nsf {\ntemplate <typename E, int W>\n\
+         __device__ void put2(E *p, int i, E v) { p[(i * W) % 16] = v; }\n}\n",
+    );
     let template = rng.u8(0..4) == 0;
     let (bx, by) = (
         [8, 16, 32, 64, 128, 256][rng.usize(0..6)],
@@ -415,7 +422,14 @@ fn generate(rng: &mut fastrand::Rng) -> String {
             "Rec" => ".v",
             _ => "",
         };
-        let statement = match rng.u8(0..9) {
+        let first: String = extents.iter().map(|_| "[0]").collect();
+        let width = match rng.u8(0..4) {
+            0 if template => "N".to_string(),
+            _ => [1, 2, 17, 32][rng.usize(0..4)].to_string(),
+        };
+        let statement = match rng.u8(0..11) {
+            9 => format!("put<{ty}, {width}>(&{name}{first}, tx, {value});"),
+            10 => format!("nsf::put2<{ty}, {width}>(&{name}{first}, tx, {value});"),
             0 => format!("{name}{} = {value};", subscript(rng, "tx")),
             1 => format!(
                 "for (int j = 0; j < {}; j += {})\n        {name}{} = {value};",
