@@ -13,12 +13,13 @@
 //                                 loadRows<16, 128> (linear); loads
 //                                 Bs[k * TILE_N + t] (linear)
 // and for kernel gemmTilesScoped (block 128x1x1), the same transposing store
-// through `tiles::loadColumns<TILE_M, TILE_K>`: found, but the helper is
-// called through its namespace, so fix leaves `As2` alone and says why.
+// of `As2` through `tiles::loadColumns<TILE_M, TILE_K>`, a helper in a
+// namespace.
 //
 // `fix` copies loadTransposed as a template (`template <int BM, int BK>`
 // kept) whose store goes through the map, and calls the copy with the same
-// template arguments.
+// template arguments; the copy of loadColumns is written in a reopened
+// `namespace tiles { … }` and called through that namespace.
 
 #define TILE_M 128
 #define TILE_N 128

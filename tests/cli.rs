@@ -262,7 +262,7 @@ fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
 /// arguments, through a namespace (warp-tiled SGEMM style, issue 17 item 6): the helper's
 /// instance is the one the caller's bindings name (`loadFromGmem<128, 16>` from
 /// `sgemmWarptiled<128, 16>`), and its accesses are the tile's. `fix` copies the helper as a
-/// template, or says why not (a call through a namespace).
+/// template, in its namespace when the call names one.
 #[test]
 fn a_template_helper_called_with_template_arguments_is_followed() {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -310,11 +310,29 @@ fn a_template_helper_called_with_template_arguments_is_followed() {
         .join("namespaced.cu")
         .to_string_lossy()
         .into_owned();
-    let fixed = bankwise(&["fix", "--diff", &namespaced]);
+    // Called through its namespace, the helper's copy is written in that namespace, reopened.
+    let fixed = stdout(&bankwise(&["fix", "--unsafe-fixes", &namespaced]));
     assert!(
-        stderr(&fixed).contains(
-            "`wt::loadFromGmem` is called through its namespace, and its copy would be outside it"
-        ),
+        fixed.contains(
+            "namespace wt {\ntemplate <int BM, int BK>\n__device__ void loadFromGmem_bankwise_As("
+        ) && fixed.contains("} // namespace wt\n")
+            && fixed.contains("    wt::loadFromGmem_bankwise_As<BM, BK>(A, As, lda);"),
+        "{fixed}"
+    );
+    // From a kernel inside a namespace, `wt::` could name another namespace: left alone.
+    let nested = dir.path().join("nested.cu");
+    let namespaced_kernel = kernel("wt::loadFromGmem<BM, BK>").replace(
+        "int main() { sgemmWarptiled",
+        "}\nint main() { app::sgemmWarptiled",
+    );
+    std::fs::write(
+        &nested,
+        format!("namespace wt {{\n{helper}}}\nnamespace app {{\n{namespaced_kernel}"),
+    )
+    .expect("written");
+    let fixed = bankwise(&["fix", "--unsafe-fixes", "--diff", &nested.to_string_lossy()]);
+    assert!(
+        stderr(&fixed).contains("is called through its namespace from inside braces"),
         "{}",
         stderr(&fixed)
     );

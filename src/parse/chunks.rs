@@ -37,6 +37,19 @@ pub fn whole(text: &str) -> Vec<Range<usize>> {
     std::iter::once(0..text.len()).collect()
 }
 
+/// How many braces are open at byte `offset` of `text` (comments, literals and directives
+/// skipped): 0 at file scope, 1 inside a namespace's braces at its top, and so on.
+pub fn brace_depth_at(text: &str, offset: usize) -> usize {
+    let bytes = text.as_bytes();
+    let end = offset.min(bytes.len());
+    let mut scanner = Scanner::default();
+    let mut i = 0;
+    while i < end {
+        i = scanner.step(bytes, i);
+    }
+    usize::try_from(scanner.braces).unwrap_or(0)
+}
+
 #[derive(Default)]
 struct Scanner {
     braces: i64,

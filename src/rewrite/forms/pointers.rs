@@ -87,10 +87,14 @@ pub(super) fn through_pointers(
     for &(at, callee) in &graph.calls {
         let text = target.source.text;
         let callee_name = &target.functions[graph.callees[callee]].name;
-        let open = call_paren(text, at, callee_name.len()).ok_or("a call without its `(`")?;
+        let (_, name_at) = qualifier_at(text, at);
+        let open = call_paren(text, name_at, callee_name.len()).ok_or("a call without its `(`")?;
         let close = matching_paren(text, open).ok_or("a call without its `)`")?;
-        let name_end = at + callee_name.len();
-        let mut edits = vec![Edit::replace(at..name_end, format!("{callee_name}_{name}"))];
+        let name_end = name_at + callee_name.len();
+        let mut edits = vec![Edit::replace(
+            name_at..name_end,
+            format!("{callee_name}_{name}"),
+        )];
         if needs_base {
             let argument = match graph.container(at) {
                 Some(_) => BASE_PARAMETER.to_string(),
@@ -131,8 +135,39 @@ pub(super) fn through_pointers(
         let copy = crate::rewrite::edit::apply(text, &local).map_err(|e| e.to_string())?;
         let head = template_head(target.source.text, start)
             .map_or("", |head_start| &target.source.text[head_start..start]);
-        let copy = format!("{head}{copy}");
         let newline = target.source.newline;
+        // Called as `ns::f`, the copy goes in `namespace ns`, reopened: its body sees what the
+        // original's sees. A call from inside a copy is unqualified or relative to the
+        // callee's namespace, and the copy goes at file scope, which encloses every namespace.
+        let namespaces: Vec<String> = graph
+            .calls
+            .iter()
+            .filter(|&&(at, called)| called == c && graph.container(at).is_none())
+            .map(|&(at, _)| qualifier_at(target.source.text, at).0)
+            .collect();
+        let namespace = match namespaces.split_first() {
+            Some((first, rest)) if rest.iter().all(|n| n == first) => first.clone(),
+            Some(_) => {
+                return Err(format!(
+                    "`{}` is called through different namespaces",
+                    function.name
+                ))
+            }
+            None => String::new(),
+        };
+        let copy = if namespace.is_empty() {
+            format!("{head}{copy}")
+        } else {
+            let open: String = namespace
+                .split("::")
+                .map(|part| format!("namespace {part} {{{newline}"))
+                .collect();
+            let close: String = namespace
+                .rsplit("::")
+                .map(|part| format!("}} // namespace {part}{newline}"))
+                .collect();
+            format!("{open}{head}{copy}{newline}{close}")
+        };
         result.copies.push(FunctionCopy {
             name: format!("{}_{name}", function.name),
             original: function.name.clone(),
@@ -455,17 +490,24 @@ impl CallGraph {
 /// template, with no shared array of its own (a copy would have its own).
 pub(super) fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize, String> {
     let text = target.source.text;
-    let qualified: String = text[at..]
+    let (namespace, name_at) = qualifier_at(text, at);
+    let called: String = text[name_at..]
         .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
         .collect();
-    // The copy is written beside the array's function, outside any namespace.
-    if qualified.contains("::") {
-        return Err(format!(
-            "`{qualified}` is called through its namespace, and its copy would be outside it"
-        ));
+    // The copy of `ns::f` is written in `namespace ns { … }` beside the array's function,
+    // which must then be at file scope for the namespace to be the same one.
+    if !namespace.is_empty() {
+        let at_file_scope = target
+            .function_at
+            .is_some_and(|start| crate::parse::brace_depth_at(text, start) == 0);
+        if !at_file_scope {
+            return Err(format!(
+                "`{namespace}::{called}` is called through its namespace from inside braces \
+                 (a namespace or a class), where its copy's namespace would not be the same"
+            ));
+        }
     }
-    let called = qualified;
     let mut found = target
         .functions
         .iter()
@@ -496,7 +538,7 @@ pub(super) fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize,
             target.function
         ));
     }
-    if call_paren(text, at, called.len()).is_none() {
+    if call_paren(text, name_at, called.len()).is_none() {
         return Err(format!(
             "the call of `{called}` is not `{called}(…)` or `{called}<…>(…)`"
         ));
@@ -509,6 +551,24 @@ pub(super) fn callee_at(target: &Target, at: usize, name: &str) -> Result<usize,
         return Err(format!("the name `{copy}` is taken"));
     }
     Ok(index)
+}
+
+/// The namespace a call that starts at `at` names (`a::b` for `::a::b::f<…>(…)`, empty for
+/// `f(…)`) and where its unqualified name starts.
+fn qualifier_at(text: &str, at: usize) -> (String, usize) {
+    let path: &str = text.get(at..).map_or("", |rest| {
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(rest.len());
+        &rest[..end]
+    });
+    match path.rfind("::") {
+        Some(last) => (
+            path[..last].trim_start_matches("::").to_string(),
+            at + last + 2,
+        ),
+        None => (String::new(), at),
+    }
 }
 
 /// The offset of the `(` of the call whose name starts at `at` and is `name_len` bytes
