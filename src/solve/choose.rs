@@ -15,7 +15,6 @@ use super::soa::{is_relayout, struct_of_arrays};
 use super::space::{Candidate, Found, Space};
 use super::swizzle::{rap, repitch, rotated_swizzle, skew, swizzle};
 use super::ArrayProblem;
-use serde_json::{json, Value};
 
 /// Knobs of the choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,33 +91,6 @@ impl FamilyResult {
         self.extra_elements()
             .map(|e| e.saturating_mul(u64::from(elem_bytes)))
     }
-
-    /// A JSON summary: strategy, family, parameters, excess before and after (and per site),
-    /// ALU operations, extra bytes, CUDA expression for `i`, CuTe name, candidates evaluated,
-    /// whether the bound cut the search short, and why the family was skipped.
-    pub fn to_json(&self, excess_before: u64, elem_bytes: u32) -> Value {
-        match &self.best {
-            None => json!({
-                "strategy": self.strategy,
-                "skipped": self.skipped,
-            }),
-            Some(best) => json!({
-                "strategy": self.strategy,
-                "family": best.map.kind(),
-                "params": best.map.params(),
-                "excess_before": excess_before,
-                "excess_after": best.score.total,
-                "site_excess_after": best.score.per_site,
-                "worsens_a_site": best.score.worsens,
-                "alu": best.map.alu_ops(),
-                "extra_bytes": self.extra_bytes(elem_bytes),
-                "cuda": best.map.cuda("i"),
-                "cute": best.map.cute().map(|c| c.to_string()),
-                "candidates_evaluated": self.candidates,
-                "truncated": self.truncated,
-            }),
-        }
-    }
 }
 
 /// Every strategy's result for an array, and which one is chosen.
@@ -141,19 +113,6 @@ impl Choice {
     /// The chosen map (the identity when nothing allowed is better).
     pub fn map(&self) -> Option<&dyn AddressMap> {
         self.chosen().best.as_ref().map(|c| c.map.as_ref())
-    }
-
-    pub fn to_json(&self) -> Value {
-        json!({
-            "excess_before": self.excess_before,
-            "site_excess_before": self.site_excess_before,
-            "chosen": self.chosen().strategy,
-            "families": self
-                .families
-                .iter()
-                .map(|f| f.to_json(self.excess_before, self.elem_bytes))
-                .collect::<Vec<_>>(),
-        })
     }
 }
 
@@ -269,17 +228,16 @@ mod tests {
         assert_eq!(by_name(Family::Padding).excess_after(), Some(0));
         assert_eq!(by_name(Family::Padding).extra_elements(), Some(32));
         assert_eq!(by_name(Family::Identity).excess_after(), Some(992));
-        let json = choice.to_json();
-        assert_eq!(json["chosen"], "swizzle");
+        assert_eq!(choice.families.len(), Family::ALL.len());
+        let swizzle = by_name(Family::Swizzle);
+        let map = swizzle.best.as_ref().expect("a map").map.as_ref();
         assert_eq!(
-            json["families"].as_array().map(Vec::len),
-            Some(Family::ALL.len())
+            map.cute().map(|c| c.to_string()).as_deref(),
+            Some("Swizzle<5, 0, 5>")
         );
-        let swizzle = &json["families"][1];
-        assert_eq!(swizzle["cute"], "Swizzle<5, 0, 5>");
-        assert_eq!(swizzle["cuda"], "i ^ ((i >> 5) & 31)");
-        assert_eq!(swizzle["extra_bytes"], 0);
-        assert_eq!(json["families"][11]["extra_bytes"], 128);
+        assert_eq!(map.cuda("i"), "i ^ ((i >> 5) & 31)");
+        assert_eq!(swizzle.extra_bytes(4), Some(0));
+        assert_eq!(by_name(Family::Padding).extra_bytes(4), Some(128));
     }
 
     #[test]
