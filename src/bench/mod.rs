@@ -15,7 +15,7 @@ use crate::parse::{SharedArray, TypeTable};
 use crate::solve::kernel::{choose_kernel, KernelChoice, TIE_BREAK_LAMBDA};
 use crate::solve::space::Candidate;
 use crate::solve::{choose, ArrayProblem, Choice, Family, FamilyResult};
-use serde_json::{json, Map, Value};
+use serde::Serialize;
 use std::path::PathBuf;
 use trace::Trace;
 
@@ -303,33 +303,75 @@ impl Bench {
     /// `{"benchmarks": [{name, before, after: {family: n}, chosen, alu_added, extra_bytes}],
     /// "summary": {family: {"removed_pct": x}}}`; figures that are not known statically are
     /// null.
-    pub fn to_json(&self) -> Value {
-        let benchmarks: Vec<Value> = self
+    pub fn report(&self) -> BenchReport {
+        let benchmarks = self
             .kernels
             .iter()
-            .map(|k| {
-                let mut after = Map::new();
-                for column in Column::all() {
-                    after.insert(column.name().into(), json!(k.after_column(column)));
-                }
-                json!({
-                    "name": k.name,
-                    "before": k.before(),
-                    "after": after,
-                    "chosen": k.chosen_label(),
-                    "alu_added": k.alu_added(),
-                    "extra_bytes": k.extra_bytes(),
-                })
+            .map(|k| KernelReport {
+                name: k.name.clone(),
+                before: k.before(),
+                after: PerColumn(
+                    Column::all()
+                        .map(|column| (column.name(), k.after_column(column)))
+                        .collect(),
+                ),
+                chosen: k.chosen_label(),
+                alu_added: k.alu_added(),
+                extra_bytes: k.extra_bytes(),
             })
             .collect();
-        let mut summary = Map::new();
-        for column in Column::all() {
-            summary.insert(
-                column.name().into(),
-                json!({"removed_pct": self.removed_pct(column)}),
-            );
+        let summary = PerColumn(
+            Column::all()
+                .map(|column| {
+                    let removed_pct = self.removed_pct(column);
+                    (column.name(), RemovedShare { removed_pct })
+                })
+                .collect(),
+        );
+        BenchReport {
+            benchmarks,
+            summary,
         }
-        json!({"benchmarks": benchmarks, "summary": summary})
+    }
+}
+
+/// `bankwise bench --format json`.
+#[derive(Debug, Serialize)]
+pub struct BenchReport {
+    pub benchmarks: Vec<KernelReport>,
+    /// Per column, the mean share of the excess removed.
+    pub summary: PerColumn<RemovedShare>,
+}
+
+/// One benchmark kernel's row.
+#[derive(Debug, Serialize)]
+pub struct KernelReport {
+    pub name: String,
+    pub before: Option<u64>,
+    /// Per column (a family, `chosen`), the excess after.
+    pub after: PerColumn<Option<u64>>,
+    pub chosen: String,
+    pub alu_added: u32,
+    pub extra_bytes: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RemovedShare {
+    pub removed_pct: Option<f64>,
+}
+
+/// Values by column name, serialized as an object in the columns' order.
+#[derive(Debug)]
+pub struct PerColumn<T>(pub Vec<(&'static str, T)>);
+
+impl<T: Serialize> Serialize for PerColumn<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, value) in &self.0 {
+            map.serialize_entry(name, value)?;
+        }
+        map.end()
     }
 }
 

@@ -59,7 +59,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
         }
     };
     let output = match args.format {
-        BenchFormat::Json => serde_json::to_string_pretty(&bench.to_json()).map(|j| j + "\n"),
+        BenchFormat::Json => serde_json::to_string_pretty(&bench.report()).map(|j| j + "\n"),
         BenchFormat::Markdown => Ok(bench::markdown::results(&bench)),
         BenchFormat::Table5 => Ok(bench::markdown::table5(&bench)),
     };

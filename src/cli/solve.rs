@@ -69,7 +69,7 @@ pub fn run(args: SolveArgs) -> ExitCode {
     };
     let output = match args.format {
         Format::Text => Ok(solution.to_text()),
-        Format::Json => serde_json::to_string_pretty(&solution.to_json()).map(|j| j + "\n"),
+        Format::Json => serde_json::to_string_pretty(&solution.report()).map(|j| j + "\n"),
     };
     print_output(output)
 }

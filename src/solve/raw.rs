@@ -4,6 +4,7 @@
 use super::algebra::check_bijection;
 use super::bitvector::{exhaustive_xor, permutation};
 use super::exact::{exact_permutation, exact_xor, SEARCH_BOUND};
+use super::family::MapKind;
 use super::givargis::givargis;
 use super::maps::row_bits;
 use super::mih::mih;
@@ -11,7 +12,7 @@ use super::space::{Found, Space};
 use super::ArrayProblem;
 use crate::bank::BankConfig;
 use crate::cost::{SitePattern, Units};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 /// Most banks `bankwise solve` takes (the DMM experiments go up to 256).
 pub const MAX_BANKS: u32 = 256;
@@ -165,6 +166,38 @@ pub fn solve_addresses(
     })
 }
 
+/// `bankwise solve --format json`: one solution, field for field.
+#[derive(Debug, Serialize)]
+pub struct SolveReport {
+    pub method: &'static str,
+    pub xor: bool,
+    pub banks: u32,
+    pub address_bits: u32,
+    /// The XOR matrix's rows, as the address bits each bank bit reads (`--xor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<Vec<Vec<u32>>>,
+    /// The address bit each bank bit is (a permutation).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bits: Option<Vec<u32>>,
+    pub candidates_evaluated: u64,
+    pub truncated: bool,
+    pub excess_before: u64,
+    pub excess_after: u64,
+    pub map: SolvedMap,
+}
+
+/// The map a solution found.
+#[derive(Debug, Serialize)]
+pub struct SolvedMap {
+    pub family: MapKind,
+    /// The family's own parameters.
+    pub params: serde_json::Value,
+    /// The map as a CUDA expression of the address `a`.
+    pub cuda: String,
+    pub alu: u32,
+    pub cute: Option<String>,
+}
+
 impl RawSolution {
     fn bank_rows(&self) -> Vec<u64> {
         let map = self.found.best.map.as_ref();
@@ -175,32 +208,36 @@ impl RawSolution {
 
     /// `{"method", "bits" or "matrix", "candidates_evaluated", "excess_before",
     /// "excess_after", "map"}` (issue 5), with `xor`, `banks`, `address_bits` and `truncated`.
-    pub fn to_json(&self) -> Value {
+    pub fn report(&self) -> SolveReport {
         let map = self.found.best.map.as_ref();
         let rows = self.bank_rows();
-        let mut out = json!({
-            "method": self.method.name(),
-            "xor": self.xor,
-            "banks": self.banks,
-            "address_bits": self.address_bits,
-        });
-        if self.xor {
-            out["matrix"] = json!(row_bits(&rows));
+        let (matrix, bits) = if self.xor {
+            (Some(row_bits(&rows)), None)
         } else {
-            out["bits"] = json!(rows.iter().map(|r| r.trailing_zeros()).collect::<Vec<_>>());
+            (
+                None,
+                Some(rows.iter().map(|r| r.trailing_zeros()).collect()),
+            )
+        };
+        SolveReport {
+            method: self.method.name(),
+            xor: self.xor,
+            banks: self.banks,
+            address_bits: self.address_bits,
+            matrix,
+            bits,
+            candidates_evaluated: self.found.candidates,
+            truncated: self.found.truncated,
+            excess_before: self.excess_before,
+            excess_after: self.found.best.score.total,
+            map: SolvedMap {
+                family: map.kind(),
+                params: map.params(),
+                cuda: map.cuda("a"),
+                alu: map.alu_ops(),
+                cute: map.cute().map(|c| c.to_string()),
+            },
         }
-        out["candidates_evaluated"] = json!(self.found.candidates);
-        out["truncated"] = json!(self.found.truncated);
-        out["excess_before"] = json!(self.excess_before);
-        out["excess_after"] = json!(self.found.best.score.total);
-        out["map"] = json!({
-            "family": map.kind(),
-            "params": map.params(),
-            "cuda": map.cuda("a"),
-            "alu": map.alu_ops(),
-            "cute": map.cute().map(|c| c.to_string()),
-        });
-        out
     }
 
     pub fn to_text(&self) -> String {
@@ -257,13 +294,19 @@ mod tests {
     fn figure_6_by_every_method() {
         let sets = [vec![27, 12, 6, 19, 11, 4, 28, 3]];
         let mih = solve_addresses(&sets, 8, None, Method::Mih, false).expect("solves");
-        let json = mih.to_json();
-        assert_eq!(json["bits"], json!([0, 3, 4]));
-        assert_eq!(json["excess_before"], 3);
-        assert_eq!(json["excess_after"], 1);
-        assert_eq!(json["candidates_evaluated"], 5);
+        let report = mih.report();
+        assert_eq!(report.bits, Some(vec![0, 3, 4]));
+        assert_eq!(report.matrix, None);
+        assert_eq!(
+            (
+                report.excess_before,
+                report.excess_after,
+                report.candidates_evaluated
+            ),
+            (3, 1, 5)
+        );
         let exact = solve_addresses(&sets, 8, None, Method::Exact, true).expect("solves");
-        assert_eq!(exact.to_json()["excess_after"], 0);
+        assert_eq!(exact.report().excess_after, 0);
         assert!(exact.to_text().contains("excess wavefronts: 3 -> 0"));
     }
 
