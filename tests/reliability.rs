@@ -784,3 +784,28 @@ fn a_function_past_the_request_budget_is_not_simulated() {
         "{out}"
     );
 }
+
+/// Found by the fuzzer (seed 2027, input 450099, of 1,000,000): a mutant of suite/fft.cu
+/// with `fl POINTS;` in a kernel, where `POINTS` is `#define POINTS 512`. The front end took
+/// it for a local variable; fix's output wrote the extent `2 * POINTS` into a subscript, and
+/// its second analysis read that as the variable (data-dependent): an internal error. C reads
+/// `fl 512;`: a syntax error, and the kernel is not analysed.
+#[test]
+fn a_declaration_of_an_object_like_macro_is_a_syntax_error() {
+    let text = "#define POINTS 512\n#define ALIAS other\n// bankwise: block=256\n\
+                __global__ void k(float *data)\n{\n    __shared__ float buf[2 * POINTS];\n    \
+                float POINTS;\n    buf[threadIdx.x * 2] = data[0];\n    data[1] = buf[threadIdx.x];\n}\n\
+                // bankwise: block=256\n__global__ void ok(float *data)\n{\n    \
+                __shared__ float s[POINTS];\n    int ALIAS = 2;\n    \
+                s[threadIdx.x * ALIAS] = data[0];\n    data[1] = s[threadIdx.x];\n}\n";
+    let out = survives("macro_declared.cu", text);
+    assert!(
+        out.contains(
+            "7:11: error: syntax error: the declared name is an object-like macro, which expands \
+             to something that is not a name"
+        ),
+        "{out}"
+    );
+    // A macro that expands to a name declares that name, as C does: still analysed.
+    assert!(out.contains("2-way bank conflict writing `s`"), "{out}");
+}

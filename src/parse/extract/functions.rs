@@ -414,15 +414,19 @@ impl Extractor<'_> {
     ///   reads `template <int N> x = …` there as one.
     /// - A structured binding that is not `auto [a, b] = …`: tree-sitter reads the typeless
     ///   `extern h[y][x] = …` as a binding `[y]` of type `h` with an extent `[x]`.
+    /// - A declaration of a name that is an object-like macro (see `declared_macro`).
     fn invalid_in_body(&mut self, body: Node) -> Option<Location> {
-        let text = self.text(body);
-        if !text.contains("template") && !text.contains('[') {
-            return None;
-        }
         let mut found = None;
         walk(body, |n| {
             if found.is_none() {
                 found = match symbols::kind(n) {
+                    "declaration" => self.declared_macro(n).map(|at| {
+                        (
+                            at,
+                            "the declared name is an object-like macro, which expands to \
+                             something that is not a name",
+                        )
+                    }),
                     "template_declaration" => Some((
                         self.at(n),
                         "a template cannot be declared inside a function body",
@@ -440,6 +444,25 @@ impl Extractor<'_> {
         self.diagnose(Severity::Error, at, format!("syntax error: {why}"));
         self.syntax_errors.push(at);
         Some(at)
+    }
+}
+
+impl Extractor<'_> {
+    /// Where `declaration` declares a name that is an object-like macro whose body is not a
+    /// name (`fl POINTS;` under `#define POINTS 512`: C reads `fl 512;`), if it does.
+    fn declared_macro(&self, declaration: Node) -> Option<Location> {
+        children_in(declaration, FIELDS.declarator)
+            .into_iter()
+            .map(|d| (d, leftmost_identifier(d, self.src)))
+            .find(|(_, name)| {
+                self.env.macro_named(name).is_some_and(|m| {
+                    let body = m.body.trim();
+                    m.params.is_none()
+                        && !(body.starts_with(|c: char| c.is_alphabetic() || c == '_')
+                            && body.chars().all(|c| c.is_alphanumeric() || c == '_'))
+                })
+            })
+            .map(|(d, _)| self.at(d))
     }
 }
 
