@@ -187,6 +187,12 @@ impl ConstEnv {
             .or_else(|| self.macros.get(name))
     }
 
+    /// A macro the source defines (`#define`), not one from the command line: `-D BS=128`
+    /// may only bind a template parameter for the analysis.
+    pub fn source_macro(&self, name: &str) -> Option<&Macro> {
+        self.macros.get(name)
+    }
+
     pub fn is_defined(&self, name: &str) -> bool {
         self.macro_named(name).is_some()
     }

@@ -455,7 +455,7 @@ impl Extractor<'_> {
             .into_iter()
             .map(|d| (d, leftmost_identifier(d, self.src)))
             .find(|(_, name)| {
-                self.env.macro_named(name).is_some_and(|m| {
+                self.env.source_macro(name).is_some_and(|m| {
                     let body = m.body.trim();
                     m.params.is_none()
                         && !(body.starts_with(|c: char| c.is_alphabetic() || c == '_')
