@@ -1,4 +1,4 @@
-//! Iterative walks over syntax trees ([`walk`], [`walk_with_ancestors`], [`Preorder`]), a
+//! Iterative walks over syntax trees ([`walk`], [`Preorder`]), a
 //! use's ancestor chain ([`Lineage`]) and the child lists the other walks are built from.
 use crate::parse::syntax::Node;
 
@@ -75,39 +75,6 @@ impl<'t> Lineage<'t> {
     }
 }
 
-/// Like [`walk`], also passing each node's ancestors (root first, `root` included).
-pub(super) fn walk_with_ancestors<'t>(
-    root: Node<'t>,
-    mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool,
-) {
-    let mut cursor = root.walk();
-    let mut ancestors: Vec<Node<'t>> = Vec::new();
-    let mut descend = visit(root, &ancestors);
-    loop {
-        if descend {
-            let parent = cursor.node();
-            if cursor.goto_first_child() {
-                ancestors.push(parent);
-                descend = visit(cursor.node(), &ancestors);
-                continue;
-            }
-        }
-        loop {
-            if cursor.node() == root {
-                return;
-            }
-            if cursor.goto_next_sibling() {
-                descend = visit(cursor.node(), &ancestors);
-                break;
-            }
-            if !cursor.goto_parent() {
-                return;
-            }
-            ancestors.pop();
-        }
-    }
-}
-
 /// The nodes of a subtree in source order (pre-order), for the walks a function body gets
 /// several times: the flat tree stores them in that order, so a walk is a pass over an
 /// array range.
@@ -129,7 +96,8 @@ impl<'t> Preorder<'t> {
         }
     }
 
-    /// [`walk_with_ancestors`] over the subtree.
+    /// Like [`walk`] over the subtree, also passing each node's ancestors (root first, the
+    /// root included).
     pub(super) fn walk_with_ancestors(&self, mut visit: impl FnMut(Node<'t>, &[Node<'t>]) -> bool) {
         let mut ancestors: Vec<Node<'t>> = Vec::new();
         let mut next = Some(self.root);
