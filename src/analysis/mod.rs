@@ -183,6 +183,7 @@ pub fn analyse_text(
     let costs = parallel::map(parsed.functions.len(), FUNCTIONS_PER_THREAD, |i| {
         costs_of(&parsed.functions[i], affine[i].as_deref(), &options.bank)
     });
+    let diagnostics_before = diagnostics.len();
     let mut per_function = Vec::with_capacity(costs.len());
     for (((block, affine), (costs, over_budget)), function) in blocks
         .into_iter()
@@ -207,7 +208,10 @@ pub fn analyse_text(
             over_budget,
         });
     }
-    diagnostics.sort_by_key(|d| d.at);
+    // Sorted above; again only when a budget warning joined them.
+    if diagnostics.len() > diagnostics_before {
+        diagnostics.sort_by_key(|d| d.at);
+    }
     AnalysedFile {
         path: path.to_path_buf(),
         parsed,

@@ -194,8 +194,8 @@ impl<'s> Extractor<'s> {
             if is_dead(node) {
                 return false;
             }
-            let innermost = scopes.last().map_or(body.id(), |&(_, id)| id);
-            let scope = || innermost;
+            // The innermost scope around the node (the body's for its own statements).
+            let scope = scopes.last().map_or(body.id(), |&(_, id)| id);
             match symbols::kind(node) {
                 // Operands of sizeof/alignof/decltype are not evaluated: no access.
                 "sizeof_expression" | "alignof_expression" | "decltype" => return false,
@@ -268,12 +268,12 @@ impl<'s> Extractor<'s> {
             // Checked before collecting: most nodes declare no array.
             if (0..local_count).any(|i| declares(&i)) {
                 let declared = (0..local_count).filter(declares);
-                shared_in_scope.entry(scope()).or_default().extend(declared);
+                shared_in_scope.entry(scope).or_default().extend(declared);
             } else if matches!(symbols::kind(node), "declaration" | "parameter_declaration") {
                 let names = children_in(node, FIELDS.declarator)
                     .into_iter()
                     .map(|d| leftmost_identifier(d, self.src).to_string());
-                others_in_scope.entry(scope()).or_default().extend(names);
+                others_in_scope.entry(scope).or_default().extend(names);
             }
             if is_scope(symbols::kind(node)) {
                 scopes.push((depth, node.id()));
@@ -447,9 +447,7 @@ impl Extractor<'_> {
         self.syntax_errors.push(at);
         Some(at)
     }
-}
 
-impl Extractor<'_> {
     /// Where `declaration` declares a name that is an object-like macro whose body is not a
     /// name (`fl POINTS;` under `#define POINTS 512`: C reads `fl 512;`), if it does.
     fn declared_macro(&self, declaration: Node) -> Option<Location> {

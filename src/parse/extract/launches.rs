@@ -438,7 +438,6 @@ fn launch_calls<'t>(root: Node<'t>, src: &str) -> Vec<(Node<'t>, Node<'t>, Node<
     found
 }
 
-/// The comment directly above `node` (on the line before it, or the same line).
 /// The run of comments directly above byte `start`, nearest first: each ends on the line
 /// above the next (or on its line), with only white space between.
 fn comments_directly_above(spans: &[Range<usize>], src: &str, start: usize) -> Vec<Range<usize>> {

@@ -605,26 +605,8 @@ fn call_paren(text: &str, at: usize, name_len: usize) -> Option<usize> {
 /// Where the `template <…>` head of the function that starts at `start` begins, when the
 /// text right before the function is one.
 fn template_head(text: &str, start: usize) -> Option<usize> {
-    let before = text.get(..start)?.trim_end();
-    if !before.ends_with('>') {
-        return None;
-    }
-    let mut depth = 0usize;
-    let mut open = None;
-    for (i, c) in before.char_indices().rev() {
-        match c {
-            '>' => depth += 1,
-            '<' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    open = Some(i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let keyword = before[..open?].trim_end();
+    let inner = text.get(..start)?.trim_end().strip_suffix('>')?;
+    let keyword = inner[..super::matching_open_angle(inner)?].trim_end();
     keyword
         .strip_suffix("template")
         .filter(|rest| !rest.ends_with(|c: char| c.is_alphanumeric() || c == '_'))
