@@ -9,6 +9,7 @@ mod exec_tests;
 mod pointer_tests;
 #[cfg(test)]
 mod properties;
+mod share;
 mod sym;
 
 pub use class::{classify, lane_thread, Class};

@@ -541,6 +541,7 @@ pub fn analyse_function(
     }
     result.sites = sites;
     result.aliases = aliases;
+    result.share_subtrees();
     result
 }
 
