@@ -1,6 +1,9 @@
 //! `bankwise check`: the report of every shared array and access.
 use super::sources::gather;
-use super::{inputs, write_stdout, AnalysisArgs, RunArgs, EXIT_CONFLICTS, EXIT_INPUT_ERROR};
+use super::{
+    inputs, json_to_stdout, write_stdout, write_stdout_with, AnalysisArgs, RunArgs, EXIT_CONFLICTS,
+    EXIT_INPUT_ERROR,
+};
 use bankwise::analysis::{AnalysedFile, Options};
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
@@ -196,19 +199,17 @@ pub fn run(args: CheckArgs) -> ExitCode {
             );
         }
     }
-    let output = match args.format {
+    let written = match args.format {
         CheckFormat::Text if snippets => {
             let files: Vec<(&AnalysedFile, &str)> = analysed
                 .iter()
                 .zip(&texts)
                 .map(|(file, text)| (file, text.as_str()))
                 .collect();
-            Ok(report::snippets(&files, &shown, color))
+            write_stdout(&report::snippets(&files, &shown, color))
         }
-        CheckFormat::Text => Ok(report::text(&analysed, &shown)),
-        CheckFormat::Json => {
-            serde_json::to_string_pretty(&report::json(&analysed, &shown)).map(|j| j + "\n")
-        }
+        CheckFormat::Text => write_stdout_with(|out| report::write_text(out, &analysed, &shown)),
+        CheckFormat::Json => json_to_stdout(&report::json(&analysed, &shown)),
         CheckFormat::Sarif => {
             let files: Vec<sarif::SarifFile> = analysed
                 .iter()
@@ -220,17 +221,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     fix: fix.as_ref(),
                 })
                 .collect();
-            serde_json::to_string_pretty(&sarif::sarif(&files, Path::new("."), &shown))
-                .map(|j| j + "\n")
+            json_to_stdout(&sarif::sarif(&files, Path::new("."), &shown))
         }
     };
-    match output {
-        Ok(output) => failed |= !write_stdout(&output),
-        Err(err) => {
-            bankwise::say!("bankwise: error: cannot write JSON: {err}");
-            failed = true;
-        }
-    }
+    failed |= !written;
     // A conflict silenced or left out is not one CI should fail on.
     let conflicts = args.deny_conflicts
         && analysed.iter().any(|file| {

@@ -309,8 +309,16 @@ fn write_stdout(text: &str) -> bool {
 
 /// [`write_stdout`] for bytes that need not be UTF-8 (a fixed file's).
 fn write_stdout_bytes(bytes: &[u8]) -> bool {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+    write_stdout_with(|out| out.write_all(bytes))
+}
+
+/// Writes to stdout through a buffer as `write` makes the output, so that a large report is
+/// never held whole; a closed pipe is not an error.
+fn write_stdout_with(
+    write: impl FnOnce(&mut std::io::BufWriter<std::io::StdoutLock>) -> std::io::Result<()>,
+) -> bool {
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    match write(&mut stdout).and_then(|()| stdout.flush()) {
         Ok(()) => true,
         Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => true,
         Err(err) => {
@@ -318,6 +326,14 @@ fn write_stdout_bytes(bytes: &[u8]) -> bool {
             false
         }
     }
+}
+
+/// `value` as pretty JSON and a newline on stdout, written as it is serialised.
+fn json_to_stdout(value: &impl serde::Serialize) -> bool {
+    write_stdout_with(|out| {
+        serde_json::to_writer_pretty(&mut *out, value)?;
+        writeln!(out)
+    })
 }
 
 /// `--show-settings`: the settings in effect for each source, then exit 0 (2 when a

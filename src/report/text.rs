@@ -7,28 +7,29 @@ use crate::analysis::AnalysedFile;
 use crate::parse::{LineIndex, Severity};
 use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
-/// The text lines of every finding of `files`.
-pub fn text(files: &[AnalysedFile], shown: &Shown) -> String {
-    let mut out = String::new();
+/// Writes the text line of every finding of `files` to `out`, as they are made: a `-v`
+/// report of a large file is tens of megabytes that need not be held at once.
+pub fn write_text(out: &mut impl Write, files: &[AnalysedFile], shown: &Shown) -> io::Result<()> {
     for file in files {
-        // The path rendered once, and each line written straight into `out`.
+        // The path rendered once per file.
         let path = file.path.display().to_string();
         for finding in shown_findings(file, shown) {
-            let _ = write!(
+            write!(
                 out,
                 "{path}:{}: {}: {}",
                 finding.at,
                 finding.severity.as_str(),
                 finding.message
-            );
-            let _ = match finding.rule {
-                Some(rule) => writeln!(out, " [{}]", rule.id()),
-                None => writeln!(out),
-            };
+            )?;
+            match finding.rule {
+                Some(rule) => writeln!(out, " [{}]", rule.id())?,
+                None => writeln!(out)?,
+            }
         }
     }
-    out
+    Ok(())
 }
 
 /// The findings of `files` (each with its text) with their source lines: the form a terminal
