@@ -303,6 +303,21 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        path: "testdata/specifier_macros.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "raftTranspose",
+                "raftTranspose(bankwise::buffer(0), bankwise::buffer(1), 64)",
+            ),
+            launch(
+                "ggmlColumns",
+                "ggmlColumns(bankwise::buffer(0), bankwise::buffer(1), 64)",
+            ),
+            launch("tcnnScale", "tcnnScale(bankwise::buffer(0), Scale{2.0f})"),
+        ],
+    },
+    Case {
         path: "testdata/template_helpers.cu",
         flags: &[],
         launches: &[
@@ -1623,11 +1638,11 @@ fn fix_keeps_every_result_and_its_predicted_conflicts() {
     println!("{report}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // With the oracle's flags, `--block mystery=32x4` makes block_hints.cu's `q_tile`
-    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 22 testdata
-    // files and 32 arrays (two more of each than `fix` without flags), and 12 files and 20
+    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 23 testdata
+    // files and 34 arrays (two more of each than `fix` without flags), and 12 files and 20
     // arrays of the suite.
-    assert_eq!(fixed, 34);
-    assert_eq!(report.matches("predicted").count(), 52, "{report}");
+    assert_eq!(fixed, 35);
+    assert_eq!(report.matches("predicted").count(), 54, "{report}");
 }
 
 /// One value a rewrite rests on, changed after `fix` as a later build might: a `-D` value

@@ -11,6 +11,7 @@ mod model;
 mod packed;
 mod pragmas;
 mod source;
+mod specifiers;
 mod suppress;
 mod symbols;
 mod syntax;

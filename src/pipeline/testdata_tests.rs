@@ -68,6 +68,9 @@ fn choices_on_the_testdata_kernels() {
         // Stored by template helpers called with template arguments.
         ("gemmTiles", "As", 960, 0, "bitvector-xor"),
         ("gemmTilesScoped", "As2", 960, 0, "bitvector-xor"),
+        // Declared through specifier macros (RAFT, ggml).
+        ("raftTranspose", "tile", 992, 0, "swizzle"),
+        ("ggmlColumns", "buf", 992, 0, "swizzle"),
     ];
     let options = Options::default();
     let mut paths: Vec<_> = std::fs::read_dir("testdata")

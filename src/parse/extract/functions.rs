@@ -23,7 +23,10 @@ impl<'s> Extractor<'s> {
             FunctionKind::Kernel
         } else if has_modifier(node, self.src, "__device__") {
             FunctionKind::Device
-        } else if let Some(kind) = self.kind_behind_macro(node, &name) {
+        } else if let Some(kind) = self
+            .kind_behind_macro(node, &name)
+            .or_else(|| self.kind_from_specifier_macros(node))
+        {
             kind
         } else {
             return;
@@ -66,7 +69,12 @@ impl<'s> Extractor<'s> {
             template_args: Vec::new(),
             bindings: Bindings::default(),
             at: self.at(node),
-            span: Span::of(node),
+            span: Span {
+                start: self
+                    .specifier_macros_before(node)
+                    .unwrap_or(node.start_byte()),
+                end: node.end_byte(),
+            },
             launch_bounds: None,
             annotated_block,
             assumed_before: assumed_before(self.text(body)),
@@ -376,6 +384,40 @@ impl Extractor<'_> {
             _ if launched && self.env.types.layout(written).is_none() => Some(FunctionKind::Kernel),
             _ => None,
         }
+    }
+}
+
+impl Extractor<'_> {
+    /// The kind of a function whose `__global__` or `__device__` comes from a specifier macro
+    /// parsed as spaces (`DI float f(…)`, `constexpr HDI int g(…)`): one written among its
+    /// specifiers, or just before them (after a template head).
+    /// Where the specifier macros parsed as spaces just before `function` start (`DI` in
+    /// `DI float f(…)`): the function's text starts there, so that a copy keeps them.
+    fn specifier_macros_before(&self, function: Node) -> Option<usize> {
+        let before = self.src[..function.start_byte()].trim_end().len();
+        self.specifier_uses
+            .iter()
+            .find(|u| u.range.start >= before && u.range.end <= function.start_byte())
+            .map(|u| u.range.start)
+    }
+
+    fn kind_from_specifier_macros(&self, function: Node) -> Option<FunctionKind> {
+        let declarator = child(function, FIELDS.declarator)?.start_byte();
+        let before = self.src[..function.start_byte()].trim_end().len();
+        let uses = self
+            .specifier_uses
+            .iter()
+            .filter(|u| u.range.start >= before && u.range.end <= declarator);
+        let mut kind = None;
+        for found in uses {
+            if found.spaces.global {
+                return Some(FunctionKind::Kernel);
+            }
+            if found.spaces.device {
+                kind = Some(FunctionKind::Device);
+            }
+        }
+        kind
     }
 }
 

@@ -26,9 +26,11 @@ use super::ast::compact_text;
 use super::consts::{Bindings, ConstEnv};
 use super::model::*;
 use super::source::LineIndex;
+use super::specifiers::{self, SpecifierUse};
 use super::symbols::{self, child, FIELDS};
 use super::syntax::{Node, SyntaxTree};
 use crate::parse::include::Prelude;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 /// Source bytes parsed as one tree: larger files are split at top-level boundaries. A
@@ -81,6 +83,9 @@ struct Extractor<'s> {
     sizing_launches: Vec<LaunchSite>,
     /// The byte range of every comment in the file, found in one scan when first asked.
     comment_spans: std::cell::OnceCell<Vec<std::ops::Range<usize>>>,
+    /// Uses of macros standing for `__global__`/`__device__` that were parsed as spaces, in
+    /// order ([`specifiers`]).
+    specifier_uses: &'s [SpecifierUse],
 }
 
 /// Syntax errors reported one by one per file; the rest are counted in one note.
@@ -135,7 +140,75 @@ pub fn extract_with(
     let parsed = super::pragmas::blank_loop_pragmas(src, |name| {
         macro_body(name, src, defines, prelude).is_some_and(|body| super::pragmas::is_code(&body))
     });
-    extract_parsed(&parsed, defines, prelude, launches_elsewhere)
+    let (parsed, specifier_uses) = mask_specifier_macros(parsed, defines, prelude);
+    extract_parsed(
+        &parsed,
+        defines,
+        prelude,
+        launches_elsewhere,
+        &specifier_uses,
+    )
+}
+
+/// `src` with the uses of macros that stand for declaration specifiers parsed as the
+/// specifiers that matter ([`specifiers`]), from every definition the file, `-D` and the
+/// headers give.
+fn mask_specifier_macros<'s>(
+    src: Cow<'s, str>,
+    defines: &[String],
+    prelude: &Prelude,
+) -> (Cow<'s, str>, Vec<SpecifierUse>) {
+    let own = specifiers::file_definitions(&src);
+    let command_line: Vec<(&str, Option<Vec<String>>, &str)> = defines
+        .iter()
+        .map(|d| {
+            let (head, body) = d.split_once('=').unwrap_or((d, "1"));
+            match head.split_once('(') {
+                Some((name, params)) => (
+                    name,
+                    Some(
+                        params
+                            .trim_end_matches(')')
+                            .split(',')
+                            .map(|p| p.trim().to_string())
+                            .collect(),
+                    ),
+                    body,
+                ),
+                None => (head, None, body),
+            }
+        })
+        .collect();
+    let definitions = |name: &str| -> Vec<specifiers::Definition> {
+        let mut all: Vec<specifiers::Definition> = own
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(specifiers::FileDefinition::definition)
+            .collect();
+        for (defined, params, body) in &command_line {
+            if *defined == name {
+                all.push(specifiers::Definition {
+                    params: params.as_deref(),
+                    body,
+                });
+            }
+        }
+        for (defined, params, body) in &prelude.macros {
+            if defined == name {
+                all.push(specifiers::Definition {
+                    params: params.as_deref(),
+                    body,
+                });
+            }
+        }
+        all
+    };
+    let (masked, uses) = specifiers::mask_specifier_macros(&src, &definitions);
+    match masked {
+        Cow::Borrowed(_) => (src, uses),
+        Cow::Owned(text) => (Cow::Owned(text), uses),
+    }
 }
 
 /// The replacement text of macro `name` as the file, `-D` or the headers define it.
@@ -169,6 +242,7 @@ fn extract_parsed(
     defines: &[String],
     prelude: &Prelude,
     launches_elsewhere: &[LaunchSite],
+    specifier_uses: &[SpecifierUse],
 ) -> ParsedFile {
     // Parse plans, cheapest first: 32 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
@@ -184,7 +258,14 @@ fn extract_parsed(
         }));
     let mut best: Option<(usize, Extractor)> = None;
     for plan in plans {
-        let (clean, ex) = Extractor::run(src, defines, prelude, launches_elsewhere, &plan);
+        let (clean, ex) = Extractor::run(
+            src,
+            defines,
+            prelude,
+            launches_elsewhere,
+            specifier_uses,
+            &plan,
+        );
         if clean {
             return ex.finish();
         }
@@ -205,6 +286,7 @@ fn extract_parsed(
             defines,
             prelude,
             launches_elsewhere,
+            specifier_uses,
             &super::chunks::whole(src),
         )
         .1
@@ -220,11 +302,13 @@ impl<'s> Extractor<'s> {
         defines: &[String],
         prelude: &Prelude,
         launches_elsewhere: &[LaunchSite],
+        specifier_uses: &'s [SpecifierUse],
         ranges: &[std::ops::Range<usize>],
     ) -> (bool, Self) {
         let mut env = ConstEnv::with_command_line(defines);
         prelude.seed(&mut env);
         let mut ex = Extractor::new(src, env);
+        ex.specifier_uses = specifier_uses;
         let mut clean = true;
         let mut consume = |ex: &mut Extractor,
                            range: &std::ops::Range<usize>,
@@ -357,6 +441,7 @@ impl<'s> Extractor<'s> {
             comment_spans: std::cell::OnceCell::new(),
             sizing_launches: Vec::new(),
             template_calls: Vec::new(),
+            specifier_uses: &[],
         }
     }
 

@@ -66,12 +66,13 @@ void host{i}(float *p) {{ kernel{i}<4><<<1, dim3(T{i}, 4)>>>(p); kernel{i}<<<1, 
         &defines,
         &Prelude::default(),
         &[],
+        &[],
         &super::super::chunks::whole(&src),
     );
     let chunks = super::super::chunks::top_level_chunks(&src, 1024);
     assert!(chunks.len() > 20, "{} chunks", chunks.len());
     let (chunked_clean, chunked) =
-        Extractor::run(&src, &defines, &Prelude::default(), &[], &chunks);
+        Extractor::run(&src, &defines, &Prelude::default(), &[], &[], &chunks);
     assert!(whole_clean && chunked_clean);
     let whole = summary(&whole.finish());
     assert_eq!(whole, summary(&chunked.finish()));
