@@ -809,3 +809,23 @@ fn a_declaration_of_an_object_like_macro_is_a_syntax_error() {
     // A macro that expands to a name declares that name, as C does: still analysed.
     assert!(out.contains("2-way bank conflict writing `s`"), "{out}");
 }
+
+/// Found by the fuzzer (seed 9001, input 444, of 40,000): a mutant of suite/fft.cu whose
+/// extent reads `2 * (uint4 *)POINTS`. The extent was evaluated through the cast as 1024, so
+/// the array was rewritten, the extent's text went into a subscript, and the second analysis
+/// read the cast as data: an internal error. A cast to a pointer is no integer constant.
+#[test]
+fn an_extent_through_a_pointer_cast_is_unknown() {
+    let text = "#define POINTS 512\n// bankwise: block=256\n\
+                __global__ void k(float *data)\n{\n    \
+                __shared__ float buf[2][2 * (uint4 *)POINTS];\n    \
+                buf[0][threadIdx.x * 2] = data[0];\n    data[1] = buf[1][threadIdx.x];\n}\n";
+    let out = survives("pointer_extent.cu", text);
+    assert!(
+        out.contains(
+            "5:22: warning: extent `2 * (uint4 *)POINTS` of `buf` in `k` is unknown: a cast to \
+             `uint4 *` is not an integer constant"
+        ),
+        "{out}"
+    );
+}
