@@ -61,8 +61,10 @@ fn directories_are_searched_for_cuda_files() {
 }
 
 /// CUTLASS's layout kernels are templates over the element type that only tests
-/// instantiate: the warning names the flag, and `-D T=half` binds the type as `-D N=128`
-/// binds an integer parameter.
+/// instantiate: with nothing in view binding `T`, the kernel is analysed for 2-, 4- and
+/// 8-byte elements, one instance each (the padding of 33 is right for `float`, 2-way for
+/// `__half`), the warning says so and each conflict names its assumption; `-D T=half` binds
+/// the type as `-D N=128` binds an integer parameter.
 #[test]
 fn a_type_template_parameter_is_bound_by_a_define() {
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -81,12 +83,60 @@ fn a_type_template_parameter_is_bound_by_a_define() {
     )
     .expect("written");
     let path = path.to_string_lossy().into_owned();
-    let unbound = bankwise(&["check", "-v", &path]);
+    let unbound = bankwise(&["check", &path]);
+    let text = stdout(&unbound);
     assert!(
-        stdout(&unbound)
-            .contains("element type `T` of `buf` in `toNchw` has no known size; pass -D T=<type>"),
+        text.contains(
+            "element type `T` of `buf` in `toNchw` is bound by no instantiation or launch in \
+             view; analysed as `float`, `__half`, `double`, one instance each"
+        ),
+        "{text}"
+    );
+    let conflicts: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("bank conflict"))
+        .collect();
+    assert_eq!(conflicts.len(), 1, "{text}");
+    assert!(
+        conflicts[0].contains(
+            "2-way bank conflict writing `buf` (stride 33): lanes 0 and 31 both hit bank 0 \
+             (words 0 and 512) in warp 1, k_i = 0; 16 excess wavefronts per block, assuming `T` = \
+             `__half`"
+        ),
+        "{text}"
+    );
+    // A fix resting on an assumed type is unsafe: a transposed tile, conflicting for every
+    // assumed size, is swizzled only with --unsafe-fixes.
+    let transposed = dir.path().join("transpose.cuh");
+    std::fs::write(
+        &transposed,
+        "template <typename T>\n\
+         __global__ void tr(T *out, const T *in) {\n\
+         \x20   __shared__ T tile[32][32];\n\
+         \x20   tile[threadIdx.y][threadIdx.x] = in[threadIdx.y * 32 + threadIdx.x];\n\
+         \x20   __syncthreads();\n\
+         \x20   out[threadIdx.y * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n\
+         }\n\
+         template <typename T>\n\
+         void launch(T *out, const T *in) { tr<<<1, dim3(32, 32)>>>(out, in); }\n",
+    )
+    .expect("written");
+    let transposed = transposed.to_string_lossy().into_owned();
+    let fixed = bankwise(&["fix", "--diff", &transposed]);
+    assert!(stdout(&fixed).is_empty(), "{}", stdout(&fixed));
+    assert!(
+        stderr(&fixed).contains(
+            "`tile` in `tr<__half>` not rewritten: unsafe: rests on an assumed element type \
+             `T` = `__half`"
+        ),
         "{}",
-        stdout(&unbound)
+        stderr(&fixed)
+    );
+    let unsafe_fixed = bankwise(&["fix", "--diff", "--unsafe-fixes", &transposed]);
+    assert!(
+        stdout(&unsafe_fixed).contains("tile[threadIdx.x][threadIdx.y ^ threadIdx.x]"),
+        "{}",
+        stdout(&unsafe_fixed)
     );
     let half = bankwise(&["check", "-v", "-D", "T=half", &path]);
     assert_eq!(half.status.code(), Some(0), "{}", stderr(&half));

@@ -91,6 +91,10 @@ pub struct Function {
     /// `BANKWISE_CHECKS` guard records it: a later run assumes the same, since the rewrite
     /// changed the extents the assumption was read from.
     pub assumed_before: Option<[u32; 3]>,
+    /// Template type parameters that no instantiation or launch binds but a shared array's
+    /// element type names, with the type this instance assumes for them
+    /// ([`ASSUMED_ELEMENT_TYPES`]): its findings rest on the assumption.
+    pub assumed_types: Vec<(String, String)>,
     /// Which of `threadIdx.x`, `.y`, `.z` the body names: the block's dimensions the code
     /// uses, when a shape has to be assumed.
     pub thread_axes: [bool; 3],
@@ -112,6 +116,11 @@ impl Function {
         instance_name(&self.name, &self.template_args)
     }
 }
+
+/// The element types an unbound template type parameter is analysed with, one instance
+/// each: the sizes shared memory holds most (2, 4 and 8 bytes). A padding sized for one of
+/// them is often wrong for another (33 floats per row is conflict-free, 33 halves 2-way).
+pub const ASSUMED_ELEMENT_TYPES: [&str; 3] = ["float", "__half", "double"];
 
 /// `k<16, float>` for template arguments `(parameter, value)`, `k` when there are none.
 pub fn instance_name(name: &str, template_args: &[(String, String)]) -> String {

@@ -508,6 +508,11 @@ impl<'a> KernelPlanner<'a> {
                 "rests on an assumed block shape {} (pass --block or add a launch)",
                 crate::block::format_shape(block.shape)
             ))
+        } else if let Some((param, ty)) = function.assumed_types.first() {
+            Some(format!(
+                "rests on an assumed element type `{param}` = `{ty}` (add an instantiation or a \
+                 launch that names the type, or pass -D {param}=TYPE)"
+            ))
         } else {
             template_dependence(function, array, rewrite.proven_dims.as_deref())
         };

@@ -273,6 +273,12 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
         Ok(b) => format!("block {}", crate::block::format_shape(b.shape)),
         Err(_) => "block unknown".into(),
     };
+    // A generic kernel analysed for assumed element types: which one a conflict is for.
+    let assumed_types: String = function
+        .assumed_types
+        .iter()
+        .map(|(param, ty)| format!(", assuming `{param}` = `{ty}`"))
+        .collect();
     for (a, array) in function.arrays.iter().enumerate() {
         let shape = super::shape_text(array);
         let this_array = ArrayRef {
@@ -332,7 +338,7 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                             Some(Rule::of_access(access.kind)),
                             Severity::Warning,
                             access.at,
-                            conflict_message(array, access, site, cost),
+                            conflict_message(array, access, site, cost) + &assumed_types,
                         )
                         .on(this_array)
                     });

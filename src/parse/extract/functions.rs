@@ -78,6 +78,7 @@ impl<'s> Extractor<'s> {
             launch_bounds: None,
             annotated_block,
             assumed_before: assumed_before(self.text(body)),
+            assumed_types: Vec::new(),
             thread_axes: ["threadIdx.x", "threadIdx.y", "threadIdx.z"]
                 .map(|axis| self.text(body).contains(axis)),
             callees: Vec::new(),

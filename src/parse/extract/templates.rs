@@ -3,7 +3,7 @@
 use super::walk::{named_children, walk};
 use super::{leftmost_identifier, Extractor};
 use crate::parse::ast::{compact_text, Expr};
-use crate::parse::consts::Bindings;
+use crate::parse::consts::{identifier_tokens, Bindings};
 use crate::parse::model::*;
 use crate::parse::packed::Packed;
 use crate::parse::symbols::{self, child, FIELDS};
@@ -33,12 +33,27 @@ impl<'s> Extractor<'s> {
                 .take_while(|&i| self.launches[i].kernel == name)
                 .collect();
             let instances = self.instantiations_of(&name, &prototype.params, &launches);
+            let instances = self.with_assumed_element_types(&prototype, instances);
             let last = instances.len().saturating_sub(1);
             let own_calls: Vec<&TemplateCall> = calls
                 .iter()
                 .filter(|c| c.caller == prototype.function.span.start)
                 .collect();
-            for (i, (args, bindings)) in instances.into_iter().enumerate() {
+            // Tie each launch of this template to the instance it runs (to each, when the
+            // launch leaves an element type to assumption); before the last instance takes
+            // the prototype's arrays.
+            for &i in &launches {
+                let mut instances =
+                    self.launched_instances(&prototype, &self.launches[i].template_args);
+                let first = instances.remove(0);
+                for other in instances {
+                    let mut site = self.launches[i].clone();
+                    site.instance = Some(other);
+                    self.launches.push(site);
+                }
+                self.launches[i].instance = Some(first);
+            }
+            for (i, (args, bindings, assumed)) in instances.into_iter().enumerate() {
                 // The templates this instance calls with arguments get the instances it calls.
                 for call in &own_calls {
                     let args = self.call_arguments(call, &bindings);
@@ -53,13 +68,9 @@ impl<'s> Extractor<'s> {
                 } else {
                     prototype.function.arrays.clone()
                 };
-                let function = self.instantiate(&prototype, arrays, args, bindings);
+                let mut function = self.instantiate(&prototype, arrays, args, bindings);
+                function.assumed_types = assumed;
                 self.functions.push(function);
-            }
-            // Tie each launch of this template to the instance it runs.
-            for &i in &launches {
-                let (args, _) = self.instance(&prototype.params, &self.launches[i].template_args);
-                self.launches[i].instance = Some(instance_name(&name, &args));
             }
         }
     }
@@ -189,6 +200,7 @@ impl<'s> Extractor<'s> {
             launch_bounds,
             annotated_block: template.annotated_block,
             assumed_before: template.assumed_before,
+            assumed_types: Vec::new(),
             thread_axes: template.thread_axes,
             callees: template.callees.clone(),
             syntax_error: template.syntax_error,
@@ -208,6 +220,69 @@ impl<'s> Extractor<'s> {
         function
     }
 
+    /// `instances`, each that leaves a type parameter unbound which a shared array's element
+    /// type names made one instance per [`ASSUMED_ELEMENT_TYPES`] (every such parameter
+    /// taking the same type), with the assumption: a generic kernel nothing in view
+    /// instantiates is analysed for the element sizes it is most likely used with, rather
+    /// than not at all. A warning says so, once per template.
+    fn with_assumed_element_types(
+        &mut self,
+        prototype: &Prototype,
+        instances: Vec<Instance>,
+    ) -> Vec<AssumedInstance> {
+        let params = element_type_params(prototype);
+        let mut warned = false;
+        let mut out = Vec::new();
+        for (args, bindings) in instances {
+            let unbound = unbound_params(&params, &bindings);
+            if unbound.is_empty() {
+                out.push((args, bindings, Vec::new()));
+                continue;
+            }
+            if !warned {
+                warned = true;
+                let assumed: Vec<String> = ASSUMED_ELEMENT_TYPES
+                    .iter()
+                    .map(|t| format!("`{t}`"))
+                    .collect();
+                self.diagnose(
+                    Severity::Warning,
+                    prototype.function.at,
+                    format!(
+                        "element type `{}` of `{}` in `{}` is bound by no instantiation or \
+                         launch in view; analysed as {}, one instance each: findings on them \
+                         assume it, and fixes resting on it are unsafe",
+                        unbound[0].name,
+                        unbound[0].array,
+                        prototype.function.name,
+                        assumed.join(", ")
+                    ),
+                );
+            }
+            for ty in ASSUMED_ELEMENT_TYPES {
+                out.push(assume(prototype, &args, &bindings, &unbound, ty));
+            }
+        }
+        out
+    }
+
+    /// The names of the instances a launch with `launched` template arguments runs: one, or
+    /// one per assumed element type when its arguments leave one unbound (`k<<<…>>>(p)` with
+    /// `T` deduced from `p`).
+    fn launched_instances(&self, prototype: &Prototype, launched: &[String]) -> Vec<String> {
+        let name = &prototype.function.name;
+        let (args, bindings) = self.instance(&prototype.params, launched);
+        let params = element_type_params(prototype);
+        let unbound = unbound_params(&params, &bindings);
+        if unbound.is_empty() {
+            return vec![instance_name(name, &args)];
+        }
+        ASSUMED_ELEMENT_TYPES
+            .iter()
+            .map(|ty| instance_name(name, &assume(prototype, &args, &bindings, &unbound, ty).0))
+            .collect()
+    }
+
     /// Every known set of template arguments for a function: explicit instantiations, launch
     /// sites, then `-D` values and defaults. One empty set for non-templates.
     fn instantiations_of(
@@ -215,7 +290,7 @@ impl<'s> Extractor<'s> {
         name: &str,
         params: &[TemplateParam],
         launches: &[usize],
-    ) -> Vec<(Vec<(String, String)>, Bindings)> {
+    ) -> Vec<Instance> {
         if params.is_empty() {
             return vec![(Vec::new(), Bindings::default())];
         }
@@ -278,6 +353,84 @@ impl<'s> Extractor<'s> {
         }
         (shown, bindings)
     }
+}
+
+/// A set of template arguments as shown, `(parameter, value)`, and the bindings they make.
+type Instance = (Vec<(String, String)>, Bindings);
+
+/// An [`Instance`] with the element types it assumes, `(parameter, type)`.
+type AssumedInstance = (Vec<(String, String)>, Bindings, Vec<(String, String)>);
+
+/// A type parameter that a shared array's element type names.
+struct ElementTypeParam<'p> {
+    /// Its position among the template's parameters.
+    index: usize,
+    name: &'p str,
+    /// The first array whose element type names it.
+    array: &'p str,
+}
+
+fn element_type_params(prototype: &Prototype) -> Vec<ElementTypeParam<'_>> {
+    prototype
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.is_type)
+        .filter_map(|(index, p)| {
+            let array =
+                prototype.function.arrays.iter().find(|a| {
+                    !a.file_scope && identifier_tokens(&a.elem_type).any(|t| t == p.name)
+                })?;
+            Some(ElementTypeParam {
+                index,
+                name: &p.name,
+                array: &array.name,
+            })
+        })
+        .collect()
+}
+
+fn unbound_params<'a, 'p>(
+    params: &'a [ElementTypeParam<'p>],
+    bindings: &Bindings,
+) -> Vec<&'a ElementTypeParam<'p>> {
+    params
+        .iter()
+        .filter(|p| !bindings.types.contains_key(p.name))
+        .collect()
+}
+
+/// The instance `args`/`bindings` with every parameter of `unbound` bound to `ty`, and the
+/// assumption made.
+fn assume(
+    prototype: &Prototype,
+    args: &[(String, String)],
+    bindings: &Bindings,
+    unbound: &[&ElementTypeParam],
+    ty: &str,
+) -> AssumedInstance {
+    let mut args = args.to_vec();
+    let mut bindings = bindings.clone();
+    let mut assumed = Vec::new();
+    for param in unbound {
+        bindings
+            .types
+            .insert(param.name.to_string(), ty.to_string());
+        // In parameter order among the arguments shown.
+        let at = args
+            .iter()
+            .take_while(|(name, _)| {
+                prototype
+                    .params
+                    .iter()
+                    .position(|p| &p.name == name)
+                    .is_some_and(|i| i < param.index)
+            })
+            .count();
+        args.insert(at, (param.name.to_string(), ty.to_string()));
+        assumed.push((param.name.to_string(), ty.to_string()));
+    }
+    (args, bindings, assumed)
 }
 
 /// A function analysed once; template functions are instantiated from it per argument set.
