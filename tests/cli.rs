@@ -100,7 +100,8 @@ fn a_type_template_parameter_is_bound_by_a_define() {
     assert!(
         conflicts[0].contains(
             "2-way bank conflict writing `buf` (stride 33): lanes 0 and 31 both hit bank 0 \
-             (words 0 and 512) in warp 1, k_i = 0; 16 excess wavefronts per block, assuming `T` = \
+             (words 0 and 512) in warp 1, k_i = 0; 16 excess wavefronts per block in `toNchw<__half>`, \
+             assuming `T` = \
              `__half`"
         ),
         "{text}"
@@ -1251,4 +1252,53 @@ fn colour_and_snippets_follow_the_terminal_and_the_flag() {
         "testdata/transpose.cu",
     ]));
     assert_eq!(never, piped);
+}
+
+/// ggml dispatches kernel sizes through a generic lambda called with
+/// `std::integral_constant<int, N>{}`: each call is a launch of the instance it names, so
+/// the kernel is analysed for every size the file dispatches (issue 17, item 2).
+#[test]
+fn a_launch_in_a_generic_lambda_is_one_per_call() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("conv.cu");
+    std::fs::write(
+        &path,
+        "template <int threads, int d_conv>\n\
+         static __global__ void conv(const float *x, float *y) {\n\
+         \x20   extern __shared__ float smem[];\n\
+         \x20   const int tid = threadIdx.x, n_cols = d_conv - 1 + 32;\n\
+         \x20   for (int i = tid; i < threads * n_cols; i += threads) smem[i] = x[i];\n\
+         \x20   __syncthreads();\n\
+         \x20   float sum = 0.0f;\n\
+         \x20   for (int j = 0; j < d_conv; j++) sum += smem[tid * n_cols + j];\n\
+         \x20   y[tid] = sum;\n\
+         }\n\
+         static void conv_cuda(const float *x, float *y, int nc) {\n\
+         \x20   const int threads = 128;\n\
+         \x20   auto launch_kernel = [&](auto NC) {\n\
+         \x20       constexpr int kNC = decltype(NC)::value;\n\
+         \x20       const size_t smem_size = threads * (kNC - 1 + 32) * sizeof(float);\n\
+         \x20       conv<threads, kNC><<<1, threads, smem_size>>>(x, y);\n\
+         \x20   };\n\
+         \x20   switch (nc) {\n\
+         \x20       case 3: launch_kernel(std::integral_constant<int, 3>{}); break;\n\
+         \x20       case 4: launch_kernel(std::integral_constant<int, 4 >{}); break;\n\
+         \x20       case 9: launch_kernel(std::integral_constant<int, 9>{}); break;\n\
+         \x20   }\n\
+         }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let output = bankwise(&["check", "-v", &path]);
+    let text = stdout(&output);
+    // Stride 34 is 2-way, 35 conflict-free, 40 8-way.
+    for expected in [
+        "8:45: warning: 2-way bank conflict reading `smem` (stride 34)",
+        "8:45: note: load `smem[tid * n_cols + j]` on `smem` float[4480] in `conv<128, 4>` \
+         (block 128x1x1): stride 35, no bank conflict",
+        "8:45: warning: 8-way bank conflict reading `smem` (stride 40)",
+    ] {
+        assert!(text.contains(expected), "{expected}\n{text}");
+    }
+    assert!(!text.contains("not simulated"), "{text}");
 }

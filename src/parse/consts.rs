@@ -297,9 +297,9 @@ impl ConstEnv {
                 }
             }
             // An address is no integer constant (`2 * (uint4 *)N` is not an extent).
-            ExprKind::Cast { ty, .. } if ty.contains('*') => Err(Unresolved::NotConstant(
-                format!("a cast to `{ty}`"),
-            )),
+            ExprKind::Cast { ty, .. } if ty.contains('*') => {
+                Err(Unresolved::NotConstant(format!("a cast to `{ty}`")))
+            }
             ExprKind::Cast { operand, .. } => eval(operand),
             ExprKind::SizeofType(ty) => {
                 let ty = scope.types.get(ty).map(String::as_str).unwrap_or(ty);

@@ -273,12 +273,15 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
         Ok(b) => format!("block {}", crate::block::format_shape(b.shape)),
         Err(_) => "block unknown".into(),
     };
-    // A generic kernel analysed for assumed element types: which one a conflict is for.
-    let assumed_types: String = function
-        .assumed_types
-        .iter()
-        .map(|(param, ty)| format!(", assuming `{param}` = `{ty}`"))
-        .collect();
+    // Which instance of a template a conflict is in (each has its own figures), and for a
+    // generic kernel analysed for assumed element types, the one assumed.
+    let mut instance = String::new();
+    if !function.template_args.is_empty() {
+        instance = format!(" in `{name}`");
+    }
+    for (param, ty) in &function.assumed_types {
+        let _ = write!(instance, ", assuming `{param}` = `{ty}`");
+    }
     for (a, array) in function.arrays.iter().enumerate() {
         let shape = super::shape_text(array);
         let this_array = ArrayRef {
@@ -338,7 +341,7 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                             Some(Rule::of_access(access.kind)),
                             Severity::Warning,
                             access.at,
-                            conflict_message(array, access, site, cost) + &assumed_types,
+                            conflict_message(array, access, site, cost) + &instance,
                         )
                         .on(this_array)
                     });

@@ -59,7 +59,22 @@ impl<'s> Extractor<'s> {
             None => Bindings::default(),
         };
         let mut sites = Vec::new();
-        for launch in found {
+        let per_call: Vec<(Launch, Bindings)> = found
+            .into_iter()
+            .flat_map(|launch| {
+                // In a generic lambda, once per call of it (`launch_kernel(
+                // std::integral_constant<int, 3>{})`), else once.
+                let calls = body
+                    .as_ref()
+                    .map(|body| self.generic_lambda_calls(launch.at, body, &defaults))
+                    .unwrap_or_default();
+                match calls.is_empty() {
+                    true => vec![(launch, defaults.clone())],
+                    false => calls.into_iter().map(move |b| (launch, b)).collect(),
+                }
+            })
+            .collect();
+        for (launch, defaults) in per_call {
             // The constants and dim3 variables in scope at this launch.
             let locals = body
                 .as_ref()
@@ -114,6 +129,85 @@ impl<'s> Extractor<'s> {
                 _ => self.launches.push(site),
             }
         }
+    }
+
+    /// When `launch` lies in a generic lambda bound to a name (`auto launch_kernel = [&](auto
+    /// NC) { constexpr int kNC = decltype(NC)::value; k<kNC><<<…>>>(…); };`), `defaults`
+    /// extended once per call of that name in `body` whose arguments for the lambda's `auto`
+    /// parameters are `std::integral_constant<T, V>{}`: `NC` and `decltype(NC)::value` are
+    /// `V`, as ggml dispatches kernel sizes. Empty when the launch is in no such lambda.
+    fn generic_lambda_calls(
+        &self,
+        launch: Node,
+        body: &Preorder,
+        defaults: &Bindings,
+    ) -> Vec<Bindings> {
+        let mut lambda = launch.parent();
+        while let Some(node) = lambda {
+            if symbols::kind(node) == "lambda_expression" {
+                break;
+            }
+            lambda = node.parent();
+        }
+        let Some(lambda) = lambda else {
+            return Vec::new();
+        };
+        let bound_to = lambda
+            .parent()
+            .filter(|p| symbols::kind(*p) == "init_declarator")
+            .and_then(|p| child(p, FIELDS.declarator))
+            .map(|d| self.text(d));
+        let Some(bound_to) = bound_to else {
+            return Vec::new();
+        };
+        // The positions and names of the `auto` parameters.
+        let mut auto_params: Vec<(usize, &str)> = Vec::new();
+        if let Some(list) =
+            child(lambda, FIELDS.declarator).and_then(|d| child(d, FIELDS.parameters))
+        {
+            for (i, param) in named_children(list).into_iter().enumerate() {
+                let is_auto = child(param, FIELDS.type_).is_some_and(|t| self.text(t) == "auto");
+                if let (true, Some(name)) = (is_auto, child(param, FIELDS.declarator)) {
+                    auto_params.push((i, self.text(name)));
+                }
+            }
+        }
+        if auto_params.is_empty() {
+            return Vec::new();
+        }
+        let mut calls = Vec::new();
+        body.walk(|node| {
+            if symbols::kind(node) != "call_expression" {
+                return true;
+            }
+            let callee = child(node, FIELDS.function).map(|f| self.text(f));
+            if callee != Some(bound_to) {
+                return true;
+            }
+            let args = child(node, FIELDS.arguments)
+                .map(named_children)
+                .unwrap_or_default();
+            let mut bindings = defaults.clone();
+            for (i, name) in &auto_params {
+                let value = args
+                    .get(*i)
+                    .and_then(|arg| {
+                        let written: String = self.text(*arg).split_whitespace().collect();
+                        integral_constant_value(&written)
+                    })
+                    .and_then(|v| crate::parse::parse_expression_text(&v))
+                    .and_then(|e| self.env.eval(&e, defaults).ok());
+                if let Some(value) = value {
+                    bindings.ints.insert(name.to_string(), value);
+                    bindings
+                        .ints
+                        .insert(format!("decltype({name})::value"), value);
+                }
+            }
+            calls.push(bindings);
+            false
+        });
+        calls
     }
 
     /// The launches inside host function templates, one per instantiation of the host in the
@@ -492,6 +586,7 @@ fn substitute(text: &str, params: &[String], args: &[String]) -> String {
 }
 
 /// A launch found in a function, before evaluation.
+#[derive(Clone, Copy)]
 struct Launch<'t> {
     /// What names the kernel (`k`, `k<T>`, `ns::k`, a function-pointer variable).
     kernel: Node<'t>,
@@ -501,6 +596,19 @@ struct Launch<'t> {
     at: Node<'t>,
     /// A call to a launch function or macro rather than `<<<…>>>`.
     through_helper: bool,
+}
+
+/// `V` in `std::integral_constant<int, V>{}` (or `()`), as written without spaces.
+fn integral_constant_value(arg: &str) -> Option<String> {
+    let inner = arg
+        .strip_prefix("std::")
+        .unwrap_or(arg)
+        .strip_prefix("integral_constant<")?;
+    let inner = inner
+        .strip_suffix(">{}")
+        .or_else(|| inner.strip_suffix(">()"))?;
+    let (_, value) = inner.rsplit_once(',')?;
+    Some(value.to_string())
 }
 
 /// `x` in `&x`, `(x)`, `(void *)x`, `(void *)&x`.
