@@ -1302,3 +1302,43 @@ fn a_launch_in_a_generic_lambda_is_one_per_call() {
     }
     assert!(!text.contains("not simulated"), "{text}");
 }
+
+/// PyTorch-style kernels type their dynamic shared memory with a cast to a template type
+/// parameter that the dispatcher binds through an alias bankwise cannot resolve
+/// (`using acc_t = at::acc_type<scalar_t, true>`): the view is followed in each assumed
+/// instance instead of escaping (issue 17, items 3 and 4).
+#[test]
+fn a_cast_view_of_dynamic_shared_memory_to_a_type_parameter_is_followed() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("norm.cu");
+    std::fs::write(
+        &path,
+        "template <typename scalar_t, typename acc_t>\n\
+         __global__ void rowSums(const scalar_t *in, acc_t *out) {\n\
+         \x20   extern __shared__ char smem8[];\n\
+         \x20   auto smem = reinterpret_cast<acc_t *>(smem8);\n\
+         \x20   const int lid = threadIdx.x, wid = threadIdx.y;\n\
+         \x20   smem[lid * 8 + wid] = static_cast<acc_t>(in[wid * 32 + lid]);\n\
+         \x20   __syncthreads();\n\
+         \x20   out[wid * 32 + lid] = smem[wid * 32 + lid];\n\
+         }\n\
+         template <typename scalar_t>\n\
+         void launch(const scalar_t *in, float *out) {\n\
+         \x20   using acc_t = at::acc_type<scalar_t, true>;\n\
+         \x20   rowSums<scalar_t, acc_t><<<1, dim3(32, 8), 256 * sizeof(acc_t)>>>(in, out);\n\
+         }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let text = stdout(&bankwise(&["check", &path]));
+    assert!(!text.contains("escapes analysis"), "{text}");
+    // 8 elements between lanes (32 bytes of the char array): 8-way for 4-byte elements.
+    assert!(
+        text.contains(
+            "6:5: warning: 8-way bank conflict writing `smem8` through a pointer (stride 32): \
+             lanes 0 and 4 both hit bank 0 (words 0 and 32); 56 excess wavefronts per block in \
+             `rowSums<scalar_t, float>`, assuming `acc_t` = `float`"
+        ),
+        "{text}"
+    );
+}

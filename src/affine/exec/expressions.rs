@@ -153,8 +153,32 @@ impl<'a> Executor<'a> {
         }
     }
 
+    /// `ty` with the type parameters of the running instance replaced by their types.
+    fn bound_type(&self, ty: &str) -> String {
+        if self.bindings.types.is_empty() {
+            return ty.to_string();
+        }
+        let mut out = String::with_capacity(ty.len());
+        let mut rest = ty;
+        while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            out.push_str(&rest[..start]);
+            let word = &rest[start..];
+            let end = word
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(word.len());
+            let name = &word[..end];
+            out.push_str(self.bindings.types.get(name).map_or(name, String::as_str));
+            rest = &word[end..];
+        }
+        out.push_str(rest);
+        out
+    }
+
     /// `(ty)operand`, `static_cast<ty>(operand)`.
     pub(super) fn cast(&mut self, ty: &str, operand: &Expr, expr: &Expr) -> Value {
+        // `acc_t *` in an instance that binds `acc_t` is a pointer to that type.
+        let bound = self.bound_type(ty);
+        let ty = bound.as_str();
         match self.eval(operand) {
             Value::Pointer(p) if self.keeps_elements(p.array, ty) => {
                 Value::Pointer(p.to_elements())

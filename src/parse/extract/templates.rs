@@ -377,10 +377,17 @@ fn element_type_params(prototype: &Prototype) -> Vec<ElementTypeParam<'_>> {
         .enumerate()
         .filter(|(_, p)| p.is_type)
         .filter_map(|(index, p)| {
-            let array =
-                prototype.function.arrays.iter().find(|a| {
-                    !a.file_scope && identifier_tokens(&a.elem_type).any(|t| t == p.name)
-                })?;
+            // The element type, or a type the array is viewed as (`reinterpret_cast<acc_t *>
+            // (smem8)`, how PyTorch's kernels type their dynamic shared memory).
+            let names = |ty: &str| identifier_tokens(ty).any(|t| t == p.name);
+            let array = prototype.function.arrays.iter().find(|a| {
+                !a.file_scope
+                    && (names(&a.elem_type)
+                        || a.escapes.iter().any(|e| match &e.kind {
+                            EscapeKind::Cast(ty) => names(ty),
+                            _ => false,
+                        }))
+            })?;
             Some(ElementTypeParam {
                 index,
                 name: &p.name,
@@ -394,9 +401,16 @@ fn unbound_params<'a, 'p>(
     params: &'a [ElementTypeParam<'p>],
     bindings: &Bindings,
 ) -> Vec<&'a ElementTypeParam<'p>> {
+    // A parameter bound to its own name is as unbound: a launch in a dispatcher that passes
+    // `acc_t` from a `using acc_t = …` the analysis cannot resolve.
     params
         .iter()
-        .filter(|p| !bindings.types.contains_key(p.name))
+        .filter(|p| {
+            bindings
+                .types
+                .get(p.name)
+                .is_none_or(|bound| bound == p.name)
+        })
         .collect()
 }
 
@@ -416,6 +430,12 @@ fn assume(
         bindings
             .types
             .insert(param.name.to_string(), ty.to_string());
+        // Bound to its own name: that argument takes the type.
+        if let Some(arg) = args.iter_mut().find(|(name, _)| name == param.name) {
+            arg.1 = ty.to_string();
+            assumed.push((param.name.to_string(), ty.to_string()));
+            continue;
+        }
         // In parameter order among the arguments shown.
         let at = args
             .iter()
