@@ -1342,3 +1342,49 @@ fn a_cast_view_of_dynamic_shared_memory_to_a_type_parameter_is_followed() {
         "{text}"
     );
 }
+
+/// Tile sizes as modern CUDA keeps them (CUTLASS policies, flash-attention's kernel traits):
+/// `constexpr` in a namespace, `static constexpr` members of a policy struct, read through
+/// the kernel's type parameter (`P::kRows`) and named in a `dim3` by qualified names.
+#[test]
+fn constants_in_namespaces_and_policy_structs_are_known() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("policy.cu");
+    std::fs::write(
+        &path,
+        "namespace cfg {\n\
+         constexpr int kTile = 32;\n\
+         struct Policy { static constexpr int kRows = 8; static constexpr int kPad = 0; };\n\
+         }\n\
+         template <typename P>\n\
+         __global__ void policyTranspose(float *out, const float *in) {\n\
+         \x20   __shared__ float tile[cfg::kTile][cfg::kTile + P::kPad];\n\
+         \x20   for (int j = 0; j < cfg::kTile; j += P::kRows)\n\
+         \x20       tile[threadIdx.y + j][threadIdx.x] = in[(threadIdx.y + j) * 32 + threadIdx.x];\n\
+         \x20   __syncthreads();\n\
+         \x20   for (int j = 0; j < cfg::kTile; j += P::kRows)\n\
+         \x20       out[(threadIdx.y + j) * 32 + threadIdx.x] = tile[threadIdx.x][threadIdx.y + j];\n\
+         }\n\
+         void launch(float *out, const float *in) {\n\
+         \x20   dim3 block(cfg::kTile, cfg::Policy::kRows);\n\
+         \x20   policyTranspose<cfg::Policy><<<1, block>>>(out, in);\n\
+         }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let output = bankwise(&["check", &path]);
+    let text = stdout(&output);
+    assert_eq!(
+        text.lines().count(),
+        1,
+        "only the conflict, no unknown extent or block shape: {text}"
+    );
+    assert!(
+        text.contains(
+            "12:53: warning: 32-way bank conflict reading `tile` (stride 32): lanes 0 and 1 both \
+             hit bank 0 (words 0 and 32) in warp 0, j = 0; 992 excess wavefronts per block in \
+             `policyTranspose<cfg::Policy>`"
+        ),
+        "{text}"
+    );
+}

@@ -359,10 +359,21 @@ impl ConstEnv {
                 return self.eval_macro_body(mac, scope, depth);
             }
         }
-        self.values
-            .get(name)
-            .copied()
-            .ok_or_else(|| Unresolved::UnknownName(name.to_string()))
+        if let Some(value) = self.values.get(name) {
+            return Ok(*value);
+        }
+        // `::N` is `N`; `P::kRows` with `P` bound to `cfg::Policy` is `cfg::Policy::kRows`.
+        if let Some(global) = name.strip_prefix("::") {
+            return self.eval_name(global, scope, depth);
+        }
+        if let Some((first, rest)) = name.split_once("::") {
+            let bound = scope.types.get(first).filter(|b| *b != first);
+            if let (Some(bound), true) = (bound, depth < MAX_EXPANSION_DEPTH) {
+                let bound = bound.trim_start_matches("typename ").trim();
+                return self.eval_name(&format!("{bound}::{rest}"), scope, depth + 1);
+            }
+        }
+        Err(Unresolved::UnknownName(name.to_string()))
     }
 }
 

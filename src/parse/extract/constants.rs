@@ -296,9 +296,13 @@ impl Extractor<'_> {
         let mut args = Vec::new();
         for parameter in named_children(parameters) {
             let ty = child(parameter, FIELDS.type_)?;
+            // `BX`, or a qualified constant `cfg::kTile`, `Policy::kRows`.
             let plain = symbols::kind(parameter) == "parameter_declaration"
                 && child(parameter, FIELDS.declarator).is_none()
-                && symbols::kind(ty) == "type_identifier";
+                && matches!(
+                    symbols::kind(ty),
+                    "type_identifier" | "qualified_identifier"
+                );
             let component = self.text(ty);
             if !plain || self.env.types.layout(component).is_some() {
                 return None;

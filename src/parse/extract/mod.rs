@@ -86,6 +86,8 @@ struct Extractor<'s> {
     /// Uses of macros standing for `__global__`/`__device__` that were parsed as spaces, in
     /// order ([`specifiers`]).
     specifier_uses: &'s [SpecifierUse],
+    /// The named namespaces around the item being read, outermost first.
+    namespace: Vec<String>,
 }
 
 /// Syntax errors reported one by one per file; the rest are counted in one note.
@@ -442,6 +444,7 @@ impl<'s> Extractor<'s> {
             sizing_launches: Vec::new(),
             template_calls: Vec::new(),
             specifier_uses: &[],
+            namespace: Vec::new(),
         }
     }
 
@@ -529,10 +532,13 @@ impl<'s> Extractor<'s> {
     /// file, following `#ifdef`/`#if` branches that can be decided and both branches otherwise.
     /// Order matters: a function is analysed with the definitions that precede it.
     fn scan_top_level(&mut self, root: Node) {
-        let mut stack = vec![named_children(root).into_iter()];
-        while let Some(items) = stack.last_mut() {
+        // Each level's items, and whether it opened a named namespace.
+        let mut stack = vec![(named_children(root).into_iter(), false)];
+        while let Some((items, _)) = stack.last_mut() {
             let Some(item) = items.next() else {
-                stack.pop();
+                if let Some((_, true)) = stack.pop() {
+                    self.namespace.pop();
+                }
                 continue;
             };
             match symbols::kind(item) {
@@ -561,18 +567,30 @@ impl<'s> Extractor<'s> {
                     self.type_specifier(item);
                 }
                 "namespace_definition" | "linkage_specification" => {
+                    let named = match child(item, FIELDS.name) {
+                        Some(name) if symbols::kind(item) == "namespace_definition" => {
+                            self.namespace.push(self.one_line(name));
+                            true
+                        }
+                        _ => false,
+                    };
                     match child(item, FIELDS.body) {
                         Some(body) if symbols::kind(body) == "declaration_list" => {
-                            stack.push(named_children(body).into_iter())
+                            stack.push((named_children(body).into_iter(), named))
                         }
                         // `extern "C" __global__ void k() {…}`: the body is the item itself.
-                        Some(body) => stack.push(vec![body].into_iter()),
+                        Some(body) => stack.push((vec![body].into_iter(), named)),
+                        None if named => {
+                            self.namespace.pop();
+                        }
                         None => {}
                     }
                 }
-                "declaration_list" | "preproc_else" => stack.push(named_children(item).into_iter()),
+                "declaration_list" | "preproc_else" => {
+                    stack.push((named_children(item).into_iter(), false))
+                }
                 "preproc_ifdef" | "preproc_if" | "preproc_elif" | "preproc_elifdef" => {
-                    stack.push(self.live_preproc_items(item).into_iter())
+                    stack.push((self.live_preproc_items(item).into_iter(), false))
                 }
                 _ => {}
             }
@@ -592,7 +610,17 @@ impl<'s> Extractor<'s> {
         }
         let definitions = self.integer_definitions(node, &HashSet::new());
         for (name, value) in self.bind_constants(&definitions, &Bindings::default()).ints {
-            self.env.define_value(&name, value);
+            self.define_scoped_value(&name, value);
+        }
+    }
+
+    /// A namespace-scope constant, by its name and (in a namespace) its qualified name:
+    /// `cfg::kTile` is how code outside `namespace cfg` names it.
+    fn define_scoped_value(&mut self, name: &str, value: i64) {
+        self.env.define_value(name, value);
+        if !self.namespace.is_empty() {
+            let qualified = format!("{}::{name}", self.namespace.join("::"));
+            self.env.define_value(&qualified, value);
         }
     }
 }

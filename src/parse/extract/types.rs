@@ -73,6 +73,11 @@ impl<'s> Extractor<'s> {
             }
             "struct_specifier" | "union_specifier" | "class_specifier" => {
                 let aggregate = self.aggregate(node, 0);
+                if let (Some(name), Some(body)) =
+                    (child(node, FIELDS.name), child(node, FIELDS.body))
+                {
+                    self.static_members(self.text(name), body);
+                }
                 if let (Some(name), Some((layout, members))) =
                     (child(node, FIELDS.name), &aggregate)
                 {
@@ -90,6 +95,35 @@ impl<'s> Extractor<'s> {
                 aggregate.map(|(layout, _)| layout)
             }
             _ => self.env.types.layout(&self.one_line(node)),
+        }
+    }
+
+    /// `static constexpr int kRows = 8;` in `struct Policy`: the constant `Policy::kRows`
+    /// (policy and traits structs carry a kernel's tile sizes).
+    fn static_members(&mut self, record: &str, body: Node) {
+        for field in named_children(body) {
+            if symbols::kind(field) != "field_declaration" {
+                continue;
+            }
+            let is_static = named_children(field).iter().any(|c| {
+                symbols::kind(*c) == "storage_class_specifier" && self.text(*c) == "static"
+            });
+            let (Some(declarator), Some(value)) = (
+                child(field, FIELDS.declarator),
+                child(field, FIELDS.default_value),
+            ) else {
+                continue;
+            };
+            if !is_static || symbols::kind(declarator) != "field_identifier" {
+                continue;
+            }
+            let value = self
+                .env
+                .eval(&ast::lower(value, self.src), &Bindings::default());
+            if let Ok(value) = value {
+                let member = format!("{record}::{}", self.text(declarator));
+                self.define_scoped_value(&member, value);
+            }
         }
     }
 
