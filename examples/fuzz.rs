@@ -369,11 +369,24 @@ fn generate(rng: &mut fastrand::Rng) -> String {
     out.push_str("#define IDX(a, b) ((a) * TILE + (b))\n");
     // Template helpers the arrays may be passed to with explicit template arguments, one
     // through a namespace (issue 17, item 6).
-    out.push_str(
-        "template <typename E, int W>\n__device__ void put(E *p, int i, E v) { p[(i * W) % 16] = v; }\n\
-         namespace nsf {\ntemplate <typename E, int W>\n\
-         __device__ void put2(E *p, int i, E v) { p[(i * W) % 16] = v; }\n}\n",
-    );
+    // Declaration specifiers behind macros, as RAFT, tiny-cuda-nn and ggml write them
+    // (issue 17, item 1), for the helpers and the kernel's parameters.
+    let specifiers = rng.bool();
+    let (device, restrict) = match specifiers {
+        true => {
+            out.push_str(
+                "#define DEVQ inline __device__\n#define RQ __restrict__\n#define APIQ\n\
+                 APIQ void host_note(const char *text);\n",
+            );
+            ("DEVQ", "RQ")
+        }
+        false => ("__device__", ""),
+    };
+    out.push_str(&format!(
+        "template <typename E, int W>\n{device} void put(E *p, int i, E v) {{ p[(i * W) % 16] = v; }}\n\
+         namespace nsf {{\ntemplate <typename E, int W>\n\
+         {device} void put2(E *p, int i, E v) {{ p[(i * W) % 16] = v; }}\n}}\n",
+    ));
     let template = rng.u8(0..4) == 0;
     let (bx, by) = (
         [8, 16, 32, 64, 128, 256][rng.usize(0..6)],
@@ -386,7 +399,9 @@ fn generate(rng: &mut fastrand::Rng) -> String {
     if template {
         out.push_str("template <int N>\n");
     }
-    out.push_str("__global__ void k(float *out, const float *in, int n)\n{\n");
+    out.push_str(&format!(
+        "__global__ void k(float *out, const float * {restrict} in, int n)\n{{\n"
+    ));
     let arrays: Vec<(String, &str, Vec<String>)> = (0..rng.usize(1..=3))
         .map(|a| {
             let (ty, _) = TYPES[rng.usize(0..TYPES.len())];
