@@ -381,31 +381,23 @@ pub fn file_definitions(src: &str) -> HashMap<&str, Vec<FileDefinition<'_>>> {
     out
 }
 
-/// The names among `names` that are specifier macros, for tests and diagnostics.
-#[cfg(test)]
-fn specifier_names<'d>(
-    names: &[&str],
-    definitions: &dyn Fn(&str) -> Vec<Definition<'d>>,
-) -> std::collections::HashSet<String> {
-    names
-        .iter()
-        .filter(|n| specifier_macro(n, definitions, 0).is_some())
-        .map(|n| n.to_string())
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn lookup<'d>(
+        defined: &'d HashMap<&str, Vec<FileDefinition<'d>>>,
+        name: &str,
+    ) -> Vec<Definition<'d>> {
+        defined
+            .get(name)
+            .map(|all| all.iter().map(FileDefinition::definition).collect())
+            .unwrap_or_default()
+    }
+
     fn masked(src: &str) -> (String, Vec<SpecifierUse>) {
         let defined = file_definitions(src);
-        let definitions = |name: &str| -> Vec<Definition> {
-            defined
-                .get(name)
-                .map(|all| all.iter().map(FileDefinition::definition).collect())
-                .unwrap_or_default()
-        };
+        let definitions = |name: &str| lookup(&defined, name);
         let (text, uses) = mask_specifier_macros(src, &definitions);
         assert_eq!(text.len(), src.len());
         (text.into_owned(), uses)
@@ -462,13 +454,10 @@ mod tests {
     fn keywords_and_cycles_are_not_macros() {
         let src = "#define __device__\n#define A B\n#define B A\n__device__ void f(); A x;\n";
         let defined = file_definitions(src);
-        let definitions = |name: &str| -> Vec<Definition> {
-            defined
-                .get(name)
-                .map(|all| all.iter().map(FileDefinition::definition).collect())
-                .unwrap_or_default()
-        };
-        assert!(specifier_names(&["__device__", "A", "B"], &definitions).is_empty());
+        let definitions = |name: &str| lookup(&defined, name);
+        for name in ["__device__", "A", "B"] {
+            assert_eq!(specifier_macro(name, &definitions, 0), None, "{name}");
+        }
         let (text, _) = masked(src);
         assert_eq!(text, src);
     }
