@@ -1388,3 +1388,61 @@ fn constants_in_namespaces_and_policy_structs_are_known() {
         "{text}"
     );
 }
+
+/// flash-attention keeps a kernel's tile sizes and element type in a traits struct template
+/// in a header (`Kernel_traits<kBlockM, kHeadDim, Element>`), read in the kernel through
+/// `constexpr` locals and a `using` alias; a `constexpr` in a header's namespace is a
+/// constant too.
+#[test]
+fn a_traits_struct_template_in_a_header_gives_extents_and_element_type() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(
+        dir.path().join("kernel_traits.h"),
+        "#pragma once\n\
+         #include <cuda_fp16.h>\n\
+         namespace flash { constexpr int kWarp = 32; }\n\
+         template <int kBlockM_, int kHeadDim_, typename elem_type = half>\n\
+         struct Kernel_traits {\n\
+         \x20   static constexpr int kBlockM = kBlockM_;\n\
+         \x20   static constexpr int kHeadDim = kHeadDim_;\n\
+         \x20   static constexpr int kTile = kBlockM * kHeadDim;\n\
+         \x20   using Element = elem_type;\n\
+         };\n",
+    )
+    .expect("written");
+    let path = dir.path().join("attn.cu");
+    std::fs::write(
+        &path,
+        "#include \"kernel_traits.h\"\n\
+         template <typename K>\n\
+         __global__ void loadQ(const half *q, half *o) {\n\
+         \x20   constexpr int kBlockM = K::kBlockM;\n\
+         \x20   constexpr int kHeadDim = K::kHeadDim;\n\
+         \x20   using Element = typename K::Element;\n\
+         \x20   __shared__ Element sQ[kBlockM][kHeadDim];\n\
+         \x20   for (int i = threadIdx.x; i < K::kTile; i += blockDim.x)\n\
+         \x20       sQ[i / kHeadDim][i % kHeadDim] = q[i];\n\
+         \x20   __syncthreads();\n\
+         \x20   o[threadIdx.x] = sQ[threadIdx.x % kBlockM][threadIdx.x / flash::kWarp];\n\
+         }\n\
+         void run(const half *q, half *o) { loadQ<Kernel_traits<64, 128>><<<1, 128>>>(q, o); }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let text = stdout(&bankwise(&["check", "-v", &path]));
+    assert!(
+        text.contains(
+            "9:9: note: store `sQ[i / kHeadDim][i % kHeadDim]` on `sQ` half[64][128] in \
+             `loadQ<Kernel_traits<64, 128>>` (block 128x1x1): linear, no bank conflict"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("11:22: warning: 32-way bank conflict reading `sQ` (stride 128)"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("unknown") && !text.contains("no known"),
+        "{text}"
+    );
+}

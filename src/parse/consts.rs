@@ -118,6 +118,20 @@ pub struct ConstEnv {
     /// The first macro defined with each body: a later macro with the same body takes its
     /// parsed expression instead of parsing the text again (generated code repeats bodies).
     first_with_body: HashMap<String, String>,
+    /// Struct templates with integer members or member types (`template <int M> struct
+    /// Traits { static constexpr int kBlockM = M; using Element = half; };`), by name.
+    records: HashMap<String, TemplateRecord>,
+}
+
+/// A struct template's parameters and what its members say in terms of them.
+#[derive(Debug, Clone, Default)]
+pub struct TemplateRecord {
+    /// `(name, is_type, default)`, in order.
+    pub params: Vec<(String, bool, Option<String>)>,
+    /// `static constexpr` integer members, in order (later ones may use earlier ones).
+    pub values: Vec<(String, Expr)>,
+    /// Member types, `using Element = T;` as `("Element", "T")`.
+    pub types: Vec<(String, String)>,
 }
 
 impl ConstEnv {
@@ -174,6 +188,97 @@ impl ConstEnv {
 
     pub fn define_value(&mut self, name: &str, value: i64) {
         self.values.entry(name.to_string()).or_insert(value);
+    }
+
+    /// The integer constants defined so far (for a header's prelude).
+    pub fn values(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.values
+            .iter()
+            .map(|(name, value)| (name.as_str(), *value))
+    }
+
+    pub fn define_record(&mut self, name: &str, record: TemplateRecord) {
+        self.records.entry(name.to_string()).or_insert(record);
+    }
+
+    pub fn records(&self) -> impl Iterator<Item = (&str, &TemplateRecord)> {
+        self.records
+            .iter()
+            .map(|(name, record)| (name.as_str(), record))
+    }
+
+    /// The record a template id names (`Traits<64, 128>`, also through a namespace) and its
+    /// parameters bound to the arguments, completed by defaults.
+    fn record_instance(&self, id: &str, depth: usize) -> Option<(&TemplateRecord, Bindings)> {
+        let open = id.find('<')?;
+        let name = id[..open].trim();
+        let args = template_id_arguments(&id[open..])?;
+        let record = self
+            .records
+            .get(name)
+            .or_else(|| self.records.get(name.rsplit("::").next()?))?;
+        let mut bindings = Bindings::default();
+        for (i, (param, is_type, default)) in record.params.iter().enumerate() {
+            let Some(arg) = args.get(i).cloned().or_else(|| default.clone()) else {
+                continue;
+            };
+            if *is_type {
+                bindings.types.insert(param.clone(), arg);
+            } else if let Some(value) = crate::parse::parse_expression_text(&arg)
+                .and_then(|e| self.eval_at(&e, &bindings, depth + 1).ok())
+            {
+                bindings.ints.insert(param.clone(), value);
+            }
+        }
+        Some((record, bindings))
+    }
+
+    /// `Traits<64, 128>::kBlockM`: the member of a struct template's instance.
+    fn record_value(&self, name: &str, depth: usize) -> Option<i64> {
+        let (id, member) = name.rsplit_once("::")?;
+        if depth > MAX_EXPANSION_DEPTH || !id.ends_with('>') {
+            return None;
+        }
+        let (record, mut bindings) = self.record_instance(id, depth)?;
+        for (field, expr) in &record.values {
+            let value = self.eval_at(expr, &bindings, depth + 1).ok();
+            if field == member {
+                return value;
+            }
+            if let Some(value) = value {
+                bindings.ints.insert(field.clone(), value);
+            }
+        }
+        None
+    }
+
+    /// `Traits<64, 128>::Element`: the type a struct template's instance names, with its
+    /// parameters replaced by the arguments; `None` when `ty` names no such member.
+    pub fn record_type(&self, ty: &str) -> Option<String> {
+        let (id, member) = ty.trim().rsplit_once("::")?;
+        if !id.ends_with('>') {
+            return None;
+        }
+        let (record, bindings) = self.record_instance(id, 0)?;
+        let (_, target) = record.types.iter().find(|(name, _)| name == member)?;
+        let mut out = String::new();
+        let mut rest = target.as_str();
+        while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic() || c == '_') {
+            out.push_str(&rest[..start]);
+            let word = &rest[start..];
+            let end = word
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(word.len());
+            let name = &word[..end];
+            match (bindings.types.get(name), bindings.ints.get(name)) {
+                (Some(ty), _) => out.push_str(ty),
+                (None, Some(value)) => out.push_str(&value.to_string()),
+                (None, None) => out.push_str(name),
+            }
+            rest = &word[end..];
+        }
+        out.push_str(rest);
+        Some(out)
     }
 
     /// The macros the file defines (not the command line's).
@@ -366,6 +471,9 @@ impl ConstEnv {
         if let Some(global) = name.strip_prefix("::") {
             return self.eval_name(global, scope, depth);
         }
+        if let Some(value) = self.record_value(name, depth) {
+            return Ok(value);
+        }
         if let Some((first, rest)) = name.split_once("::") {
             let bound = scope.types.get(first).filter(|b| *b != first);
             if let (Some(bound), true) = (bound, depth < MAX_EXPANSION_DEPTH) {
@@ -375,6 +483,33 @@ impl ConstEnv {
         }
         Err(Unresolved::UnknownName(name.to_string()))
     }
+}
+
+/// The arguments of `<a, b<c, d>, e>` (what follows a template's name), split at its
+/// top-level commas; `None` unless the text is one such list.
+fn template_id_arguments(list: &str) -> Option<Vec<String>> {
+    let inner = list.trim().strip_prefix('<')?.strip_suffix('>')?;
+    let mut args = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '<' | '(' => depth += 1,
+            '>' | ')' => depth -= 1,
+            ',' if depth == 0 => {
+                args.push(inner[start..i].trim().to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+        if depth < 0 {
+            return None;
+        }
+    }
+    if !inner.trim().is_empty() {
+        args.push(inner[start..].trim().to_string());
+    }
+    Some(args)
 }
 
 fn binary(op: BinaryOp, l: i64, r: i64) -> Result<i64, Unresolved> {

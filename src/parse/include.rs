@@ -3,7 +3,7 @@
 //! its project, read and extracted on their own, give the file their macros and types, as
 //! the preprocessor would have. Nested includes are followed to a bounded depth and count,
 //! each header once.
-use super::consts::ConstEnv;
+use super::consts::{ConstEnv, TemplateRecord};
 use super::model::{Diagnostic, Location, Severity};
 use super::source::read_source;
 use super::types::TypeTable;
@@ -26,6 +26,9 @@ const MAX_HEADER_BYTES: u64 = 4 * 1024 * 1024;
 pub struct Prelude {
     pub macros: Vec<(String, Option<Vec<String>>, String)>,
     pub types: TypeTable,
+    /// Integer constants (`constexpr int kTile = 32;`, in a namespace also by qualified name).
+    pub values: Vec<(String, i64)>,
+    pub records: Vec<(String, TemplateRecord)>,
 }
 
 impl Prelude {
@@ -35,6 +38,12 @@ impl Prelude {
                 .push((name.to_string(), mac.params.clone(), mac.body.clone()));
         }
         self.types.extend(&env.types);
+        self.values
+            .extend(env.values().map(|(name, value)| (name.to_string(), value)));
+        self.records.extend(
+            env.records()
+                .map(|(name, record)| (name.to_string(), record.clone())),
+        );
     }
 
     /// Gives `env` these definitions beneath its own (the file's come later and the first
@@ -44,6 +53,12 @@ impl Prelude {
             env.define_macro(name, super::consts::Macro::new(params.clone(), body, 0));
         }
         env.types.extend(&self.types);
+        for (name, value) in &self.values {
+            env.define_value(name, *value);
+        }
+        for (name, record) in &self.records {
+            env.define_record(name, record.clone());
+        }
     }
 }
 

@@ -131,7 +131,19 @@ impl<'s> Extractor<'s> {
     ) -> Vec<(String, Expr)> {
         let is_dead = |node: Node| dead.iter().any(|r| r.contains(&node.start_byte()));
         let definitions = self.local_definitions(nodes, dead, None);
-        let locals = self.bind_constants(&definitions.constants, &function.bindings);
+        let mut locals = self.bind_constants(&definitions.constants, &function.bindings);
+        // `using E = float;`, `typedef typename K::Element F;` in the body: an element type
+        // written with them is their target (resolved per instance when it names a
+        // template parameter).
+        nodes.walk(|node| {
+            if is_dead(node) {
+                return false;
+            }
+            if let Some((name, target)) = self.type_alias(node) {
+                locals.types.entry(name).or_insert(target);
+            }
+            true
+        });
         let decl_nodes = definitions.shared;
         let mut arrays = Vec::new();
         for decl in &decl_nodes {

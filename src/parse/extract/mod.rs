@@ -555,6 +555,9 @@ impl<'s> Extractor<'s> {
                                 self.launch_sites(child);
                             }
                             "declaration" => self.declaration_at_file_scope(child),
+                            "struct_specifier" | "class_specifier" => {
+                                self.template_record(item, child)
+                            }
                             _ => {}
                         }
                     }

@@ -161,7 +161,9 @@ impl<'s> Extractor<'s> {
             .map(|mut array| {
                 if !array.file_scope {
                     let (base, pointers) = split_pointer(&array.elem_type);
-                    if let Some(bound) = bindings.types.get(base) {
+                    if let Some(bound) = bound_type(base, &bindings) {
+                        // A struct template's member type: what it stands for.
+                        let bound = self.env.record_type(&bound).unwrap_or(bound);
                         array.elem_type = format!("{bound}{pointers}");
                     }
                     array.elem_bytes = self.env.types.layout(&array.elem_type).map(|l| l.size);
@@ -379,7 +381,14 @@ fn element_type_params(prototype: &Prototype) -> Vec<ElementTypeParam<'_>> {
         .filter_map(|(index, p)| {
             // The element type, or a type the array is viewed as (`reinterpret_cast<acc_t *>
             // (smem8)`, how PyTorch's kernels type their dynamic shared memory).
-            let names = |ty: &str| identifier_tokens(ty).any(|t| t == p.name);
+            // The parameter itself, qualified or not (`const T`, `acc_t *`), not a member
+            // of it (`typename K::Element` is the traits type's to say).
+            let names = |ty: &str| {
+                let words: Vec<&str> = identifier_tokens(ty)
+                    .filter(|w| !matches!(*w, "const" | "volatile" | "__restrict__"))
+                    .collect();
+                words == [p.name.as_str()] && !ty.contains("::")
+            };
             let array = prototype.function.arrays.iter().find(|a| {
                 !a.file_scope
                     && (names(&a.elem_type)
@@ -529,6 +538,22 @@ fn callers_first(prototypes: Vec<Prototype>, calls: &[TemplateCall]) -> Vec<Prot
 }
 
 /// `("T", "**")` for `T**`.
+/// `ty` under an instance's type bindings: a parameter's type, or a member of one
+/// (`typename K::Element` with `K` bound to `Traits` is `Traits::Element`); `None` when it
+/// names no bound parameter.
+fn bound_type(ty: &str, bindings: &Bindings) -> Option<String> {
+    let ty = ty.trim().trim_start_matches("typename ").trim_start();
+    if let Some(bound) = bindings.types.get(ty) {
+        return Some(bound.clone());
+    }
+    let (first, rest) = ty.split_once("::")?;
+    let bound = bindings.types.get(first.trim())?;
+    Some(format!(
+        "{}::{rest}",
+        bound.trim_start_matches("typename ").trim()
+    ))
+}
+
 fn split_pointer(ty: &str) -> (&str, &str) {
     let base = ty.trim_end_matches('*').trim_end();
     (base, &ty[base.len()..])

@@ -3,7 +3,7 @@
 use super::walk::named_children;
 use super::{leftmost_identifier, Extractor};
 use crate::parse::ast;
-use crate::parse::consts::Bindings;
+use crate::parse::consts::{Bindings, TemplateRecord};
 use crate::parse::symbols::{self, child, children_in, FIELDS};
 use crate::parse::syntax::Node;
 use crate::parse::types::{aggregate_offsets, Layout, Member};
@@ -53,6 +53,24 @@ impl<'s> Extractor<'s> {
         }
     }
 
+    /// The name and target of `using Name = Target;` or `typedef Target Name;`.
+    pub(super) fn type_alias(&self, node: Node) -> Option<(String, String)> {
+        match symbols::kind(node) {
+            "alias_declaration" => {
+                let name = child(node, FIELDS.name)?;
+                let ty = child(node, FIELDS.type_)?;
+                Some((self.text(name).to_string(), self.one_line(ty)))
+            }
+            "type_definition" => {
+                let ty = child(node, FIELDS.type_)?;
+                let declarator = child(node, FIELDS.declarator)?;
+                (symbols::kind(declarator) == "type_identifier")
+                    .then(|| (self.text(declarator).to_string(), self.one_line(ty)))
+            }
+            _ => None,
+        }
+    }
+
     pub(super) fn alias(&mut self, node: Node) {
         let (Some(name), Some(ty)) = (child(node, FIELDS.name), child(node, FIELDS.type_)) else {
             return;
@@ -98,31 +116,81 @@ impl<'s> Extractor<'s> {
         }
     }
 
+    /// A struct template (`template <int M, typename T> struct Traits { static constexpr
+    /// int kBlockM = M; using Element = T; };`), kept for the instances kernels name
+    /// (`Traits<64, half>::kBlockM`), as flash-attention's kernel traits carry tile sizes.
+    pub(super) fn template_record(&mut self, template: Node, record: Node) {
+        let (Some(name), Some(body)) = (child(record, FIELDS.name), child(record, FIELDS.body))
+        else {
+            return;
+        };
+        let params = super::templates::template_parameters(template, self.src)
+            .into_iter()
+            .map(|p| (p.name, p.is_type, p.default))
+            .collect();
+        let mut found = TemplateRecord {
+            params,
+            ..TemplateRecord::default()
+        };
+        for field in named_children(body) {
+            if let Some(alias) = self.type_alias(field) {
+                found.types.push(alias);
+                continue;
+            }
+            if let Some((member, value)) = self.static_member(field) {
+                found.values.push((member, ast::lower(value, self.src)));
+            }
+        }
+        if found.values.is_empty() && found.types.is_empty() {
+            return;
+        }
+        let name = self.text(name).to_string();
+        if !self.namespace.is_empty() {
+            let qualified = format!("{}::{name}", self.namespace.join("::"));
+            self.env.define_record(&qualified, found.clone());
+        }
+        self.env.define_record(&name, found);
+    }
+
+    /// `static constexpr int kRows = 8;`: the member's name and its value's node.
+    fn static_member<'t>(&self, field: Node<'t>) -> Option<(String, Node<'t>)> {
+        if symbols::kind(field) != "field_declaration" {
+            return None;
+        }
+        let is_static = named_children(field)
+            .iter()
+            .any(|c| symbols::kind(*c) == "storage_class_specifier" && self.text(*c) == "static");
+        let declarator = child(field, FIELDS.declarator)?;
+        let value = child(field, FIELDS.default_value)?;
+        (is_static && symbols::kind(declarator) == "field_identifier")
+            .then(|| (self.text(declarator).to_string(), value))
+    }
+
     /// `static constexpr int kRows = 8;` in `struct Policy`: the constant `Policy::kRows`
-    /// (policy and traits structs carry a kernel's tile sizes).
+    /// (policy and traits structs carry a kernel's tile sizes); `using Element = half;`: the
+    /// type `Policy::Element`.
     fn static_members(&mut self, record: &str, body: Node) {
         for field in named_children(body) {
+            if let Some((name, target)) = self.type_alias(field) {
+                let member = format!("{record}::{name}");
+                self.env.types.define_alias(&member, &target);
+                if !self.namespace.is_empty() {
+                    let qualified = format!("{}::{member}", self.namespace.join("::"));
+                    self.env.types.define_alias(&qualified, &target);
+                }
+                continue;
+            }
             if symbols::kind(field) != "field_declaration" {
                 continue;
             }
-            let is_static = named_children(field).iter().any(|c| {
-                symbols::kind(*c) == "storage_class_specifier" && self.text(*c) == "static"
-            });
-            let (Some(declarator), Some(value)) = (
-                child(field, FIELDS.declarator),
-                child(field, FIELDS.default_value),
-            ) else {
+            let Some((member, value)) = self.static_member(field) else {
                 continue;
             };
-            if !is_static || symbols::kind(declarator) != "field_identifier" {
-                continue;
-            }
             let value = self
                 .env
                 .eval(&ast::lower(value, self.src), &Bindings::default());
             if let Ok(value) = value {
-                let member = format!("{record}::{}", self.text(declarator));
-                self.define_scoped_value(&member, value);
+                self.define_scoped_value(&format!("{record}::{member}"), value);
             }
         }
     }
