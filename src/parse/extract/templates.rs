@@ -236,7 +236,7 @@ impl<'s> Extractor<'s> {
         let mut warned = false;
         let mut out = Vec::new();
         for (args, bindings) in instances {
-            let unbound = unbound_params(&params, &bindings);
+            let unbound = unbound_params(&params, &bindings, &self.env);
             if unbound.is_empty() {
                 out.push((args, bindings, Vec::new()));
                 continue;
@@ -251,9 +251,10 @@ impl<'s> Extractor<'s> {
                     Severity::Warning,
                     prototype.function.at,
                     format!(
-                        "element type `{}` of `{}` in `{}` is bound by no instantiation or \
-                         launch in view; analysed as {}, one instance each: findings on them \
-                         assume it, and fixes resting on it are unsafe",
+                        "element type `{}` of `{}` in `{}` is not known: no instantiation or \
+                         launch in view binds it to a type bankwise can size; analysed as {}, \
+                         one instance each: findings on them assume it, and fixes resting on it \
+                         are unsafe",
                         unbound[0].name,
                         unbound[0].array,
                         prototype.function.name,
@@ -275,7 +276,7 @@ impl<'s> Extractor<'s> {
         let name = &prototype.function.name;
         let (args, bindings) = self.instance(&prototype.params, launched);
         let params = element_type_params(prototype);
-        let unbound = unbound_params(&params, &bindings);
+        let unbound = unbound_params(&params, &bindings, &self.env);
         if unbound.is_empty() {
             return vec![instance_name(name, &args)];
         }
@@ -409,17 +410,20 @@ fn element_type_params(prototype: &Prototype) -> Vec<ElementTypeParam<'_>> {
 fn unbound_params<'a, 'p>(
     params: &'a [ElementTypeParam<'p>],
     bindings: &Bindings,
+    env: &crate::parse::ConstEnv,
 ) -> Vec<&'a ElementTypeParam<'p>> {
-    // A parameter bound to its own name is as unbound: a launch in a dispatcher that passes
-    // `acc_t` from a `using acc_t = …` the analysis cannot resolve.
+    // A parameter bound to a plain name of no known type is as unbound: a launch in a
+    // dispatcher that passes `scalar_t` or `acc_t` from a `using … = …;` the analysis
+    // cannot resolve (PyTorch's AT_DISPATCH_* macros, apex's). A qualified or template
+    // name (`cutlass::half_t`) is a type the code names: left as it is.
+    let unresolved = |bound: &String| {
+        !bound.is_empty()
+            && bound.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && env.types.layout(bound).is_none()
+    };
     params
         .iter()
-        .filter(|p| {
-            bindings
-                .types
-                .get(p.name)
-                .is_none_or(|bound| bound == p.name)
-        })
+        .filter(|p| bindings.types.get(p.name).is_none_or(unresolved))
         .collect()
 }
 
