@@ -1486,3 +1486,38 @@ fn a_launch_through_an_unresolved_dispatch_alias_gets_the_assumed_types() {
         "{text}"
     );
 }
+
+/// Index helpers (`LaneId()`, `WarpId()` as CUB and CUTLASS write them, a padded index
+/// function) return values the analysis evaluates: subscripts built from them are simulated.
+#[test]
+fn the_values_index_helpers_return_are_followed() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("hist.cu");
+    std::fs::write(
+        &path,
+        "__device__ __forceinline__ unsigned LaneId() { return threadIdx.x & 31; }\n\
+         __device__ __forceinline__ int WarpId() { return threadIdx.x >> 5; }\n\
+         __device__ int padded(int row, int col) { const int pitch = 33; return row * pitch + col; }\n\
+         __global__ void hist(unsigned *out) {\n\
+         \x20   __shared__ unsigned counts[8][256];\n\
+         \x20   __shared__ float tile[32 * 33];\n\
+         \x20   counts[WarpId()][LaneId() * 8] += 1;\n\
+         \x20   tile[padded(LaneId(), WarpId())] = 1.0f;\n\
+         \x20   __syncthreads();\n\
+         \x20   out[threadIdx.x] = counts[0][threadIdx.x] + (unsigned)tile[threadIdx.x];\n\
+         }\n\
+         void run(unsigned *out) { hist<<<1, 256>>>(out); }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let text = stdout(&bankwise(&["check", "-v", &path]));
+    assert!(!text.contains("not simulated"), "{text}");
+    assert!(
+        text.contains("7:5: warning: 8-way bank conflict writing `counts` (stride 8)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("8:5: note: store `tile[padded(LaneId(), WarpId())]` on `tile` float[1056] in `hist` (block 256x1x1): stride 33, no bank conflict"),
+        "{text}"
+    );
+}

@@ -1,9 +1,12 @@
 //! Calls: macros with parameters, atomics, cooperative groups, calls into the file's
-//! functions with pointer arguments (inlined), and lambdas of the body.
+//! functions with pointer arguments (inlined), the values index helpers return, and lambdas
+//! of the body.
 use super::pointers::Lvalue;
 use super::{is_integer, Executor, Value};
 use crate::affine::sym::{Axis, Op, Sym, Unknown};
-use crate::parse::{is_atomic, AccessKind, EscapeKind, Expr, ExprKind, Function, Span, UnaryOp};
+use crate::parse::{
+    is_atomic, AccessKind, EscapeKind, Expr, ExprKind, Function, Span, Stmt, UnaryOp,
+};
 
 /// Calls inlined inside one another beyond which a pointer argument is not followed.
 const MAX_INLINE_DEPTH: usize = 8;
@@ -91,8 +94,64 @@ impl<'a> Executor<'a> {
             ("__mul24" | "__umul24", [a, b]) => {
                 Value::Int(Sym::binary(Op::Mul, a.clone(), b.clone()))
             }
-            _ => Value::Data(format!("the result of `{callee}`")),
+            _ => match target.and_then(|f| self.returned_value(f, &name, ints, expr)) {
+                Some(value) => value,
+                None => Value::Data(format!("the result of `{callee}`")),
+            },
         }
+    }
+
+    /// The value an index helper returns (`laneId() { return threadIdx.x & 31; }`,
+    /// `int idx(int r, int c) { int w = c >> 2; return r * 33 + w; }`): a function of this
+    /// file whose body is local declarations and one `return`, with integer parameters, is
+    /// evaluated with them bound to the arguments. `None` for any other function.
+    fn returned_value(
+        &mut self,
+        target: &'a Function,
+        name: &str,
+        args: Vec<Sym>,
+        expr: &Expr,
+    ) -> Option<Value> {
+        let statements = self.functions.statements(target);
+        let (Stmt::Return(Some(value)), declarations) = statements.split_last()? else {
+            return None;
+        };
+        let simple = declarations.iter().all(|s| matches!(s, Stmt::Decl(_)))
+            && target.params.len() == args.len()
+            && target
+                .params
+                .iter()
+                .all(|p| is_integer(&p.ty) && !p.pointer && !p.array && !p.reference)
+            && self.calls.len() < MAX_INLINE_DEPTH
+            && !self.calls.iter().any(|(_, f)| *f == target.name);
+        if !simple || target.body.is_empty() {
+            return None;
+        }
+        let bound = target
+            .params
+            .iter()
+            .zip(args)
+            .map(|(param, value)| (param.name.clone(), Value::Int(value)))
+            .collect();
+        let saved_locals = std::mem::replace(&mut self.locals, bound);
+        let saved_scopes = std::mem::take(&mut self.scopes);
+        let saved_params = std::mem::take(&mut self.params);
+        let saved_bindings = std::mem::replace(&mut self.bindings, &target.bindings);
+        self.calls.push((expr.span, &target.name));
+        // In the callee's own scope (its locals are the ones just bound), kept for the return.
+        for declaration in declarations {
+            self.stmt(declaration);
+        }
+        let result = match self.eval(value) {
+            Value::Int(sym) => Value::Int(sym),
+            _ => Value::Data(format!("the result of `{name}`")),
+        };
+        self.calls.pop();
+        self.bindings = saved_bindings;
+        self.params = saved_params;
+        self.scopes = saved_scopes;
+        self.locals = saved_locals;
+        Some(result)
     }
 
     /// Cooperative groups: `this_thread_block()`, `tiled_partition<32>(g)` (or

@@ -15,7 +15,7 @@ impl<'a> Executor<'a> {
         self.locals.truncate(start);
     }
 
-    fn stmt(&mut self, stmt: &'a Stmt) {
+    pub(super) fn stmt(&mut self, stmt: &'a Stmt) {
         self.statements += 1;
         if self.statements > super::MAX_STATEMENTS {
             return;
