@@ -160,7 +160,15 @@ fn mask_specifier_macros<'s>(
     defines: &[String],
     prelude: &Prelude,
 ) -> (Cow<'s, str>, Vec<SpecifierUse>) {
+    // Every definition of every name, indexed once: the masking asks for each identifier.
+    let mut known: HashMap<&str, Vec<specifiers::Definition>> = HashMap::new();
     let own = specifiers::file_definitions(&src);
+    for (name, all) in &own {
+        known
+            .entry(name)
+            .or_default()
+            .extend(all.iter().map(specifiers::FileDefinition::definition));
+    }
     let command_line: Vec<(&str, Option<Vec<String>>, &str)> = defines
         .iter()
         .map(|d| {
@@ -181,30 +189,23 @@ fn mask_specifier_macros<'s>(
             }
         })
         .collect();
+    let others = command_line
+        .iter()
+        .map(|(name, params, body)| (*name, params, *body))
+        .chain(
+            prelude
+                .macros
+                .iter()
+                .map(|(name, params, body)| (name.as_str(), params, body.as_str())),
+        );
+    for (name, params, body) in others {
+        known.entry(name).or_default().push(specifiers::Definition {
+            params: params.as_deref(),
+            body,
+        });
+    }
     let definitions = |name: &str| -> Vec<specifiers::Definition> {
-        let mut all: Vec<specifiers::Definition> = own
-            .get(name)
-            .into_iter()
-            .flatten()
-            .map(specifiers::FileDefinition::definition)
-            .collect();
-        for (defined, params, body) in &command_line {
-            if *defined == name {
-                all.push(specifiers::Definition {
-                    params: params.as_deref(),
-                    body,
-                });
-            }
-        }
-        for (defined, params, body) in &prelude.macros {
-            if defined == name {
-                all.push(specifiers::Definition {
-                    params: params.as_deref(),
-                    body,
-                });
-            }
-        }
-        all
+        known.get(name).cloned().unwrap_or_default()
     };
     let (masked, uses) = specifiers::mask_specifier_macros(&src, &definitions);
     match masked {
