@@ -829,3 +829,53 @@ fn an_extent_through_a_pointer_cast_is_unknown() {
         "{out}"
     );
 }
+
+/// A struct template whose members name other instances' members twice each (and itself):
+/// each instance member is worked out once, so this ends at once instead of after 2^40
+/// evaluations, and the extent that rests on it is reported unknown.
+#[test]
+fn struct_template_members_that_name_each_other_are_worked_out_once() {
+    let text = "template <int N> struct T {\n\
+                \x20   static constexpr int a = T<N>::a + T<N>::a;\n\
+                \x20   static constexpr int b = T<N - 1>::b + T<N - 1>::b;\n\
+                };\n\
+                // bankwise: block=32\n\
+                __global__ void k(float *out) {\n\
+                \x20   __shared__ float s[T<40>::b + T<3>::a];\n\
+                \x20   s[threadIdx.x] = out[0];\n\
+                \x20   out[1] = s[threadIdx.x];\n\
+                }\n";
+    let out = survives("recursive_traits.cu", text);
+    assert!(
+        out.contains("extent `T<40>::b + T<3>::a` of `s` in `k` is unknown"),
+        "{out}"
+    );
+}
+
+/// Index helpers whose returns call the next helper twenty times, eight deep: each return
+/// is counted against the statement budget and bounded like a variable's value, so the
+/// kernel stops at the budget (0.75 s, 32 MB) instead of building values of 20^8 nodes
+/// (1.25 GB before the bound).
+#[test]
+fn helpers_that_return_sums_of_helpers_stop_at_the_budget() {
+    let mut text = String::new();
+    for i in 0..8 {
+        let next = if i < 7 {
+            format!("h{}(x)", i + 1)
+        } else {
+            "x".to_string()
+        };
+        let sum = vec![next; 20].join(" + ");
+        text.push_str(&format!("__device__ int h{i}(int x) {{ return {sum}; }}\n"));
+    }
+    text.push_str(
+        "// bankwise: block=32\n__global__ void k(float *out) {\n    \
+         __shared__ float s[1024];\n    s[h0(threadIdx.x) % 1024] = 1;\n    \
+         out[0] = s[threadIdx.x];\n}\n",
+    );
+    let out = survives("helper_sums.cu", &text);
+    assert!(
+        out.contains("`k` not simulated: following it took more than 262144 statements"),
+        "{out}"
+    );
+}

@@ -121,6 +121,10 @@ pub struct ConstEnv {
     /// Struct templates with integer members or member types (`template <int M> struct
     /// Traits { static constexpr int kBlockM = M; using Element = half; };`), by name.
     records: HashMap<String, TemplateRecord>,
+    /// Each instance member's value once worked out (`Traits<64, 128>::kBlockM`); one being
+    /// worked out is `None`, so a member defined through itself ends. Without it a member
+    /// that names another instance's member twice doubles the work at every level.
+    record_values: std::sync::Mutex<HashMap<String, Option<i64>>>,
 }
 
 /// A struct template's parameters and what its members say in terms of them.
@@ -239,6 +243,23 @@ impl ConstEnv {
         if depth > MAX_EXPANSION_DEPTH || !id.ends_with('>') {
             return None;
         }
+        let memo = |value: Option<Option<i64>>| -> Option<Option<i64>> {
+            let mut values = self.record_values.lock().unwrap_or_else(|e| e.into_inner());
+            match value {
+                Some(value) => values.insert(name.to_string(), value),
+                None => values.get(name).copied(),
+            }
+        };
+        if let Some(known) = memo(None) {
+            return known;
+        }
+        memo(Some(None));
+        let value = self.record_member(id, member, depth);
+        memo(Some(value));
+        value
+    }
+
+    fn record_member(&self, id: &str, member: &str, depth: usize) -> Option<i64> {
         let (record, mut bindings) = self.record_instance(id, depth)?;
         for (field, expr) in &record.values {
             let value = self.eval_at(expr, &bindings, depth + 1).ok();

@@ -127,6 +127,12 @@ impl<'a> Executor<'a> {
         if !simple || target.body.is_empty() {
             return None;
         }
+        // Counted as a statement: helpers whose returns call helpers, many times each,
+        // multiply like inlined calls do, and stop at the same budget.
+        self.statements += 1;
+        if self.statements > super::MAX_STATEMENTS {
+            return None;
+        }
         let bound = target
             .params
             .iter()
@@ -142,8 +148,9 @@ impl<'a> Executor<'a> {
         for declaration in declarations {
             self.stmt(declaration);
         }
+        // Bounded as a variable's value is: helpers that sum helpers grow the tree.
         let result = match self.eval(value) {
-            Value::Int(sym) => Value::Int(sym),
+            Value::Int(sym) => Value::Int(sym.bounded()),
             _ => Value::Data(format!("the result of `{name}`")),
         };
         self.calls.pop();
