@@ -879,3 +879,47 @@ fn helpers_that_return_sums_of_helpers_stop_at_the_budget() {
         "{out}"
     );
 }
+
+/// Found by the fuzzer (seed 9100, input 222488, of 300,000): a mutant of suite/nw.cu whose
+/// two kernels pass their `h` to one helper, one declared `h[TILE + 1][…]`, the other
+/// `h[TILE + + 1][…]`. Both got one map function name, whose second text (spelling the
+/// other extent) was refused; the next run found the name taken, chose another and fixed
+/// the second kernel: fix twice ≠ fix once. Arrays whose extents are written differently
+/// now get names of their own, and one run fixes both.
+#[test]
+fn arrays_with_extents_spelled_differently_get_map_functions_of_their_own() {
+    let kernel = |name: &str, extent: &str| {
+        format!(
+            "// bankwise: block=16\n__global__ void {name}(int *score)\n{{\n    \
+             __shared__ int h[TILE + 1][{extent}];\n    sweep(h, score);\n}}\n"
+        )
+    };
+    // The anti-diagonal sweep of nw.cu: 8-way on `h[TILE + 1][TILE + 1]`, a skew map.
+    let text = format!(
+        "#define TILE 16\n__device__ void sweep(int h[TILE + 1][TILE + 1], int *score)\n{{\n    \
+         const int t = threadIdx.x;\n    for (int m = 0; m < TILE; ++m) {{\n        \
+         if (t <= m) {{\n            const int x = t + 1, y = m - t + 1;\n            \
+         h[y][x] = h[y - 1][x - 1] + 1;\n        }}\n        __syncthreads();\n    }}\n    \
+         score[t] = h[t + 1][t + 1];\n}}\n{}{}",
+        kernel("k1", "TILE + 1"),
+        kernel("k2", "TILE + + 1")
+    );
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "two_spellings.cu", &text);
+    let once = dir.path().join("once.cu").to_string_lossy().into_owned();
+    let twice = dir.path().join("twice.cu").to_string_lossy().into_owned();
+    let fixed = bankwise(&["fix", &path.to_string_lossy(), "-o", &once]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert_eq!(
+        stderr(&fixed).matches("fixed: `h`").count(),
+        2,
+        "{}",
+        stderr(&fixed)
+    );
+    let again = bankwise(&["fix", &once, "-o", &twice]);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(
+        std::fs::read_to_string(&once).expect("written"),
+        std::fs::read_to_string(&twice).expect("written")
+    );
+}

@@ -624,7 +624,18 @@ fn form(target: &Target, map: &dyn AddressMap, names: &mut Names) -> Result<Rewr
             .as_ref()
             .is_some_and(|calls| !calls.is_empty())
     });
-    let shared = reaches_calls.then(|| format!("{}\n{}", target.array.name, map.cuda("i")));
+    // The map function spells the array's extents as written: arrays whose extents are
+    // written differently (`TILE + 1`, `TILE + + 1`) cannot share its text, so they get
+    // names of their own here rather than a name whose second text would be refused (and
+    // taken by the next run, which would then fix what this one left).
+    let shared = reaches_calls.then(|| {
+        format!(
+            "{}\n{}\n{}",
+            target.array.name,
+            map.cuda("i"),
+            target.array.dim_texts.join("\n")
+        )
+    });
     // Accesses through pointers go through the map function: with no subscript of the array
     // itself, that is all the rewrite is.
     let subscripted = target
