@@ -1521,3 +1521,49 @@ fn the_values_index_helpers_return_are_followed() {
         "{text}"
     );
 }
+
+/// Block shapes written as recent CUDA code writes them: `dim3 b{32, 8}`, `auto b =
+/// dim3(32, 16)`, and the extensible launch `cudaLaunchKernelEx(&config, k, …)` with
+/// `config.blockDim` and `config.dynamicSmemBytes` set before it (CUDA 12).
+#[test]
+fn block_shapes_from_auto_dim3_and_the_extensible_launch() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("launches.cu");
+    std::fs::write(
+        &path,
+        "__global__ void a(float *o) { __shared__ float t[32][32]; o[1] = t[threadIdx.y][threadIdx.x]; }\n\
+         __global__ void d(float *o) { __shared__ float t[32][32]; o[1] = t[threadIdx.y][threadIdx.x]; }\n\
+         __global__ void c(float *o) {\n\
+         \x20   extern __shared__ float dyn[];\n\
+         \x20   dyn[threadIdx.x * 32 + threadIdx.y] = o[0];\n\
+         }\n\
+         void run(float *o, cudaStream_t s) {\n\
+         \x20   dim3 blockA{32, 8};\n\
+         \x20   a<<<1, blockA, 0, s>>>(o);\n\
+         \x20   auto blockD = dim3(32, 16);\n\
+         \x20   d<<<1, blockD>>>(o);\n\
+         \x20   cudaLaunchConfig_t config = {};\n\
+         \x20   config.gridDim = dim3(1);\n\
+         \x20   config.blockDim = dim3(32, 2);\n\
+         \x20   config.dynamicSmemBytes = 32 * 32 * sizeof(float);\n\
+         \x20   cudaLaunchKernelEx(&config, c, o);\n\
+         }\n",
+    )
+    .expect("written");
+    let path = path.to_string_lossy().into_owned();
+    let text = stdout(&bankwise(&["check", "-v", &path]));
+    // Two warps of 31 excess each: the 32x2 block of the extensible launch, and `dyn` sized
+    // by its dynamicSmemBytes (no unknown extent).
+    for expected in [
+        "in `a` (block 32x8x1)",
+        "in `d` (block 32x16x1)",
+        "5:5: warning: 32-way bank conflict writing `dyn` (stride 32): lanes 0 and 1 both hit \
+         bank 0 (words 0 and 32); 62 excess wavefronts per block",
+    ] {
+        assert!(text.contains(expected), "{expected}\n{text}");
+    }
+    assert!(
+        !text.contains("assumed") && !text.contains("unknown"),
+        "{text}"
+    );
+}

@@ -156,7 +156,7 @@ impl<'s> Extractor<'s> {
         // is, so neither. The same declaration repeated in several branches is one shape.
         let mut dim3_declarators: HashMap<String, HashSet<String>> = HashMap::new();
         for declaration in &declarations {
-            if child(*declaration, FIELDS.type_).is_some_and(|t| self.text(t) == "dim3") {
+            if self.declares_dim3(*declaration) {
                 for declarator in children_in(*declaration, FIELDS.declarator) {
                     let name = leftmost_identifier(declarator, self.src).to_string();
                     let written = self.one_line(declarator);
@@ -197,8 +197,7 @@ impl<'s> Extractor<'s> {
             let integers = self.integer_definitions(declaration, &reassigned);
             integer_names.extend(integers.iter().map(|(name, _)| name.clone()));
             constants.extend(integers);
-            let is_dim3 = child(declaration, FIELDS.type_).is_some_and(|t| self.text(t) == "dim3");
-            if !is_dim3 {
+            if !self.declares_dim3(declaration) {
                 continue;
             }
             for declarator in children_in(declaration, FIELDS.declarator) {
@@ -285,6 +284,22 @@ impl Extractor<'_> {
                 .parent()
                 .is_some_and(|p| symbols::kind(p) == "expression_statement");
         plain.then(|| (self.text(target).to_string(), value))
+    }
+
+    /// `dim3 block…;`, or `auto block = dim3(32, 8);` (every declarator a `dim3`).
+    fn declares_dim3(&self, declaration: Node) -> bool {
+        match child(declaration, FIELDS.type_).map(|t| self.text(t)) {
+            Some("dim3") => true,
+            Some("auto") => children_in(declaration, FIELDS.declarator)
+                .into_iter()
+                .all(|d| {
+                    child(d, FIELDS.value).is_some_and(|v| {
+                        let value = self.text(v);
+                        value.starts_with("dim3(") || value.starts_with("dim3{")
+                    })
+                }),
+            _ => false,
+        }
     }
 
     /// `dim3 threads(BX, BY);`: C++'s grammar reads a function declaration whose parameters

@@ -334,6 +334,21 @@ impl<'s> Extractor<'s> {
                 return true;
             };
             let args = named_children(arguments);
+            let callee = child(node, FIELDS.function).map_or("", |f| self.text(f));
+            if matches!(callee, "cudaLaunchKernelEx" | "cudaLaunchKernelExC") && args.len() >= 2 {
+                let kernel = unwrap_reference(args[1]);
+                if self.names_a_kernel(kernel) {
+                    let config = self.text(unwrap_reference(args[0]));
+                    found.push(Launch {
+                        kernel,
+                        block: self.config_field(function, config, "blockDim", node),
+                        bytes: self.config_field(function, config, "dynamicSmemBytes", node),
+                        at: node,
+                        through_helper: true,
+                    });
+                }
+                return true;
+            }
             if args.len() < 3 {
                 return true;
             }
@@ -350,6 +365,36 @@ impl<'s> Extractor<'s> {
             true
         });
         found
+    }
+
+    /// The value last assigned to `config.field` before `launch` in `function`
+    /// (`config.blockDim = dim3(32, 8);` for `cudaLaunchKernelEx(&config, k, …)`).
+    fn config_field<'t>(
+        &self,
+        function: Node<'t>,
+        config: &str,
+        field: &str,
+        launch: Node,
+    ) -> Option<Node<'t>> {
+        let mut value = None;
+        walk(function, |node| {
+            if node.start_byte() >= launch.start_byte() {
+                return false;
+            }
+            if symbols::kind(node) == "assignment_expression" {
+                let target = child(node, FIELDS.left);
+                let assigned = target.filter(|t| symbols::kind(*t) == "field_expression");
+                let names = assigned.is_some_and(|t| {
+                    child(t, FIELDS.argument).is_some_and(|a| self.text(a) == config)
+                        && child(t, FIELDS.field).is_some_and(|f| self.text(f) == field)
+                });
+                if names && child(node, FIELDS.operator).is_some_and(|o| self.text(o) == "=") {
+                    value = child(node, FIELDS.right);
+                }
+            }
+            true
+        });
+        value
     }
 
     /// Evaluates a launch's block argument: a constant, `dim3(…)`, or a local `dim3` variable.
