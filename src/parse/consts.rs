@@ -282,24 +282,13 @@ impl ConstEnv {
         }
         let (record, bindings) = self.record_instance(id, 0)?;
         let (_, target) = record.types.iter().find(|(name, _)| name == member)?;
-        let mut out = String::new();
-        let mut rest = target.as_str();
-        while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            out.push_str(&rest[..start]);
-            let word = &rest[start..];
-            let end = word
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(word.len());
-            let name = &word[..end];
-            match (bindings.types.get(name), bindings.ints.get(name)) {
-                (Some(ty), _) => out.push_str(ty),
-                (None, Some(value)) => out.push_str(&value.to_string()),
-                (None, None) => out.push_str(name),
-            }
-            rest = &word[end..];
-        }
-        out.push_str(rest);
-        Some(out)
+        Some(replace_identifiers(target, |name| {
+            bindings
+                .types
+                .get(name)
+                .cloned()
+                .or_else(|| bindings.ints.get(name).map(i64::to_string))
+        }))
     }
 
     /// The macros the file defines (not the command line's).
@@ -504,6 +493,28 @@ impl ConstEnv {
         }
         Err(Unresolved::UnknownName(name.to_string()))
     }
+}
+
+/// `text` with each identifier replaced by what `replace` gives for it (kept when `None`):
+/// a type with its template parameters bound.
+pub fn replace_identifiers(text: &str, replace: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        out.push_str(&rest[..start]);
+        let word = &rest[start..];
+        let end = word
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(word.len());
+        let name = &word[..end];
+        match replace(name) {
+            Some(replacement) => out.push_str(&replacement),
+            None => out.push_str(name),
+        }
+        rest = &word[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The arguments of `<a, b<c, d>, e>` (what follows a template's name), split at its

@@ -20,7 +20,7 @@ mod types;
 pub use ast::{BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp};
 pub use body::*;
 pub use chunks::brace_depth_at;
-pub use consts::{identifier_tokens, Bindings, ConstEnv, Macro};
+pub use consts::{identifier_tokens, replace_identifiers, Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
 pub use model::*;
 pub use packed::{Body, Packed};

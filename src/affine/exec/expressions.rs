@@ -158,20 +158,7 @@ impl<'a> Executor<'a> {
         if self.bindings.types.is_empty() {
             return ty.to_string();
         }
-        let mut out = String::with_capacity(ty.len());
-        let mut rest = ty;
-        while let Some(start) = rest.find(|c: char| c.is_ascii_alphabetic() || c == '_') {
-            out.push_str(&rest[..start]);
-            let word = &rest[start..];
-            let end = word
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(word.len());
-            let name = &word[..end];
-            out.push_str(self.bindings.types.get(name).map_or(name, String::as_str));
-            rest = &word[end..];
-        }
-        out.push_str(rest);
-        out
+        crate::parse::replace_identifiers(ty, |name| self.bindings.types.get(name).cloned())
     }
 
     /// `(ty)operand`, `static_cast<ty>(operand)`.
