@@ -923,3 +923,27 @@ fn arrays_with_extents_spelled_differently_get_map_functions_of_their_own() {
         std::fs::read_to_string(&twice).expect("written")
     );
 }
+
+/// Found by the fuzzer (seed 9300, input 497800, of 1,000,000): a mutant of structs.cu with
+/// `struct __align__(2147483647) Vec4` and an extent that is not a number (`120x80000000`).
+/// The size check needed every extent, so the 2 GB element went to the simulator, which
+/// walked it word by word: no end in 120 s. An unknown extent now counts as one element, so
+/// the element alone is past any block's shared memory and the array is not simulated.
+#[test]
+fn an_element_past_any_shared_memory_is_not_simulated_whatever_its_extent() {
+    let text = "struct __align__(2147483647) Vec4 { float a, b, c, d; };\n\
+                // bankwise: block=128\n\
+                __global__ void k(const Vec4 *f, float *o) {\n\
+                \x20   __shared__ Vec4 s_f[120x80000000];\n\
+                \x20   s_f[threadIdx.x] = f[threadIdx.x];\n\
+                \x20   o[threadIdx.x] = s_f[threadIdx.x].a;\n\
+                }\n";
+    let out = survives("huge_element.cu", text);
+    assert!(
+        out.contains(
+            "`s_f` takes at least 2147483647 bytes (? elements of 2147483647 bytes), more than \
+             the 227 KiB of shared memory a block can have on any GPU: not simulated"
+        ),
+        "{out}"
+    );
+}

@@ -166,14 +166,22 @@ impl SharedArray {
     /// Such an array is reported, not simulated: its figures would mean nothing.
     pub fn impossible_size(&self) -> Option<String> {
         let elem_bytes = self.elem_bytes?;
+        // An unknown extent is at least one element: an element alone past any block's
+        // shared memory (`__align__(2147483647)`) is impossible whatever the extents, and
+        // simulating it walks its gigabytes word by word.
         let mut bytes = u128::from(elem_bytes);
         for dim in &self.dims {
-            bytes = bytes.saturating_mul(u128::from((*dim)?));
+            bytes = bytes.saturating_mul(u128::from(dim.unwrap_or(1)));
         }
+        let at_least = if self.dims.iter().any(Option::is_none) {
+            "at least "
+        } else {
+            ""
+        };
         let shown = if bytes >= 1 << 64 {
             "more than 2^64 bytes".to_string()
         } else {
-            format!("{bytes} bytes")
+            format!("{at_least}{bytes} bytes")
         };
         (bytes > u128::from(MAX_SHARED_BYTES)).then(|| {
             format!(
