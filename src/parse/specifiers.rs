@@ -26,6 +26,15 @@ pub struct Spaces {
 }
 
 impl Spaces {
+    /// Both sets of keywords.
+    fn union(self, other: Spaces) -> Spaces {
+        Spaces {
+            global: self.global || other.global,
+            device: self.device || other.device,
+            host: self.host || other.host,
+        }
+    }
+
     fn any(self) -> bool {
         self.global || self.device || self.host
     }
@@ -266,11 +275,7 @@ fn specifier_macro<'d>(
             spaces = None;
             break;
         };
-        if let Some(spaces) = spaces.as_mut() {
-            spaces.global |= found.global;
-            spaces.device |= found.device;
-            spaces.host |= found.host;
-        }
+        spaces = spaces.map(|spaces| spaces.union(found));
     }
     known.insert(name.to_string(), spaces);
     spaces
@@ -322,9 +327,7 @@ fn body_specifiers<'d>(
                 if definitions(word).iter().any(|d| d.params.is_some()) {
                     i = arguments_end(bytes, i)?;
                 }
-                spaces.global |= inner.global;
-                spaces.device |= inner.device;
-                spaces.host |= inner.host;
+                spaces = spaces.union(inner);
             }
         }
     }
