@@ -3,8 +3,8 @@
 //!
 //! `cargo bench --bench check` prints MB/s and the process's peak resident memory (VmHWM).
 //! Goal (issue 4): ≥ 5 MB/s. `BENCH_MB` changes the size.
-use bankwise::analysis::Options;
-use bankwise::pipeline::analyse_file;
+use bankwise::analysis::{KeepAffine, Options};
+use bankwise::pipeline::check_file;
 use std::time::Instant;
 
 mod common;
@@ -18,11 +18,17 @@ fn main() {
     let path = dir.path().join("generated.cu");
     std::fs::write(&path, &source).expect("the generated file is written");
     drop(source);
-    let options = Options::default();
+    // As `check` (text) analyses it: no fix planned, so no affine analysis kept.
+    let options = Options {
+        keep_affine: KeepAffine::Never,
+        ..Options::default()
+    };
     let baseline = common::peak_resident_mb();
     let cpu_before = cpu::cpu_seconds();
     let start = Instant::now();
-    let analysed = analyse_file(&path, &options).expect("the generated file is analysed");
+    let analysed = check_file(&path, &options, false)
+        .expect("the generated file is analysed")
+        .analysed;
     // `check -v`'s report, a line for every access: the most text the check makes.
     let every_access = bankwise::report::finding::Shown {
         clean_accesses: true,

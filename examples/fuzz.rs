@@ -202,7 +202,7 @@ fn fix_once(text: &str) -> Result<(), String> {
     if !fixed.changed() {
         return Ok(());
     }
-    match fix_text(path, &fixed.output, &options, &config) {
+    match fix_text(path, fixed.output(), &options, &config) {
         Ok(again) if again.changed() => Err("fix changes its own output".into()),
         Ok(_) => Ok(()),
         Err(FixError::Internal { message, .. }) => {

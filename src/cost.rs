@@ -2,7 +2,8 @@
 //! every loop iteration, each warp request through the bank model. The same enumeration gives
 //! the solvers their input, [`SitePattern`].
 use crate::affine::{
-    lane_thread, Atom, AtomValues, FunctionAffine, LoopId, LoopPoint, LoopValues, Op, Site, Sym,
+    lane_thread, Atom, AtomValues, Class, FunctionAffine, LoopId, LoopPoint, LoopValues, Op, Site,
+    Sym,
 };
 use crate::bank::{lanes_per_phase, simulate, BankConfig, Collision, Request};
 use crate::parse::{Access, MemberLayout, SharedArray};
@@ -32,6 +33,10 @@ pub struct SiteCost {
     pub per_iteration_of: Vec<String>,
     /// A shift in the index by the integer width or more in some lane.
     pub wide_shift: Option<WideShift>,
+    /// The access's class as findings show it: for a form that changes per iteration, the
+    /// class of the iteration with the worst request. (Kept here so that a report needs no
+    /// affine analysis.)
+    pub class: Class,
 }
 
 /// A shift whose amount reaches 32 (or is negative) in some lane: C++ leaves it undefined,
@@ -644,6 +649,7 @@ pub fn measure(requests: &SiteRequests, config: &BankConfig) -> Result<SiteCost,
             unknown_values: Vec::new(),
             per_iteration_of: requests.per_iteration_of.clone(),
             wide_shift: None,
+            class: Class::Linear,
         };
         requests.for_each_in(combination, |warp, point, elements| {
             let lanes = if whole_elements {
@@ -688,6 +694,15 @@ pub fn measure(requests: &SiteRequests, config: &BankConfig) -> Result<SiteCost,
         }
     }
     let (combination, mut cost) = worst.ok_or("no combination of unknown values")?;
+    let site = requests.site;
+    let worst_iteration = cost.worst.as_ref().and_then(|worst| {
+        site.iterations.iter().find(|it| {
+            it.loop_values
+                .iter()
+                .all(|value| worst.loop_values.contains(value))
+        })
+    });
+    cost.class = worst_iteration.map_or(&site.class, |it| &it.class).clone();
     cost.wide_shift = requests.wide_shift();
     cost.unknown_values = requests.unknowns.clone();
     for unknown in &mut cost.unknown_values {

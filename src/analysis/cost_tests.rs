@@ -1,7 +1,7 @@
 //! The conflict figures of whole kernels through the analysis: unknown values evaluated over
 //! the residues that matter, and members of records (the cost stage's tests that need the
 //! front end and the affine stage to build their input).
-use crate::analysis::{analyse_text, AnalysedFile, Options};
+use crate::analysis::{analyse_text, AnalysedFile, KeepAffine, Options};
 use crate::block::ConfigBlocks;
 use std::path::Path;
 
@@ -482,5 +482,47 @@ __global__ void w(float *o, int stride) {
         assert_eq!(store.per_iteration_of, ["k"]);
         let load = costs[1].as_ref().expect("simulated");
         assert_eq!(load.per_iteration_of, ["i_offset"]);
+    }
+}
+
+/// The affine analyses a result keeps: all of them, those of functions a fix may rewrite
+/// (an array with a simulated conflict), or none; the figures are the same in each.
+#[test]
+fn keep_affine_keeps_the_analyses_asked_for() {
+    let source = "__global__ void conflicted() {\n\
+                  __shared__ float t[32][32];\n\
+                  t[threadIdx.x][0] = 1.0f;\n\
+                  }\n\
+                  __global__ void clean() {\n\
+                  __shared__ float u[32];\n\
+                  u[threadIdx.x] = 1.0f;\n\
+                  }\n\
+                  void launch() { conflicted<<<1, 32>>>(); clean<<<1, 32>>>(); }\n";
+    let with = |keep_affine| {
+        let options = Options {
+            keep_affine,
+            ..Options::default()
+        };
+        analyse_text(Path::new("k.cu"), source, &options, &ConfigBlocks::default())
+    };
+    let kept = |file: &AnalysedFile| -> Vec<bool> {
+        file.per_function.iter().map(|f| f.affine.is_some()).collect()
+    };
+    let excess = |file: &AnalysedFile| -> Vec<Option<u64>> {
+        file.per_function
+            .iter()
+            .map(|f| crate::analysis::array_excess(&f.costs[0]))
+            .collect()
+    };
+    let every = with(KeepAffine::Every);
+    assert_eq!(kept(&every), [true, true]);
+    assert_eq!(excess(&every), [Some(31), Some(0)]);
+    for (keep, expected) in [
+        (KeepAffine::ForFixes, [true, false]),
+        (KeepAffine::Never, [false, false]),
+    ] {
+        let file = with(keep);
+        assert_eq!(kept(&file), expected, "{keep:?}");
+        assert_eq!(excess(&file), excess(&every), "{keep:?}");
     }
 }

@@ -31,6 +31,21 @@ pub struct Options {
     pub compile_db: Arc<crate::compile_db::CompileDb>,
     /// `--config PATH`: the `bankwise.toml` for every file, instead of the nearest one.
     pub config_file: Option<PathBuf>,
+    /// Whose affine analyses the result keeps ([`KeepAffine`]).
+    pub keep_affine: KeepAffine,
+}
+
+/// Which functions keep their affine analysis once their accesses are simulated. The
+/// analyses are most of the memory a file takes, and only a fix, `explain` and the
+/// validation of a rewrite read them again; a function's is dropped as soon as its figures
+/// are known, so that a large file never holds them all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeepAffine {
+    Every,
+    /// Those a fix may rewrite: with an array whose simulated accesses conflict. (An array
+    /// with an access not simulated is never rewritten.)
+    ForFixes,
+    Never,
 }
 
 impl Default for Options {
@@ -45,6 +60,7 @@ impl Default for Options {
             include_dirs: Vec::new(),
             compile_db: Arc::default(),
             config_file: None,
+            keep_affine: KeepAffine::Every,
         }
     }
 }
@@ -95,7 +111,7 @@ pub fn analyse_text(
         &options.include_dirs,
         &block::template_launches_for(&options.launches_elsewhere, path),
     );
-    let (mut blocks, conflicts) = block::resolve_all(
+    let (blocks, conflicts) = block::resolve_all(
         &parsed.functions,
         &parsed.launches,
         &Elsewhere {
@@ -143,75 +159,90 @@ pub fn analyse_text(
             }
         }
     }
-    let analysed = {
-        let callees = affine::Callees::new(&parsed.functions);
-        let functions = &parsed.functions;
-        parallel::map(functions.len(), FUNCTIONS_PER_THREAD, |i| {
-            affine_of(
-                &functions[i],
-                &blocks[i],
-                &callees,
-                &parsed.constants,
-                &options.bank,
-            )
-        })
-    };
-    let mut affine = Vec::with_capacity(analysed.len());
-    for (i, (function_affine, narrowed)) in analysed.into_iter().enumerate() {
-        if let Some(narrowed) = narrowed {
-            blocks[i] = Ok(narrowed);
+    // In batches, each through every stage before the next starts, so that the affine
+    // analyses a file keeps are those of one batch and the ones `keep_affine` asks for.
+    let lines = LineIndex::new(text);
+    let mut per_function = Vec::with_capacity(parsed.functions.len());
+    let mut blocks = blocks.into_iter();
+    for start in (0..parsed.functions.len()).step_by(FUNCTIONS_PER_BATCH) {
+        let batch = start..parsed.functions.len().min(start + FUNCTIONS_PER_BATCH);
+        let batch_blocks: Vec<Resolution> = blocks.by_ref().take(batch.len()).collect();
+        let analysed = {
+            let callees = affine::Callees::new(&parsed.functions);
+            let functions = &parsed.functions[batch.clone()];
+            parallel::map(functions.len(), FUNCTIONS_PER_THREAD, |i| {
+                affine_of(
+                    &functions[i],
+                    &batch_blocks[i],
+                    &callees,
+                    &parsed.constants,
+                    &options.bank,
+                )
+            })
+        };
+        let functions = &mut parsed.functions[batch];
+        let mut affine = Vec::with_capacity(analysed.len());
+        let mut batch_blocks = batch_blocks;
+        for (i, (mut function_affine, narrowed)) in analysed.into_iter().enumerate() {
+            if let Some(narrowed) = narrowed {
+                batch_blocks[i] = Ok(narrowed);
+            }
+            if let Ok(block) = &batch_blocks[i] {
+                if let Some(message) = block.assumption_warning(&functions[i]) {
+                    diagnostics.push(Diagnostic {
+                        severity: Severity::Warning,
+                        at: functions[i].at,
+                        message,
+                    });
+                }
+            }
+            if let Some(function_affine) = &mut function_affine {
+                adopt_pointer_analysis(
+                    &mut functions[i],
+                    function_affine,
+                    text,
+                    &lines,
+                    &parsed.constants,
+                );
+            }
+            affine.push(function_affine);
         }
-        if let Ok(block) = &blocks[i] {
-            if let Some(message) = block.assumption_warning(&parsed.functions[i]) {
+        let costs = parallel::map(functions.len(), FUNCTIONS_PER_THREAD, |i| {
+            costs_of(&functions[i], affine[i].as_deref(), &options.bank)
+        });
+        for (((block, affine), (costs, over_budget)), function) in batch_blocks
+            .into_iter()
+            .zip(affine)
+            .zip(costs)
+            .zip(functions.iter())
+        {
+            if let Some(why) = &over_budget {
                 diagnostics.push(Diagnostic {
                     severity: Severity::Warning,
-                    at: parsed.functions[i].at,
-                    message,
+                    at: function.at,
+                    message: format!(
+                        "`{}` not simulated: {why}; its arrays are left as they are",
+                        function.display_name()
+                    ),
                 });
             }
+            let kept = match options.keep_affine {
+                KeepAffine::Every => true,
+                KeepAffine::ForFixes => costs
+                    .iter()
+                    .any(|array| array_excess(array).is_some_and(|excess| excess > 0)),
+                KeepAffine::Never => false,
+            };
+            per_function.push(FunctionAnalysis {
+                block,
+                affine: affine.filter(|_| kept),
+                costs,
+                over_budget,
+            });
         }
-        affine.push(function_affine);
     }
     diagnostics.sort_by_key(|d| d.at);
     diagnostics.dedup();
-    let lines = LineIndex::new(text);
-    for (function, affine) in parsed.functions.iter_mut().zip(&mut affine) {
-        if let Some(affine) = affine {
-            adopt_pointer_analysis(function, affine, text, &lines, &parsed.constants);
-        }
-    }
-    let costs = parallel::map(parsed.functions.len(), FUNCTIONS_PER_THREAD, |i| {
-        costs_of(&parsed.functions[i], affine[i].as_deref(), &options.bank)
-    });
-    let diagnostics_before = diagnostics.len();
-    let mut per_function = Vec::with_capacity(costs.len());
-    for (((block, affine), (costs, over_budget)), function) in blocks
-        .into_iter()
-        .zip(affine)
-        .zip(costs)
-        .zip(&parsed.functions)
-    {
-        if let Some(why) = &over_budget {
-            diagnostics.push(Diagnostic {
-                severity: Severity::Warning,
-                at: function.at,
-                message: format!(
-                    "`{}` not simulated: {why}; its arrays are left as they are",
-                    function.display_name()
-                ),
-            });
-        }
-        per_function.push(FunctionAnalysis {
-            block,
-            affine,
-            costs,
-            over_budget,
-        });
-    }
-    // Sorted above; again only when a budget warning joined them.
-    if diagnostics.len() > diagnostics_before {
-        diagnostics.sort_by_key(|d| d.at);
-    }
     AnalysedFile {
         path: path.to_path_buf(),
         parsed,
@@ -223,8 +254,20 @@ pub fn analyse_text(
 /// Per array, per access: the conflict figures, or why there are none.
 pub type FunctionCosts = Vec<Vec<Result<SiteCost, String>>>;
 
+/// The excess wavefronts of one array's accesses together, when every one is simulated.
+pub fn array_excess(costs: &[Result<SiteCost, String>]) -> Option<u64> {
+    costs
+        .iter()
+        .map(|c| c.as_ref().ok().map(|c| c.excess()))
+        .sum()
+}
+
 /// Functions below which a thread is not worth starting.
 const FUNCTIONS_PER_THREAD: usize = 16;
+
+/// Functions analysed together before the next ones start: enough to keep both threads busy,
+/// few enough that their affine analyses are a small part of a large file's memory.
+const FUNCTIONS_PER_BATCH: usize = 512;
 
 /// The function's affine analysis, and for an assumed one-dimensional block that took an
 /// access outside its array, the narrower block it was analysed with instead.

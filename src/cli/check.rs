@@ -4,7 +4,7 @@ use super::{
     inputs, json_to_stdout, write_stdout, write_stdout_with, AnalysisArgs, RunArgs, EXIT_CONFLICTS,
     EXIT_INPUT_ERROR,
 };
-use bankwise::analysis::{AnalysedFile, Options};
+use bankwise::analysis::{AnalysedFile, KeepAffine, Options};
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
 use bankwise::report::{self, sarif};
@@ -71,7 +71,14 @@ enum CheckFormat {
 
 pub fn run(args: CheckArgs) -> ExitCode {
     let options = match args.analysis.options(Settings::default()) {
-        Ok(options) => options,
+        // Only the JSON report shows each access's affine form.
+        Ok(options) => Options {
+            keep_affine: match args.format {
+                CheckFormat::Json => KeepAffine::Every,
+                CheckFormat::Text | CheckFormat::Sarif => KeepAffine::Never,
+            },
+            ..options
+        },
         Err(message) => {
             bankwise::say!("bankwise: error: {message}");
             return ExitCode::from(EXIT_INPUT_ERROR);

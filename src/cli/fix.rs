@@ -130,7 +130,7 @@ pub fn run(args: FixArgs) -> ExitCode {
         if let Some(target) = target {
             if let Err(message) = write_file(
                 target,
-                &bankwise::parse::restored_bytes(&file.output),
+                &bankwise::parse::restored_bytes(file.output()),
                 args.in_place,
             ) {
                 bankwise::say!("bankwise: error: {}: {message}", target.display());
@@ -168,7 +168,7 @@ pub fn run(args: FixArgs) -> ExitCode {
                 // The fixed file's own bytes (a comment's Latin-1 byte kept) go out as they are.
                 let bytes: Vec<u8> = fixed
                     .iter()
-                    .flat_map(|f| bankwise::parse::restored_bytes(&f.output).into_owned())
+                    .flat_map(|f| bankwise::parse::restored_bytes(f.output()).into_owned())
                     .collect();
                 failed |= !super::write_stdout_bytes(&bytes);
                 String::new()
@@ -195,7 +195,7 @@ fn unified_diff(file: &FileFix) -> String {
     }
     let path = file.path.to_string_lossy();
     let path = path.trim_start_matches("./").trim_start_matches('/');
-    similar::TextDiff::from_lines(&file.original, &file.output)
+    similar::TextDiff::from_lines(file.original.as_str(), file.output())
         .unified_diff()
         .context_radius(3)
         .header(&format!("a/{path}"), &format!("b/{path}"))

@@ -10,7 +10,7 @@ mod solve;
 mod sources;
 use sources::collect_sources;
 
-use bankwise::analysis::Options;
+use bankwise::analysis::{KeepAffine, Options};
 use bankwise::bank::BankConfig;
 use bankwise::block::CommandLineBlocks;
 use bankwise::pipeline::FixOptions;
@@ -123,6 +123,7 @@ impl AnalysisArgs {
                 ..settings
             },
             launches_elsewhere: Default::default(),
+            keep_affine: KeepAffine::Every,
             include_dirs: self.include_dirs.clone(),
             compile_db: match &self.compile_commands {
                 Some(path) => std::sync::Arc::new(

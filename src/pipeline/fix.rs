@@ -1,7 +1,7 @@
 //! `fix` on one file: analyse, plan, apply the fixes the options allow, and validate the
 //! output (translation validation) before anything may be written.
 use super::validate;
-use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
+use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, KeepAffine, Options};
 use crate::block::ConfigBlocks;
 use crate::parse;
 use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
@@ -23,7 +23,9 @@ pub struct FixOptions {
 pub struct FileFix {
     pub path: PathBuf,
     pub original: String,
-    pub output: String,
+    /// The output, when it differs from the original (most files need no fix: their text is
+    /// not held twice).
+    edited: Option<String>,
     /// Every array of every reported function, in the order `check` reports them.
     pub arrays: Vec<ArrayOutcome>,
     /// One fix per array with a rewrite, applied or not.
@@ -34,7 +36,12 @@ pub struct FileFix {
 
 impl FileFix {
     pub fn changed(&self) -> bool {
-        self.output != self.original
+        self.edited.is_some()
+    }
+
+    /// The text after the fix.
+    pub fn output(&self) -> &str {
+        self.edited.as_deref().unwrap_or(&self.original)
     }
 }
 
@@ -81,7 +88,11 @@ pub fn fix_text(
     options: &FixOptions,
     config: &ConfigBlocks,
 ) -> Result<FileFix, FixError> {
-    let analysed = analyse_text(path, text, &options.analysis, config);
+    let analysis = Options {
+        keep_affine: KeepAffine::ForFixes,
+        ..options.analysis.clone()
+    };
+    let analysed = analyse_text(path, text, &analysis, config);
     fix_analysed(&analysed, text, options, config)
 }
 
@@ -141,9 +152,15 @@ pub fn fix_analysed(
         path: shown.clone(),
         message,
     };
-    let output = apply(text, &edits).map_err(|e| internal(e.to_string()))?;
+    // No edit, no copy of the text: most files need no fix.
+    let edited = if edits.is_empty() {
+        None
+    } else {
+        Some(apply(text, &edits).map_err(|e| internal(e.to_string()))?).filter(|o| o != text)
+    };
+    let output = edited.as_deref().unwrap_or(text);
     if !applied.is_empty() {
-        let mut view = output.clone();
+        let mut view = output.to_string();
         for planned in &applied {
             if let Some(function) = &planned.rewrite.function {
                 view = view.replacen(&function.definition, &function.macro_definition, 1);
@@ -152,7 +169,7 @@ pub fn fix_analysed(
         let measured = validate::validate(
             path,
             analysed,
-            &output,
+            output,
             &view,
             &applied,
             &options.analysis,
@@ -177,7 +194,7 @@ pub fn fix_analysed(
     Ok(FileFix {
         path: path.to_path_buf(),
         original: text.to_string(),
-        output,
+        edited,
         arrays,
         fixes,
         fixed_arrays: plan.rewrites.iter().map(|p| p.outcome).collect(),
@@ -319,10 +336,10 @@ mod tests {
         assert_eq!(tile.applicability, Some(Applicability::Safe));
         assert_eq!(file.fixes.len(), 1);
         assert!(file
-            .output
+            .output()
             .contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
         // Idempotent: the output is recognised and left as it is.
-        let again = fixed(&file.output, &FixOptions::default());
+        let again = fixed(file.output(), &FixOptions::default());
         assert!(!again.changed());
     }
 
@@ -351,7 +368,7 @@ mod tests {
         };
         let file = fixed(TRANSPOSE, &unsafe_fixes);
         assert!(file
-            .output
+            .output()
             .contains("__shared__ float tile[TILE][TILE + 1];"));
         assert_eq!(outcome(&file, "tile").excess_after, Some(0));
         // A budget that pays for the padded row: the kernel's choice takes it, for no ALU
@@ -425,9 +442,9 @@ mod tests {
             ]
         );
         assert!(file
-            .output
+            .output()
             .contains("    p[bankwise_s(2 * threadIdx.x)] = 1;\n"));
-        assert!(file.output.contains(
+        assert!(file.output().contains(
             "o[0] = s[bankwise_s(&q[2 * threadIdx.x] - s)] + s[bankwise_s(threadIdx.x)];"
         ));
         let t = outcome(&file, "t");
@@ -435,15 +452,15 @@ mod tests {
         assert_eq!((t.excess_before, t.excess_after), (Some(62), Some(0)));
         assert_eq!(t.form, Some(FormKind::MapFunction));
         assert!(file
-            .output
+            .output()
             .contains("(&t[0][0])[bankwise_t(&row[0] - &t[0][0])] = 1;"));
         assert!(file
-            .output
+            .output()
             .contains("o[1] = (&t[0][0])[bankwise_t((row + 1) - &t[0][0])];"));
         assert!(file
-            .output
+            .output()
             .contains("// bankwise: `t` is stored through bankwise_t() of its row-major index"));
-        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+        assert!(!fixed(file.output(), &FixOptions::default()).changed());
     }
 
     const HELPER: &str = "__device__ void put(float *d, int i)\n{\n    d[2 * i] = 1;\n}\n\n\
@@ -479,15 +496,15 @@ mod tests {
             .replace("put(s, threadIdx.x);", "put_bankwise_s(s, threadIdx.x, s);")
             .replace("put(s + 1, threadIdx.x);", "put_bankwise_s(s + 1, threadIdx.x, s);")
             .replace("o[1] = s[threadIdx.x];", "o[1] = s[bankwise_s(threadIdx.x)];");
-        assert_eq!(file.output, expected);
-        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+        assert_eq!(file.output(), expected);
+        assert!(!fixed(file.output(), &FixOptions::default()).changed());
         // With the first element in every call, the copy keeps its subscripts.
         let first = HELPER.replace("    put(s + 1, threadIdx.x);\n", "");
         let file = fixed(&first, &FixOptions::default());
-        assert!(file.output.contains(
+        assert!(file.output().contains(
             "__device__ void put_bankwise_s(float *d, int i)\n{\n    d[bankwise_s(2 * i)] = 1;"
         ));
-        assert!(file.output.contains("put_bankwise_s(s, threadIdx.x);"));
+        assert!(file.output().contains("put_bankwise_s(s, threadIdx.x);"));
     }
 
     #[test]
@@ -509,13 +526,13 @@ mod tests {
         let file = fixed(&text, &FixOptions::default());
         let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
         assert_eq!(actions, vec![Action::Rewritten; 2]);
-        assert_eq!(file.output.matches("int bankwise_s(int i)").count(), 1);
-        assert_eq!(file.output.matches("void put_bankwise_s(").count(), 1);
+        assert_eq!(file.output().matches("int bankwise_s(int i)").count(), 1);
+        assert_eq!(file.output().matches("void put_bankwise_s(").count(), 1);
         assert!(file
-            .output
+            .output()
             .contains("// bankwise map for `s` in `k1`, `k2`: bitvector-xor"));
         assert_eq!(
-            file.output
+            file.output()
                 .matches("put_bankwise_s(s, threadIdx.x);")
                 .count(),
             2
@@ -533,7 +550,7 @@ mod tests {
                  whose names they share"
             )
         );
-        assert!(file.output.contains("put(s + 1, threadIdx.x);"));
+        assert!(file.output().contains("put(s + 1, threadIdx.x);"));
     }
 
     #[test]
@@ -560,7 +577,7 @@ mod tests {
         let file = fixed(&first, &FixOptions::default());
         assert_eq!(outcome(&file, "s").action, Action::Rewritten);
         assert!(file
-            .output
+            .output()
             .contains("    p[bankwise_s(2 * threadIdx.x)] = 1;\n"));
         let offset = POINTERS.replace("const float *q", "volatile const float *q");
         let file = fixed(&offset, &FixOptions::default());
@@ -613,10 +630,10 @@ mod tests {
         assert_eq!(a.action, Action::Rewritten);
         assert_eq!((a.excess_before, a.excess_after), (Some(2), Some(0)));
         assert!(file
-            .output
+            .output()
             .contains("a[bankwise_a(2 * threadIdx.x)] = o[0];"));
-        assert!(file.output.contains("    extern __shared__ float a[];\n"));
-        assert!(!fixed(&file.output, &FixOptions::default()).changed());
+        assert!(file.output().contains("    extern __shared__ float a[];\n"));
+        assert!(!fixed(file.output(), &FixOptions::default()).changed());
         let padding = FixOptions {
             strategy: Strategy {
                 forced: Some(Family::Padding),
@@ -656,8 +673,8 @@ mod tests {
         let file = fixed(&agree, &FixOptions::default());
         let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
         assert_eq!(actions, vec![Action::Rewritten; 2]);
-        assert_eq!(file.output.matches("int bankwise_s(int i)").count(), 1);
-        assert_eq!(file.output.matches("// bankwise: `s`").count(), 1);
+        assert_eq!(file.output().matches("int bankwise_s(int i)").count(), 1);
+        assert_eq!(file.output().matches("// bankwise: `s`").count(), 1);
     }
 
     #[test]
@@ -679,7 +696,7 @@ mod tests {
             ..FixOptions::default()
         };
         assert!(fixed(text, &forced)
-            .output
+            .output()
             .contains("s[bankwise_s(2 * threadIdx.x)]"));
     }
 
@@ -729,7 +746,9 @@ mod tests {
         );
         assert_eq!(outcome(&file, "a").excess_after, Some(0));
         assert_eq!(outcome(&file, "b").excess_after, Some(0));
-        assert!(file.output.contains("__shared__ float a[32][32], b[2048];"));
+        assert!(file
+            .output()
+            .contains("__shared__ float a[32][32], b[2048];"));
     }
 
     #[test]
@@ -741,7 +760,7 @@ mod tests {
             outcome(&file, "s").map_function.as_deref(),
             Some("bankwise_k_s")
         );
-        assert!(file.output.contains("s[bankwise_k_s(2 * threadIdx.x)]"));
+        assert!(file.output().contains("s[bankwise_k_s(2 * threadIdx.x)]"));
     }
 
     #[test]
@@ -770,8 +789,8 @@ mod tests {
             o[0] = s[threadIdx.y % 2][(threadIdx.x * 2) % 33].v;\n}\n";
         let file = fixed(text, &FixOptions::default());
         assert_eq!(outcome(&file, "s").form, Some(FormKind::StructOfArrays));
-        let again = fixed(&file.output, &FixOptions::default());
-        assert!(!again.changed(), "{}", again.output);
+        let again = fixed(file.output(), &FixOptions::default());
+        assert!(!again.changed(), "{}", again.output());
         assert_eq!(
             outcome(&again, "s_v").reason.as_deref(),
             Some("already rewritten by bankwise")

@@ -6,7 +6,7 @@ pub mod validate;
 
 pub use fix::{fix_analysed, fix_file, fix_source, fix_text, FileFix, FixError, FixOptions};
 
-use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, Options};
+use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, KeepAffine, Options};
 use crate::block::{self, ConfigBlocks, ProjectLaunches};
 use crate::parse;
 use crate::settings::{Config, ConfigError};
@@ -49,12 +49,12 @@ pub fn check_text(
     plan_fixes: bool,
 ) -> Result<CheckedFile, AnalysisError> {
     let config = Config::for_input(path, options.config_file.as_deref())?;
-    let analysed = analyse_text(
-        path,
-        &text,
-        &analysis_options(&config, options, path),
-        &config.blocks,
-    );
+    let mut analysis = analysis_options(&config, options, path);
+    // The fix needs the affine analyses of the functions it may rewrite.
+    if plan_fixes && analysis.keep_affine == KeepAffine::Never {
+        analysis.keep_affine = KeepAffine::ForFixes;
+    }
+    let analysed = analyse_text(path, &text, &analysis, &config.blocks);
     let fix = (plan_fixes && analysed.has_conflicts()).then(|| {
         let asked = FixOptions {
             analysis: options.clone(),

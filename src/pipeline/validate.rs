@@ -3,7 +3,7 @@
 //! warp request, must be the map applied to the one the original computed; its re-analysed
 //! excess wavefronts must be the solver's prediction; every other array must cost what it
 //! cost before. Anything else is a bug of the rewriter, and nothing is written.
-use crate::analysis::{analyse_text, is_reported, AnalysedFile, Options};
+use crate::analysis::{analyse_text, is_reported, AnalysedFile, KeepAffine, Options};
 use crate::block::ConfigBlocks;
 use crate::cost::SiteRequests;
 use crate::parse;
@@ -39,6 +39,8 @@ pub fn validate(
     // A name several functions share (overloads) cannot be pinned: `plan` leaves their
     // arrays alone, so their text, and the shape assumed from it, stays.
     let mut pinned = options.clone();
+    // The rewritten functions' analyses are compared with the original's, access by access.
+    pinned.keep_affine = KeepAffine::Every;
     let functions = &original.parsed.functions;
     let shared = crate::plan::shared_names(original);
     for (function, analysis) in functions.iter().zip(&original.per_function) {

@@ -239,10 +239,7 @@ fn silenced(file: &AnalysedFile, f: usize, a: usize) -> Option<Location> {
 /// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
 /// not be simulated.
 fn excess_before(file: &AnalysedFile, f: usize, a: usize) -> Option<u64> {
-    file.per_function[f].costs[a]
-        .iter()
-        .map(|c| c.as_ref().ok().map(|c| c.excess()))
-        .sum()
+    crate::analysis::array_excess(&file.per_function[f].costs[a])
 }
 
 /// The decisions of one kernel's arrays: per array first, then (with `--smem-budget`) the
@@ -374,10 +371,23 @@ impl<'a> KernelPlanner<'a> {
                 function.display_name()
             ));
         }
-        let affine = file.per_function[self.function]
-            .affine
-            .as_ref()
-            .ok_or_else(|| Decision::LeftAlone("not analysed".into()))?;
+        let analysis = &file.per_function[self.function];
+        let Some(affine) = analysis.affine.as_ref() else {
+            // Analysed, but its affine analysis was not kept (`KeepAffine::ForFixes`): no
+            // array of the function has a known conflict, so some access of this one was
+            // not simulated, and the figures say which.
+            let unsimulated = array
+                .accesses
+                .iter()
+                .zip(&analysis.costs[a])
+                .find_map(|(access, cost)| Some((access.at.line, cost.as_ref().err()?)));
+            return left(match (&analysis.block, unsimulated) {
+                (Ok(_), Some((line, why))) => {
+                    format!("a site is not simulated: line {line}: {why}")
+                }
+                _ => "not analysed".into(),
+            });
+        };
         let types = &file.parsed.constants.types;
         let mut problem = ArrayProblem::pose(function, a, affine, types, self.bank)
             .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))?;

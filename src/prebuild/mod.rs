@@ -247,7 +247,7 @@ fn write_copy(
     let copy = dir.join(name);
     let absolute = std::path::absolute(path)?;
     let text =
-        lines::with_line_directives(&fixed.original, &fixed.output, &absolute.to_string_lossy());
+        lines::with_line_directives(&fixed.original, fixed.output(), &absolute.to_string_lossy());
     std::fs::write(&copy, crate::parse::restored_bytes(&text))?;
     Ok(copy)
 }

@@ -1,7 +1,7 @@
 //! The one findings model every output format renders: what `check` says about a file, each
 //! finding with its rule, severity, place, message and (once `fix` has planned the file) the
 //! fix for its array. The emitters ([`super::text`], [`super::sarif`]) only format it.
-use crate::affine::{Class, Site};
+use crate::affine::Class;
 use crate::analysis::{AnalysedFile, Reported};
 use crate::parse::{Access, AccessKind, Escape, Function, Location, Severity, SharedArray, Span};
 use crate::pipeline::FileFix;
@@ -261,8 +261,8 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
         index,
         function,
         block,
-        affine,
         costs,
+        ..
     } = *reported;
     let mut findings = Vec::new();
     let name = function.display_name();
@@ -300,7 +300,6 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
             );
         }
         for (i, access) in array.accesses.iter().enumerate() {
-            let site = affine.and_then(|f| f.sites[a][i].as_ref());
             if let Ok(crate::cost::SiteCost {
                 wide_shift: Some(shift),
                 ..
@@ -323,7 +322,7 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                     );
                 }
             }
-            if let (Ok(cost), Some(site)) = (&costs[a][i], site) {
+            if let Ok(cost) = &costs[a][i] {
                 if cost.excess() > 0 {
                     findings.push(Finding {
                         conflict: Some(Box::new(Conflict {
@@ -341,7 +340,7 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                             Some(Rule::of_access(access.kind)),
                             Severity::Warning,
                             access.at,
-                            conflict_message(array, access, site, cost) + &instance,
+                            conflict_message(array, access, cost) + &instance,
                         )
                         .on(this_array)
                     });
@@ -361,10 +360,9 @@ fn function_findings(reported: &Reported) -> Vec<Finding> {
                 via_pointer_text(access),
                 array.name,
             );
-            let _ = match (&costs[a][i], site) {
-                (Ok(_), Some(site)) => write!(message, ": {}, no bank conflict", site.class),
-                (Err(why), _) => write!(message, ": not simulated ({why})"),
-                _ => Ok(()),
+            let _ = match &costs[a][i] {
+                Ok(cost) => write!(message, ": {}, no bank conflict", cost.class),
+                Err(why) => write!(message, ": not simulated ({why})"),
             };
             findings.push(Finding::new(None, Severity::Note, access.at, message).on(this_array));
         }
@@ -383,26 +381,13 @@ fn escape_message(array: &SharedArray, function: &Function, escape: &Escape) -> 
 
 /// `32-way bank conflict reading `tile` (stride 32): lanes 0 and 1 both hit bank 0 (words 0
 /// and 32); 248 excess wavefronts per block`.
-fn conflict_message(
-    array: &SharedArray,
-    access: &Access,
-    site: &Site,
-    cost: &crate::cost::SiteCost,
-) -> String {
+fn conflict_message(array: &SharedArray, access: &Access, cost: &crate::cost::SiteCost) -> String {
     let verb = match access.kind {
         AccessKind::Load => "reading",
         AccessKind::Store => "writing",
         AccessKind::Atomic => "updating (atomic)",
     };
-    // A form that changes per iteration: the class of the iteration with the worst request.
-    let worst_iteration = cost.worst.as_ref().and_then(|worst| {
-        site.iterations.iter().find(|it| {
-            it.loop_values
-                .iter()
-                .all(|value| worst.loop_values.contains(value))
-        })
-    });
-    let class = match worst_iteration.map_or(&site.class, |it| &it.class) {
+    let class = match &cost.class {
         Class::Random(_) => "random".to_string(),
         other => other.to_string(),
     };

@@ -85,14 +85,14 @@ fn member_reads_lose_their_four_way_conflict_and_record_stores_keep_their_wavefr
     );
     assert_eq!(a.split_into, vec!["a_v", "a_x", "a_y", "a_z"]);
     assert!(file
-        .output
+        .output()
         .contains("    __shared__ float a_v[128], a_x[128], a_y[128], a_z[128];\n"));
-    assert!(file.output.contains(
+    assert!(file.output().contains(
         "    {\n        const R bankwise_a = in[t];\n        a_v[t] = bankwise_a.v;\n        \
          a_x[t] = bankwise_a.x;\n        a_y[t] = bankwise_a.y;\n        \
          a_z[t] = bankwise_a.z;\n    }\n"
     ));
-    assert!(file.output.contains("out[t] = a_v[t] + a_x[t];"));
+    assert!(file.output().contains("out[t] = a_v[t] + a_x[t];"));
     // The 16-byte store took 4 wavefronts per warp (4 phases of 8 lanes); its 4 member
     // stores take one each.
     let wavefronts = |text: &str, arrays: &[&str]| -> u64 {
@@ -115,11 +115,11 @@ fn member_reads_lose_their_four_way_conflict_and_record_stores_keep_their_wavefr
     };
     assert_eq!(wavefronts(&text, &["a"]), 4 * 4);
     assert_eq!(
-        wavefronts(&file.output, &["a_v", "a_x", "a_y", "a_z"]),
+        wavefronts(file.output(), &["a_v", "a_x", "a_y", "a_z"]),
         4 * 4
     );
     // Idempotent: the member arrays have no conflicts left.
-    assert!(!fixed(&file.output).changed());
+    assert!(!fixed(file.output()).changed());
 }
 
 /// A member no access reads would leave an array that is only written: shared memory for
@@ -135,14 +135,14 @@ fn members_never_read_get_no_array_and_their_stores_are_dropped() {
     let a = outcome(&file, "a");
     assert_eq!(a.action, Action::Rewritten);
     assert_eq!(a.split_into, vec!["a_v", "a_x"]);
-    assert!(file.output.contains(
+    assert!(file.output().contains(
         "// bankwise: `a` is stored as a struct of arrays: `a_v`, `a_x` (never read, so not \
          stored: `.y`, `.z`)\n"
     ));
     assert!(file
-        .output
+        .output()
         .contains("    __shared__ float a_v[128], a_x[128];\n"));
-    assert!(file.output.contains(
+    assert!(file.output().contains(
         "    {\n        const R bankwise_a = in[t];\n        a_v[t] = bankwise_a.v;\n        \
          a_x[t] = bankwise_a.x;\n    }\n"
     ));
@@ -181,9 +181,9 @@ fn every_kind_of_member_access_and_a_record_read_are_rewritten() {
         "out[t] = r.v + a_z[t];",
     ] {
         assert!(
-            file.output.contains(expected),
+            file.output().contains(expected),
             "{expected}\n{}",
-            file.output
+            file.output()
         );
     }
     let texts: Vec<&str> = a
@@ -202,7 +202,7 @@ fn a_store_whose_index_has_side_effects_evaluates_it_once_after_the_value() {
     );
     let file = fixed(&text);
     assert_eq!(outcome(&file, "a").action, Action::Rewritten);
-    assert!(file.output.contains(
+    assert!(file.output().contains(
         "const R bankwise_a = in[t];\n        const int bankwise_i0 = i++;\n        \
          a_v[bankwise_i0] = bankwise_a.v;"
     ));
@@ -220,7 +220,7 @@ fn members_of_different_types_get_a_declaration_each_and_names_do_not_collide() 
     assert_eq!(s.action, Action::Rewritten, "{:?}", s.reason);
     assert_eq!(s.split_into, vec!["s_count_2", "s_sum"]);
     assert!(file
-        .output
+        .output()
         .contains("    __shared__ int s_count_2[64];\n    __shared__ float s_sum[64];\n"));
 }
 
