@@ -503,10 +503,18 @@ fn keep_affine_keeps_the_analyses_asked_for() {
             keep_affine,
             ..Options::default()
         };
-        analyse_text(Path::new("k.cu"), source, &options, &ConfigBlocks::default())
+        analyse_text(
+            Path::new("k.cu"),
+            source,
+            &options,
+            &ConfigBlocks::default(),
+        )
     };
     let kept = |file: &AnalysedFile| -> Vec<bool> {
-        file.per_function.iter().map(|f| f.affine.is_some()).collect()
+        file.per_function
+            .iter()
+            .map(|f| f.affine.is_some())
+            .collect()
     };
     let excess = |file: &AnalysedFile| -> Vec<Option<u64>> {
         file.per_function

@@ -96,7 +96,7 @@ pub fn run(args: FixArgs) -> ExitCode {
     }
     let mut fixed: Vec<FileFix> = Vec::new();
     let results = match &stdin {
-        Some((name, text)) => vec![pipeline::fix_source(name, text, &options)],
+        Some((name, text)) => vec![pipeline::fix_source(name, text.clone(), &options)],
         None => args.run.each("fixing", &sources, |path| {
             pipeline::fix_file(path, &options)
         }),

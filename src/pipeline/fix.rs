@@ -71,13 +71,13 @@ pub enum FixError {
 pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> {
     let text =
         parse::read_source(path, options.analysis.max_file_bytes).map_err(AnalysisError::from)?;
-    fix_source(path, &text, options)
+    fix_source(path, text, options)
 }
 
 /// [`fix_file`] on text already read (stdin, named `path`).
-pub fn fix_source(path: &Path, text: &str, options: &FixOptions) -> Result<FileFix, FixError> {
+pub fn fix_source(path: &Path, text: String, options: &FixOptions) -> Result<FileFix, FixError> {
     let (options, config) = super::for_fix(path, options).map_err(AnalysisError::from)?;
-    fix_text(path, text, &options, &config)
+    fix_owned(path, text, &options, &config)
 }
 
 /// Fixes `text`: plans every array, applies the fixes the options allow, and validates the
@@ -88,18 +88,29 @@ pub fn fix_text(
     options: &FixOptions,
     config: &ConfigBlocks,
 ) -> Result<FileFix, FixError> {
+    fix_owned(path, text.to_string(), options, config)
+}
+
+/// [`fix_text`] on text the result may keep as its original, with no copy.
+fn fix_owned(
+    path: &Path,
+    text: String,
+    options: &FixOptions,
+    config: &ConfigBlocks,
+) -> Result<FileFix, FixError> {
     let analysis = Options {
         keep_affine: KeepAffine::ForFixes,
         ..options.analysis.clone()
     };
-    let analysed = analyse_text(path, text, &analysis, config);
+    let analysed = analyse_text(path, &text, &analysis, config);
     fix_analysed(&analysed, text, options, config)
 }
 
-/// [`fix_text`] on a file already analysed with `options.analysis`.
+/// [`fix_text`] on a file already analysed with `options.analysis`; the result keeps
+/// `text` as its original.
 pub fn fix_analysed(
     analysed: &AnalysedFile,
-    text: &str,
+    text: String,
     options: &FixOptions,
     config: &ConfigBlocks,
 ) -> Result<FileFix, FixError> {
@@ -113,7 +124,7 @@ pub fn fix_analysed(
             .map_or(0, |at| at.line);
         return Err(FixError::Unparsable { path: shown, line });
     }
-    let plan = plan::plan(analysed, text, &options.strategy, &options.analysis.bank);
+    let plan = plan::plan(analysed, &text, &options.strategy, &options.analysis.bank);
     let mut arrays = plan.outcomes;
     let mut fixes = Vec::new();
     let mut applied: Vec<&Planned> = Vec::new();
@@ -156,9 +167,9 @@ pub fn fix_analysed(
     let edited = if edits.is_empty() {
         None
     } else {
-        Some(apply(text, &edits).map_err(|e| internal(e.to_string()))?).filter(|o| o != text)
+        Some(apply(&text, &edits).map_err(|e| internal(e.to_string()))?).filter(|o| *o != text)
     };
-    let output = edited.as_deref().unwrap_or(text);
+    let output = edited.as_deref().unwrap_or(&text);
     if !applied.is_empty() {
         let mut view = output.to_string();
         for planned in &applied {
@@ -193,7 +204,7 @@ pub fn fix_analysed(
     }
     Ok(FileFix {
         path: path.to_path_buf(),
-        original: text.to_string(),
+        original: text,
         edited,
         arrays,
         fixes,

@@ -62,7 +62,7 @@ pub fn check_text(
         };
         fix_analysed(
             &analysed,
-            &text,
+            text.clone(),
             &fix_options(&config, &asked, path),
             &config.blocks,
         )
