@@ -376,7 +376,7 @@ fn costs_of(
         let affine = affine.ok_or("block shape unknown")?;
         let site = affine.sites[a][i]
             .as_ref()
-            .ok_or("the access is not reached by the analysis")?;
+            .ok_or_else(|| affine.why_unreached(function.arrays[a].accesses[i].span))?;
         cost::SiteRequests::new(affine, site, array, &array.accesses[i], bank)
     };
     // Counted first, so that a function past the budget costs no simulation at all; the

@@ -11,6 +11,9 @@ use std::sync::LazyLock;
 /// Nesting depth beyond which an expression is kept as opaque text.
 pub const MAX_DEPTH: usize = 200;
 
+/// What an expression past [`MAX_DEPTH`] is kept as.
+pub const TOO_DEEP: &str = "expression nested too deeply";
+
 /// A byte range in the source file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(from = "StartAndLength", into = "StartAndLength")]
@@ -272,7 +275,7 @@ static PARENTHESIZED: LazyLock<u16> =
 fn lower_at(node: Node, src: &str, depth: usize) -> Expr {
     let span = Span::of(node);
     let kind = if depth > MAX_DEPTH {
-        ExprKind::Opaque("expression nested too deeply".into())
+        ExprKind::Opaque(TOO_DEEP.into())
     } else if node.kind_id() == *PARENTHESIZED && node.named_child_count() == 1 {
         // `(e)` is `e`, with `e`'s span: an access `(t[i])` keeps the span of `t[i]`.
         // Through `lower_at`, so the depth limit applies to parentheses too.

@@ -17,7 +17,9 @@ mod symbols;
 mod syntax;
 mod types;
 
-pub use ast::{BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp};
+pub use ast::{
+    BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp, MAX_DEPTH as MAX_EXPR_DEPTH, TOO_DEEP,
+};
 pub use body::*;
 pub use chunks::brace_depth_at;
 pub use consts::{identifier_tokens, replace_identifiers, Bindings, ConstEnv, Macro};

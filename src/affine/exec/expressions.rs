@@ -149,7 +149,13 @@ impl<'a> Executor<'a> {
                 self.eval(first);
                 self.eval(second)
             }
-            ExprKind::Opaque(what) => Value::Data(what.clone()),
+            ExprKind::Opaque(what) => {
+                // Spans inside a macro body match nothing in the file.
+                if self.macro_site.is_none() {
+                    self.opaque.push((expr.span, what.clone()));
+                }
+                Value::Data(what.clone())
+            }
         }
     }
 

@@ -177,6 +177,9 @@ pub struct FunctionAffine {
     /// analysis followed; a pointer that went out of sight is in `pointer_escapes` instead.
     pub followed: HashSet<Span>,
     pub pointer_escapes: Vec<PointerEscape>,
+    /// Expressions the front end kept as opaque text that the analysis met, with what
+    /// they are: the accesses inside one are not reached ([`FunctionAffine::why_unreached`]).
+    pub opaque: Vec<(Span, String)>,
     /// Alignment (log2) and non-negativity of each atom that is not a thread index.
     facts: HashMap<Atom, (u32, bool)>,
     block: [u32; 3],
@@ -187,6 +190,27 @@ pub struct FunctionAffine {
 impl FunctionAffine {
     pub fn block(&self) -> [u32; 3] {
         self.block
+    }
+
+    /// Why the access at `span` has no site: the innermost opaque expression around it, when
+    /// the analysis met one.
+    pub fn why_unreached(&self, span: Span) -> String {
+        let around = self
+            .opaque
+            .iter()
+            .filter(|(at, _)| at.start <= span.start && span.end <= at.end)
+            .min_by_key(|(at, _)| at.end - at.start);
+        match around {
+            Some((_, what)) if what == crate::parse::TOO_DEEP => format!(
+                "it lies in an expression nested more than {} levels deep, which the analysis \
+                 does not follow",
+                crate::parse::MAX_EXPR_DEPTH
+            ),
+            Some((_, what)) => {
+                format!("it lies in an expression the analysis does not follow (`{what}`)")
+            }
+            None => "the access is not reached by the analysis".to_string(),
+        }
     }
 
     /// The values of loop `id` given values for its enclosing loops; `Err` when the trip count
@@ -401,6 +425,7 @@ struct Executor<'a> {
     aliases: Vec<AliasAccess>,
     followed: HashSet<Span>,
     pointer_escapes: Vec<PointerEscape>,
+    opaque: Vec<(Span, String)>,
     lambdas: Vec<LambdaDef<'a>>,
     /// Statements executed so far (see [`MAX_STATEMENTS`]).
     statements: u64,
@@ -504,6 +529,7 @@ pub fn analyse_function(
         aliases: Vec::new(),
         followed: HashSet::new(),
         pointer_escapes: Vec::new(),
+        opaque: Vec::new(),
         lambdas: Vec::new(),
         statements: 0,
     };
@@ -515,6 +541,7 @@ pub fn analyse_function(
         aliases: executor.aliases,
         followed: executor.followed,
         pointer_escapes: executor.pointer_escapes,
+        opaque: executor.opaque,
         facts: executor.facts,
         block,
         exhausted,
