@@ -315,6 +315,44 @@ fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
 /// instance is the one the caller's bindings name (`loadFromGmem<128, 16>` from
 /// `sgemmWarptiled<128, 16>`), and its accesses are the tile's. `fix` copies the helper as a
 /// template, in its namespace when the call names one.
+/// apex's cross-entropy: `blockReduce` is two overloads, templates over template template
+/// parameters (`template <typename> class Reduction`), called with explicit arguments.
+/// Each call enters the overload of its arity, and the typed view of the `extern` bytes is
+/// followed into both: warp 0's lanes read their warp's 32 partials at a stride of 32 words.
+#[test]
+fn overloads_over_template_template_parameters_are_followed() {
+    let text = "template <typename T>\nstruct Add {\n  __device__ T operator()(T a, T b) const { return a + b; }\n};\n\
+        template <template <typename> class Reduction, typename AccumT>\n\
+        __device__ AccumT blockReduce(AccumT *smem, AccumT val, const Reduction<AccumT> &r, AccumT init)\n{\n  \
+        smem[threadIdx.x] = val;\n  __syncthreads();\n  AccumT acc = init;\n  \
+        if (threadIdx.x < blockDim.x / 32) {\n    \
+        for (int i = 0; i < 32; ++i) acc = r(acc, smem[threadIdx.x * 32 + i]);\n  }\n  return acc;\n}\n\
+        template <template <typename> class R1, template <typename> class R2, typename AccumT>\n\
+        __device__ void blockReduce(AccumT *smem, AccumT *out1, AccumT v1, const R1<AccumT> &r1,\n    \
+        AccumT *out2, AccumT v2, const R2<AccumT> &r2)\n{\n  \
+        smem[threadIdx.x] = v1;\n  smem[blockDim.x + threadIdx.x] = v2;\n}\n\
+        template <typename acc_t>\n__global__ void xent(acc_t *out)\n{\n  \
+        extern __shared__ unsigned char smem[];\n  auto sdata = reinterpret_cast<acc_t *>(smem);\n  \
+        acc_t a, b;\n  blockReduce<Add, Add, acc_t>(sdata, &a, out[0], Add<acc_t>(), &b, out[1], Add<acc_t>());\n  \
+        out[blockIdx.x] = blockReduce<Add, acc_t>(sdata, out[2], Add<acc_t>(), acc_t(0));\n}\n\
+        void run(float *out) { xent<float><<<8, 512, 2 * 512 * sizeof(float)>>>(out); }\n";
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("xentropy.cu");
+    std::fs::write(&path, text).expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let out = stdout(&bankwise(&["check", &shown]));
+    assert!(!out.contains("escapes analysis"), "{out}");
+    assert!(
+        out.contains("xentropy.cu:12:47: warning")
+            && out.contains(
+                "16-way bank conflict reading `smem` through a pointer (called at line 30)"
+            )
+            && out.contains("480 excess wavefronts per block in `xent<float>`"),
+        "{out}"
+    );
+    assert_eq!(out.matches("bank conflict").count(), 1, "{out}");
+}
+
 #[test]
 fn a_template_helper_called_with_template_arguments_is_followed() {
     let dir = tempfile::tempdir().expect("a temporary directory");

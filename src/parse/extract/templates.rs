@@ -579,6 +579,13 @@ pub(super) fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> 
     named_children(list)
         .into_iter()
         .filter_map(|param| {
+            // `template <typename> class Reduction`: a template's name, bound as a type is.
+            let param = match symbols::kind(param) {
+                "template_template_parameter_declaration" => named_children(param)
+                    .into_iter()
+                    .find(|c| symbols::kind(*c).contains("type_parameter"))?,
+                _ => param,
+            };
             let is_type = symbols::kind(param).contains("type_parameter");
             let name = if is_type {
                 named_children(param)
