@@ -164,6 +164,7 @@ pub fn template_launches_for(launches: &ProjectLaunches, path: &Path) -> Vec<Lau
                     instance: None,
                     at: l.at,
                     block: Ok(l.shape),
+                    known_dims: None,
                     shared_bytes: l.shared_bytes.filter(|_| l.template_args.is_empty()),
                     elsewhere: Some(l.path.clone()),
                 })
@@ -358,7 +359,12 @@ fn resolve_direct(
         .unwrap_or_else(|| "no launch, __launch_bounds__ or hint seen".to_string());
     // Silence helps no one: analyse under the shape the code suggests, and say so (the
     // analysis may narrow it: see `analysis`).
-    let (shape, basis) = assumed_shape(function);
+    let partial: Vec<[Option<u32>; 3]> = sites.iter().filter_map(|l| l.known_dims).collect();
+    let (shape, basis) = match partial.first() {
+        Some(dims) if partial.iter().all(|d| d == dims) => with_known_dims(*dims),
+        _ => None,
+    }
+    .unwrap_or_else(|| assumed_shape(function));
     Ok(Block {
         shape,
         source: BlockSource::Assumed(Assumed {
@@ -416,7 +422,10 @@ pub fn assumed_shape(function: &Function) -> ([u32; 3], String) {
                 );
             }
         }
-        return ([256, 1, 1], "one dimension, a common size".to_string());
+        return (
+            [ASSUMED_THREADS, 1, 1],
+            "one dimension, a common size".to_string(),
+        );
     }
     let narrowest = function
         .arrays
@@ -438,6 +447,33 @@ pub fn assumed_shape(function: &Function) -> ([u32; 3], String) {
         }
         _ => ([32, 1, 1], "one warp of 32-thread rows".to_string()),
     }
+}
+
+/// Threads in a block whose size is known only at run time: a common size.
+const ASSUMED_THREADS: u32 = 256;
+
+/// A shape for launches of two or three dimensions of which some are known only at run time
+/// (`dim3(32, rows)`): those that evaluate are kept, and the others make
+/// [`ASSUMED_THREADS`] threads in all, an unknown x a warp's 32 when y is unknown too (an
+/// unknown z is 1). `None` when that is no valid shape.
+fn with_known_dims(dims: [Option<u32>; 3]) -> Option<([u32; 3], String)> {
+    let z = dims[2].unwrap_or(1);
+    let rest = |known: u32| (ASSUMED_THREADS / known.saturating_mul(z).max(1)).max(1);
+    let (x, y) = match (dims[0], dims[1]) {
+        (Some(x), Some(y)) => (x, y),
+        (Some(x), None) => (x, rest(x)),
+        (None, Some(y)) => (rest(y), y),
+        (None, None) => (32, rest(32)),
+    };
+    let shape = [x, y, z];
+    crate::parse::check_block_shape(shape, "").ok()?;
+    Some((
+        shape,
+        format!(
+            "the launch's dimensions as far as they are known, the others making \
+             {ASSUMED_THREADS} threads in all, a common size"
+        ),
+    ))
 }
 
 /// `threadIdx.x` as written.

@@ -224,6 +224,55 @@ fn an_assumed_block_is_one_the_code_allows() {
     assert!(!stderr(&fixed).contains("outside"), "{}", stderr(&fixed));
 }
 
+/// A launch whose block is known only in part (apex's transducer: `dim3 threads(
+/// C10_WARP_SIZE, numWarp, 1)`, the warp size from PyTorch's headers and `numWarp` computed
+/// at run time) keeps its two dimensions: 32 x 8, 256 threads in all, not a 1-D block that
+/// would make `threadIdx.y` 0 and hide the transpose store's conflict (degree numWarp).
+/// A `dim3` a host function returns is not read as a `dim3` of that function's arguments.
+#[test]
+fn a_launch_known_in_part_keeps_its_dimensions() {
+    let kernel = "template <typename scalar_t>\n\
+        __device__ void single(scalar_t *smem, const scalar_t *in)\n{\n    \
+        const int numWarp = blockDim.y;\n    \
+        smem[threadIdx.x * numWarp + threadIdx.y] = in[threadIdx.x];\n}\n\
+        template <typename scalar_t>\n__global__ void backward(const scalar_t *in)\n{\n    \
+        extern __shared__ char smem8[];\n    \
+        single(reinterpret_cast<scalar_t *>(smem8), in);\n}\n";
+    let variants = [
+        (
+            "partial.cu",
+            "void run(const float *in, int maxLen)\n{\n    int numWarp = maxLen / 32;\n    \
+             const dim3 threads(C10_WARP_SIZE, numWarp, 1);\n    \
+             backward<float><<<64, threads, 32 * numWarp * sizeof(float)>>>(in);\n}\n",
+            "analysed as 32x8x1 (the launch's dimensions as far as they are known, the others \
+             making 256 threads in all, a common size)",
+        ),
+        (
+            "helper.cu",
+            "inline dim3 blockFor(int warps, int rows) { return dim3(32 * warps, rows); }\n\
+             void run(const float *in, int n)\n{\n    dim3 block = blockFor(2, n);\n    \
+             backward<float><<<64, block, 1024>>>(in);\n}\n",
+            "(block shape `block`: call of `blockFor` is not an integer constant); analysed as \
+             256x1x1 (one dimension, a common size)",
+        ),
+    ];
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for (name, host, assumed) in variants {
+        let path = dir.path().join(name);
+        std::fs::write(&path, format!("{kernel}{host}")).expect("written");
+        let shown = path.to_string_lossy().into_owned();
+        let out = stdout(&bankwise(&["check", &shown]));
+        assert!(out.contains(assumed), "{name}: {out}");
+        if name == "partial.cu" {
+            assert!(
+                out.contains("8-way bank conflict writing `smem8` through a pointer")
+                    && out.contains("56 excess wavefronts per block in `backward<float>`"),
+                "{out}"
+            );
+        }
+    }
+}
+
 /// A CMake-style layout: headers under `include/`, sources under `src/`, the build's
 /// `compile_commands.json` under `build/`. With `--compile-commands`, each file is read with
 /// its build's `-I` and `-D`, and with no files named, every CUDA file the database lists.
@@ -351,6 +400,9 @@ fn overloads_over_template_template_parameters_are_followed() {
         "{out}"
     );
     assert_eq!(out.matches("bank conflict").count(), 1, "{out}");
+    // The other overload's arguments make no instance of this one (`blockReduce<Add, Add>`).
+    let verbose = stdout(&bankwise(&["check", "-v", &shown]));
+    assert!(!verbose.contains("blockReduce<Add, Add>`"), "{verbose}");
 }
 
 #[test]

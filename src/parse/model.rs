@@ -481,6 +481,10 @@ pub struct LaunchSite {
     pub at: Location,
     /// The block shape, or why it could not be evaluated.
     pub block: Result<[u32; 3], String>,
+    /// For a block that did not evaluate, the dimensions that did (`dim3(32, rows)` with
+    /// `rows` known only at run time: `[Some(32), None, Some(1)]`); `None` when the block
+    /// evaluated, or is one value.
+    pub known_dims: Option<[Option<u32>; 3]>,
     /// The dynamic shared memory in bytes (the third launch argument), when it evaluates.
     pub shared_bytes: Option<u64>,
     /// The file the launch is in, when it is another file of the run (a template kernel in a

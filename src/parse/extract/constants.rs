@@ -263,8 +263,12 @@ impl Extractor<'_> {
                 .into_iter()
                 .map(|a| ast::lower(a, self.src))
                 .collect(),
+            // `dim3(…)`'s arguments; another call (`SoftMax_getBlockSize(ILP, n)`) returns
+            // the whole dim3, and its arguments are not the components.
             _ => match ast::lower(value, self.src).kind {
-                ExprKind::Call { args, .. } => args.into_vec(),
+                ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "dim3") => {
+                    args.into_vec()
+                }
                 other => vec![Expr {
                     kind: other,
                     span: Span::of(value),

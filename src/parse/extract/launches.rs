@@ -93,6 +93,10 @@ impl<'s> Extractor<'s> {
                 Some(block) => self.launch_block(block, &scope, &dim3s),
                 None => Err("the launch has no block argument".to_string()),
             };
+            let known_dims = match (&block, launch.block) {
+                (Err(_), Some(block)) => self.known_dims(block, &scope, &dim3s),
+                _ => None,
+            };
             // A call that only looks like a launch (a helper taking a kernel and two other
             // values) counts when its block shape reads as one.
             if launch.through_helper && block.is_err() {
@@ -108,6 +112,7 @@ impl<'s> Extractor<'s> {
                 instance: None,
                 at: self.at(launch.at),
                 block,
+                known_dims,
                 shared_bytes,
                 elsewhere: None,
             });
@@ -404,14 +409,7 @@ impl<'s> Extractor<'s> {
         scope: &Bindings,
         dim3s: &HashMap<String, Vec<Expr>>,
     ) -> Result<[u32; 3], String> {
-        let expr = ast::lower(block, self.src);
-        let components: Vec<Expr> = match &expr.kind {
-            ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "dim3") => {
-                args.to_vec()
-            }
-            ExprKind::Name(name) if dim3s.contains_key(name) => dim3s[name].clone(),
-            _ => vec![expr.clone()],
-        };
+        let components = block_components(ast::lower(block, self.src), dim3s);
         if components.is_empty() || components.len() > 3 {
             return Err(format!(
                 "cannot read block shape `{}`",
@@ -430,6 +428,30 @@ impl<'s> Extractor<'s> {
                 .ok_or_else(|| format!("block shape `{}` is not positive", self.one_line(block)))?;
         }
         crate::parse::check_block_shape(shape, &self.one_line(block))
+    }
+
+    /// The dimensions of a block of two or three components that evaluate, when some do
+    /// not (see [`LaunchSite::known_dims`]).
+    fn known_dims(
+        &self,
+        block: Node,
+        scope: &Bindings,
+        dim3s: &HashMap<String, Vec<Expr>>,
+    ) -> Option<[Option<u32>; 3]> {
+        let components = block_components(ast::lower(block, self.src), dim3s);
+        if !(2..=3).contains(&components.len()) {
+            return None;
+        }
+        let mut dims = [Some(1); 3];
+        for (dim, component) in dims.iter_mut().zip(&components) {
+            *dim = self
+                .env
+                .eval(component, scope)
+                .ok()
+                .and_then(|v| u32::try_from(v).ok())
+                .filter(|&v| v > 0);
+        }
+        Some(dims)
     }
 
     /// A `// bankwise: block=XxY` comment in the run of comments directly above `node`.
@@ -479,6 +501,18 @@ impl<'s> Extractor<'s> {
             }
         }
         None
+    }
+}
+
+/// The components of a launch's block argument: `dim3(…)`'s, a local `dim3` variable's, or
+/// the one value.
+fn block_components(expr: Expr, dim3s: &HashMap<String, Vec<Expr>>) -> Vec<Expr> {
+    match &expr.kind {
+        ExprKind::Call { callee, args, .. } if matches!(&callee.kind, ExprKind::Name(n) if n == "dim3") => {
+            args.to_vec()
+        }
+        ExprKind::Name(name) if dim3s.contains_key(name) => dim3s[name].clone(),
+        _ => vec![expr],
     }
 }
 

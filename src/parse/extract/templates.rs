@@ -305,6 +305,11 @@ impl<'s> Extractor<'s> {
                 .iter()
                 .map(|&i| self.launches[i].template_args.clone()),
         );
+        // Arguments for more parameters than it has are a call of an overload (apex's two
+        // `blockReduce`s), not an instance of this one.
+        if !params.iter().any(|p| p.variadic) {
+            arg_lists.retain(|args| args.len() <= params.len());
+        }
         if arg_lists.is_empty() {
             arg_lists.push(Vec::new());
         }
@@ -567,6 +572,8 @@ pub(super) struct TemplateParam {
     pub(super) name: String,
     pub(super) is_type: bool,
     pub(super) default: Option<String>,
+    /// A pack (`typename... Ts`), which takes any number of arguments.
+    pub(super) variadic: bool,
 }
 
 pub(super) fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> {
@@ -587,6 +594,7 @@ pub(super) fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> 
                 _ => param,
             };
             let is_type = symbols::kind(param).contains("type_parameter");
+            let variadic = symbols::kind(param).starts_with("variadic");
             let name = if is_type {
                 named_children(param)
                     .into_iter()
@@ -598,12 +606,14 @@ pub(super) fn template_parameters(outer: Node, src: &str) -> Vec<TemplateParam> 
                 return Some(TemplateParam {
                     name: ident.to_string(),
                     is_type,
+                    variadic,
                     default: child(param, FIELDS.default_value).map(|d| compact_text(d, src)),
                 });
             };
             Some(TemplateParam {
                 name: src[name.byte_range()].to_string(),
                 is_type,
+                variadic,
                 default: child(param, FIELDS.default_type).map(|d| compact_text(d, src)),
             })
         })
