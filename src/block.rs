@@ -457,6 +457,10 @@ const ASSUMED_THREADS: u32 = 256;
 /// [`ASSUMED_THREADS`] threads in all, an unknown x a warp's 32 when y is unknown too (an
 /// unknown z is 1). `None` when that is no valid shape.
 fn with_known_dims(dims: [Option<u32>; 3]) -> Option<([u32; 3], String)> {
+    // `dim3(threads, 1, 1)` says no more than `threads`: the one-dimensional hints decide.
+    if dims == [None, Some(1), Some(1)] {
+        return None;
+    }
     let z = dims[2].unwrap_or(1);
     let rest = |known: u32| (ASSUMED_THREADS / known.saturating_mul(z).max(1)).max(1);
     let (x, y) = match (dims[0], dims[1]) {

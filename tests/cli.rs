@@ -255,6 +255,14 @@ fn a_launch_known_in_part_keeps_its_dimensions() {
             "(block shape `block`: call of `blockFor` is not an integer constant); analysed as \
              256x1x1 (one dimension, a common size)",
         ),
+        (
+            // One dimension unknown and the others 1: the one-dimensional hints decide.
+            "one.cu",
+            "void run(const float *in, int threads)\n{\n    dim3 block(threads, 1, 1);\n    \
+             backward<float><<<64, block, 1024>>>(in);\n}\n",
+            "(block shape `block`: `threads` has no known value); analysed as 256x1x1 (one \
+             dimension, a common size)",
+        ),
     ];
     let dir = tempfile::tempdir().expect("a temporary directory");
     for (name, host, assumed) in variants {
