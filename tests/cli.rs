@@ -281,6 +281,56 @@ fn a_launch_known_in_part_keeps_its_dimensions() {
     }
 }
 
+/// CUTLASS's and CUB's style: one `__shared__` record whose members are the tiles. Its
+/// member arrays' accesses are simulated as those of element 0 (`smem.A[tx][ty]` reads a
+/// column of a 32 x 32 tile: 32-way), the record is never rewritten, and a use of the
+/// whole record (its address passed on) is an escape like any array's.
+#[test]
+fn a_shared_record_with_array_members_is_analysed() {
+    let text = |extra: &str| {
+        format!(
+            "struct SharedStorage {{\n  float A[32][32];\n  float B[32][33];\n}};\n\
+             __device__ void consume(SharedStorage *s);\n\
+             __global__ void gemm(const float *in, float *out)\n{{\n  \
+             __shared__ SharedStorage smem;\n  int tx = threadIdx.x, ty = threadIdx.y;\n  \
+             smem.A[ty][tx] = in[ty * 32 + tx];\n  smem.B[ty][tx] = in[ty * 32 + tx];\n  \
+             __syncthreads();\n  out[ty * 32 + tx] = smem.A[tx][ty] + smem.B[tx][ty];\n{extra}}}\n\
+             void run(const float *in, float *out) {{ gemm<<<1, dim3(32, 8)>>>(in, out); }}\n"
+        )
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("storage.cu");
+    std::fs::write(&path, text("")).expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let out = stdout(&bankwise(&["check", "-v", &shown]));
+    assert!(
+        out.contains("storage.cu:13:23: warning: 32-way bank conflict reading `smem`")
+            && out.contains("248 excess wavefronts per block"),
+        "{out}"
+    );
+    for clean in ["smem.A[ty][tx]", "smem.B[ty][tx]", "smem.B[tx][ty]"] {
+        assert!(
+            out.contains(&format!("`{clean}` on `smem` SharedStorage in `gemm`")),
+            "{clean}: {out}"
+        );
+    }
+    assert_eq!(out.matches("bank conflict reading").count(), 1, "{out}");
+    let fixed = bankwise(&["fix", "--diff", &shown]);
+    assert!(
+        stderr(&fixed).contains(
+            "`smem` in `gemm` left alone with 248 excess wavefronts: a record in shared memory"
+        ),
+        "{}",
+        stderr(&fixed)
+    );
+    std::fs::write(&path, text("  consume(&smem);\n")).expect("written");
+    let out = stdout(&bankwise(&["check", &shown]));
+    assert!(
+        out.contains("`smem` in `gemm` escapes analysis (address taken at line 14 (`&smem`))"),
+        "{out}"
+    );
+}
+
 /// A CMake-style layout: headers under `include/`, sources under `src/`, the build's
 /// `compile_commands.json` under `build/`. With `--compile-commands`, each file is read with
 /// its build's `-I` and `-D`, and with no files named, every CUDA file the database lists.

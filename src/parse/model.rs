@@ -150,6 +150,10 @@ pub struct SharedArray {
     pub file_scope: bool,
     /// The macro whose expansion declares the array, when it is not declared directly.
     pub declared_by_macro: Option<String>,
+    /// A record with array members declared with no extent (`__shared__ SharedStorage s;`,
+    /// CUTLASS's and CUB's style): analysed as one element, `s.m[i]` as `s[0].m[i]`, and
+    /// never rewritten.
+    pub record_scalar: bool,
     pub at: Location,
     pub decl_span: Span,
     pub accesses: Vec<Access>,

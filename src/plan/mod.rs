@@ -348,6 +348,13 @@ impl<'a> KernelPlanner<'a> {
         if array.file_scope {
             return left("declared at file scope, where several functions may use it".into());
         }
+        if array.record_scalar {
+            return left(
+                "a record in shared memory: bankwise reports its member arrays' conflicts but \
+                 does not rewrite them"
+                    .into(),
+            );
+        }
         if let Some(reason) = not_rewritable_reason(array, &file.per_function[self.function].block)
         {
             return left(reason);

@@ -15,6 +15,9 @@ use crate::parse::SharedArray;
 /// `float[32][33]`, with `?` for unknown extents and `[]` for extern arrays.
 pub fn shape_text(array: &SharedArray) -> String {
     let mut text = array.elem_type.clone();
+    if array.record_scalar {
+        return text;
+    }
     for (i, dim) in array.dims.iter().enumerate() {
         match dim {
             Some(d) => text.push_str(&format!("[{d}]")),

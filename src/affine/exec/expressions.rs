@@ -8,7 +8,10 @@ use crate::parse::{AccessKind, BinaryOp, EscapeKind, Expr, ExprKind, Span, Unary
 impl<'a> Executor<'a> {
     /// The direct accesses (front-end subscripts of the array's name) at `expr`, if any.
     pub(super) fn direct(&self, expr: &Expr) -> Option<Vec<(usize, usize)>> {
-        if self.macro_site.is_some() || !matches!(expr.kind, ExprKind::Index { .. }) {
+        // A record declared with no extent is accessed by its name (`s.m[i]`).
+        if self.macro_site.is_some()
+            || !matches!(expr.kind, ExprKind::Index { .. } | ExprKind::Name(_))
+        {
             return None;
         }
         self.accesses.get(&expr.span).cloned()

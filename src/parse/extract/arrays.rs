@@ -111,7 +111,19 @@ impl<'s> Extractor<'s> {
                     None => break,
                 }
             }
-            if sizes.is_empty() || symbols::kind(node) != "identifier" {
+            if symbols::kind(node) != "identifier" {
+                continue;
+            }
+            // A scalar is no array, unless it is a record with array members: then it is one
+            // element, whose members' accesses are simulated like those of `s[0]`.
+            let record_scalar = sizes.is_empty() && !pointer && {
+                let ty = scope.types.get(&type_text).unwrap_or(&type_text);
+                self.env
+                    .types
+                    .members(ty)
+                    .is_some_and(|members| members.iter().any(|m| !m.extents.is_empty()))
+            };
+            if sizes.is_empty() && !record_scalar {
                 continue;
             }
             sizes.reverse();
@@ -129,14 +141,18 @@ impl<'s> Extractor<'s> {
                 .iter()
                 .map(|size| size.map(|s| ast::lower(s, self.src)))
                 .collect();
-            let dims = dim_exprs
+            let mut dims: Vec<Option<u64>> = dim_exprs
                 .iter()
                 .map(|e| self.extent(e.as_ref(), scope))
                 .collect();
-            let dim_texts = sizes
+            let mut dim_texts: Vec<String> = sizes
                 .iter()
                 .map(|size| size.map(|s| self.one_line(s)).unwrap_or_default())
                 .collect();
+            if record_scalar {
+                dims.push(Some(1));
+                dim_texts.push(String::new());
+            }
             let (at, decl_span) = match declared_by_macro {
                 Some((_, at, span)) => (at, span),
                 None => (self.at(node), Span::of(decl)),
@@ -151,6 +167,7 @@ impl<'s> Extractor<'s> {
                 is_extern,
                 file_scope,
                 declared_by_macro: declared_by_macro.map(|(m, _, _)| m.to_string()),
+                record_scalar,
                 at,
                 decl_span,
                 accesses: Vec::new(),

@@ -188,6 +188,7 @@ impl<'s> Extractor<'s> {
                 is_extern: true,
                 file_scope: false,
                 declared_by_macro: None,
+                record_scalar: false,
                 at: call.at,
                 decl_span: call.span,
                 accesses: Vec::new(),

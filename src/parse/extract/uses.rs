@@ -11,6 +11,27 @@ use crate::parse::syntax::Node;
 impl<'s> Extractor<'s> {
     /// Classifies one use of `array`'s name: an element access, or an escape.
     pub(super) fn classify_use(&self, array: &mut SharedArray, name: &Lineage) {
+        if array.record_scalar {
+            // `s.m…` is `s[0].m…`; any other use of the record is one of its address.
+            let member = name.parent(0).is_some_and(|parent| {
+                parent.kind() == "field_expression"
+                    && parent
+                        .child_by_field_id(FIELDS.operator)
+                        .is_some_and(|op| self.text(op) == ".")
+            });
+            if member {
+                let zero = Expr {
+                    kind: ast::ExprKind::Int(0),
+                    span: Span::of(name.node(0)),
+                };
+                self.classify_element(array, name, 0, vec![zero]);
+            } else {
+                let (kind, site) = self.pointer_use(name, 0);
+                let name_use = Some(Span::of(name.node(0)));
+                array.escapes.push(self.escape(kind, site, name_use));
+            }
+            return;
+        }
         let rank = array.dims.len();
         let mut level = 0;
         let mut indices = Vec::new();
