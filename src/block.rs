@@ -165,6 +165,7 @@ pub fn template_launches_for(launches: &ProjectLaunches, path: &Path) -> Vec<Lau
                     at: l.at,
                     block: Ok(l.shape),
                     known_dims: None,
+                    bounded: None,
                     shared_bytes: l.shared_bytes.filter(|_| l.template_args.is_empty()),
                     elsewhere: Some(l.path.clone()),
                 })
@@ -360,8 +361,15 @@ fn resolve_direct(
     // Silence helps no one: analyse under the shape the code suggests, and say so (the
     // analysis may narrow it: see `analysis`).
     let partial: Vec<[Option<u32>; 3]> = sites.iter().filter_map(|l| l.known_dims).collect();
-    let (shape, basis) = match partial.first() {
-        Some(dims) if partial.iter().all(|d| d == dims) => with_known_dims(*dims),
+    let bounded: Vec<&([u32; 3], String)> =
+        sites.iter().filter_map(|l| l.bounded.as_ref()).collect();
+    let (shape, basis) = match (bounded.first(), partial.first()) {
+        // The worst case the code allows: the most the host function can return.
+        (Some((shape, by)), _) if bounded.iter().all(|(s, _)| s == shape) => Some((
+            *shape,
+            format!("the most `{by}` returns, whatever its run-time arguments"),
+        )),
+        (_, Some(dims)) if partial.iter().all(|d| d == dims) => with_known_dims(*dims),
         _ => None,
     }
     .unwrap_or_else(|| assumed_shape(function));

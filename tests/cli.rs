@@ -331,6 +331,47 @@ fn a_shared_record_with_array_members_is_analysed() {
     );
 }
 
+/// PyTorch's and apex's style: the block size is computed at run time by a host function
+/// (`SoftMax_getBlockSize`), which doubles it up to half of `min(n / ILP, 1024)`. bankwise
+/// analyses the kernel at the most that function returns, 512 threads, and says so: warp 0's
+/// first 16 lanes read their warps' partials 32 words apart, 16-way.
+#[test]
+fn a_block_size_from_a_host_function_is_analysed_at_its_bound() {
+    let text = "const int max_threads = 1024;\n\
+        inline dim3 SoftMax_getBlockSize(int ILP, uint64_t dim_size)\n{\n  \
+        uint64_t block_size = 1;\n  \
+        uint64_t max_block_size = std::min(dim_size / ILP, static_cast<uint64_t>(max_threads));\n  \
+        while (block_size < (max_block_size / 2)) block_size *= 2;\n  \
+        block_size = std::max(block_size, static_cast<uint64_t>(32));\n  \
+        return dim3(block_size);\n}\n\
+        __global__ void reduce(const float *in, float *out)\n{\n  \
+        extern __shared__ float smem[];\n  smem[threadIdx.x] = in[threadIdx.x];\n  \
+        __syncthreads();\n  float acc = 0;\n  \
+        if (threadIdx.x < blockDim.x / 32)\n    \
+        for (int i = 0; i < 32; ++i) acc += smem[threadIdx.x * 32 + i];\n  \
+        out[threadIdx.x] = acc;\n}\n\
+        void run(const float *in, float *out, uint64_t n)\n{\n  \
+        dim3 block = SoftMax_getBlockSize(4, n);\n  \
+        reduce<<<1, block, block.x * sizeof(float)>>>(in, out);\n}\n";
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("softmax.cu");
+    std::fs::write(&path, text).expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let out = stdout(&bankwise(&["check", &shown]));
+    assert!(
+        out.contains(
+            "analysed as 512x1x1 (the most `SoftMax_getBlockSize` returns, whatever its \
+             run-time arguments)"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("softmax.cu:17:41: warning: 16-way bank conflict reading `smem`")
+            && out.contains("480 excess wavefronts per block"),
+        "{out}"
+    );
+}
+
 /// A CMake-style layout: headers under `include/`, sources under `src/`, the build's
 /// `compile_commands.json` under `build/`. With `--compile-commands`, each file is read with
 /// its build's `-I` and `-D`, and with no files named, every CUDA file the database lists.

@@ -766,3 +766,54 @@ fn quoted_headers_give_their_macros_and_types() {
     let file = analyse_file_source(&path, text, &[], &[], &[]);
     assert_eq!(array(&file, "k", "t").dims, vec![None]);
 }
+
+/// The most a block computed by a host function of the file can be: `None` when its result
+/// is not bounded whatever the run-time values.
+fn bounded(helper: &str, launch_block: &str) -> Option<[u32; 3]> {
+    let src = format!(
+        "__global__ void k(float *o) {{ o[threadIdx.x] = 0; }}\n{helper}\n\
+         void run(float *o, unsigned long n, int ilp) {{\n  {launch_block}\n}}\n"
+    );
+    let file = parse(&src);
+    let launch = file
+        .launches
+        .iter()
+        .find(|l| l.kernel == "k")
+        .expect("a launch");
+    assert!(launch.block.is_err(), "{:?}", launch.block);
+    launch.bounded.as_ref().map(|(shape, by)| {
+        assert_eq!(by, "size");
+        *shape
+    })
+}
+
+#[test]
+fn a_block_size_a_host_function_computes_is_bounded() {
+    // apex's SoftMax_getBlockSize: doubled while under half of min(n / ilp, 1024).
+    let apex = "const int max_threads = 1024;\n\
+        inline dim3 size(int ILP, unsigned long dim_size) {\n\
+          unsigned long block_size = 1;\n\
+          unsigned long max_block_size = std::min(dim_size / ILP, static_cast<unsigned long>(max_threads));\n\
+          while (block_size < (max_block_size / 2)) block_size *= 2;\n\
+          block_size = std::max(block_size, static_cast<unsigned long>(32));\n\
+          return dim3(block_size);\n}";
+    assert_eq!(
+        bounded(apex, "dim3 block = size(ilp, n);\n  k<<<1, block>>>(o);"),
+        Some([512, 1, 1])
+    );
+    // An integer helper used as the block argument, with a clamp; a loop with `for`.
+    let clamped = "int size(int n) { int t = 32; for (int i = 0; t < n && i < 5; ++i) t *= 2; \
+                   return n > 256 ? 256 : t; }";
+    assert_eq!(bounded(clamped, "k<<<1, size(n)>>>(o);"), None);
+    let clamped = "int size(int n) { return std::min(n, 384); }";
+    assert_eq!(bounded(clamped, "k<<<1, size(n)>>>(o);"), Some([384, 1, 1]));
+    // Nothing bounds it: the run-time value passes through.
+    let unbounded = "int size(int n) { int t = 1; while (t < n) t *= 2; return t; }";
+    assert_eq!(bounded(unbounded, "k<<<1, size(n)>>>(o);"), None);
+    // Two dimensions, each bounded.
+    let two = "dim3 size(int n) { return dim3(32, std::min(n, 8)); }";
+    assert_eq!(
+        bounded(two, "dim3 b = size(n);\n  k<<<1, b>>>(o);"),
+        Some([32, 8, 1])
+    );
+}

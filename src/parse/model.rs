@@ -489,6 +489,9 @@ pub struct LaunchSite {
     /// `rows` known only at run time: `[Some(32), None, Some(1)]`); `None` when the block
     /// evaluated, or is one value.
     pub known_dims: Option<[Option<u32>; 3]>,
+    /// For a block computed by host functions of the file whose results are bounded
+    /// (`SoftMax_getBlockSize(ILP, n)`: at most 512 threads), the bound and the function.
+    pub bounded: Option<([u32; 3], String)>,
     /// The dynamic shared memory in bytes (the third launch argument), when it evaluates.
     pub shared_bytes: Option<u64>,
     /// The file the launch is in, when it is another file of the run (a template kernel in a

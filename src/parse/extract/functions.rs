@@ -436,7 +436,7 @@ impl Extractor<'_> {
 
 /// Whether a function definition carries `__global__` / `__device__` (as a modifier, not
 /// inside its body).
-fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
+pub(super) fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
     let body_start = child(function, FIELDS.body).map_or(function.end_byte(), |b| b.start_byte());
     if !src[function.start_byte()..body_start].contains(keyword) {
         return false;

@@ -93,9 +93,15 @@ impl<'s> Extractor<'s> {
                 Some(block) => self.launch_block(block, &scope, &dim3s),
                 None => Err("the launch has no block argument".to_string()),
             };
-            let known_dims = match (&block, launch.block) {
-                (Err(_), Some(block)) => self.known_dims(block, &scope, &dim3s),
-                _ => None,
+            let (known_dims, bounded) = match (&block, launch.block) {
+                (Err(_), Some(block)) => (
+                    self.known_dims(block, &scope, &dim3s),
+                    self.block_bound(
+                        &block_components(ast::lower(block, self.src), &dim3s),
+                        &scope,
+                    ),
+                ),
+                _ => (None, None),
             };
             // A call that only looks like a launch (a helper taking a kernel and two other
             // values) counts when its block shape reads as one.
@@ -113,6 +119,7 @@ impl<'s> Extractor<'s> {
                 at: self.at(launch.at),
                 block,
                 known_dims,
+                bounded,
                 shared_bytes,
                 elsewhere: None,
             });

@@ -8,6 +8,7 @@
 mod arrays;
 mod constants;
 mod functions;
+mod host_bounds;
 mod launches;
 mod preprocess;
 mod providers;
@@ -78,6 +79,8 @@ struct Extractor<'s> {
     template_named: std::cell::OnceCell<HashSet<String>>,
     /// Calls with template arguments (`loadFromGmem<BM, BK>(…)`), each an instance to make.
     template_calls: Vec<templates::TemplateCall>,
+    /// Host functions that may compute a block size, by name ([`host_bounds`]).
+    host_functions: HashMap<String, host_bounds::HostFunction>,
     /// Launches in other files of kernels that are not templates, with the dynamic shared
     /// memory they pass: they size this file's `extern __shared__` arrays, nothing else.
     sizing_launches: Vec<LaunchSite>,
@@ -444,6 +447,7 @@ impl<'s> Extractor<'s> {
             comment_spans: std::cell::OnceCell::new(),
             sizing_launches: Vec::new(),
             template_calls: Vec::new(),
+            host_functions: HashMap::new(),
             specifier_uses: &[],
             namespace: Vec::new(),
         }
@@ -546,6 +550,7 @@ impl<'s> Extractor<'s> {
                 "preproc_def" | "preproc_function_def" => self.define(item),
                 "function_definition" => {
                     self.function(item);
+                    self.host_function(item);
                     self.launch_sites(item);
                 }
                 "template_declaration" => {
