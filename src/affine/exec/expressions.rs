@@ -9,9 +9,12 @@ impl<'a> Executor<'a> {
     /// The direct accesses (front-end subscripts of the array's name) at `expr`, if any.
     pub(super) fn direct(&self, expr: &Expr) -> Option<Vec<(usize, usize)>> {
         // A record declared with no extent is accessed by its name (`s.m[i]`).
-        if self.macro_site.is_some()
-            || !matches!(expr.kind, ExprKind::Index { .. } | ExprKind::Name(_))
-        {
+        let candidate = match expr.kind {
+            ExprKind::Index { .. } => true,
+            ExprKind::Name(_) => self.named_accesses,
+            _ => false,
+        };
+        if self.macro_site.is_some() || !candidate {
             return None;
         }
         self.accesses.get(&expr.span).cloned()

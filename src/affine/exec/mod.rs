@@ -401,6 +401,9 @@ struct Executor<'a> {
     block: [u32; 3],
     /// Access span → (array, access) pairs.
     accesses: HashMap<Span, Vec<(usize, usize)>>,
+    /// Whether an access is a name (a record declared with no extent, `s.m[i]`): only then
+    /// is a name looked up among the accesses.
+    named_accesses: bool,
     /// Uses of an array's name that make a pointer (from the front end's escapes) → array.
     name_uses: HashMap<Span, usize>,
     /// Local names, innermost last; `scopes` marks where each block's names start.
@@ -503,6 +506,7 @@ pub fn analyse_function(
         bindings: &function.bindings,
         block,
         accesses,
+        named_accesses: function.arrays.iter().any(|a| a.record_scalar),
         name_uses,
         locals: Vec::new(),
         scopes: Vec::new(),
