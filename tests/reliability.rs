@@ -951,3 +951,42 @@ fn an_element_past_any_shared_memory_is_not_simulated_whatever_its_extent() {
         "{out}"
     );
 }
+
+/// Fuzz seed 9700, input 319308: `TILE * TILE;` in a template over `TILE` reads as a
+/// declaration of a local `TILE`, so a rewrite that writes the extent `TILE + 1` into the
+/// index would name the local; validation caught it as an internal error. The array is now
+/// left alone, saying why.
+#[test]
+fn an_extent_name_a_body_declares_is_not_written_into_a_rewrite() {
+    let text = "// bankwise: block=16x16\ntemplate <int TILE>\n__global__ void tileSum(float *data)\n{\n    \
+        __shared__ float s_tile[TILE][TILE + 1];\n    TILE * TILE;\n    \
+        s_tile[threadIdx.y][threadIdx.x] = data[threadIdx.y * TILE + threadIdx.x];\n    \
+        __syncthreads();\n    \
+        data[threadIdx.y * TILE + threadIdx.x] = s_tile[threadIdx.x][threadIdx.y];\n}\n\
+        template __global__ void tileSum<16>(float *);\n";
+    survives("shadowed.cu", text);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "shadowed.cu", text);
+    let shown = path.to_string_lossy().into_owned();
+    let fix = bankwise(&["fix", "--unsafe-fixes", "--diff", &shown]);
+    assert!(
+        stderr(&fix).contains("its extent names `TILE`, which a declaration in `tileSum<16>`"),
+        "{}",
+        stderr(&fix)
+    );
+    assert!(!stderr(&fix).contains("internal error"), "{}", stderr(&fix));
+}
+
+/// Fuzz seed 9700, input 747451: a record element's member used as a callee
+/// (`home[t].v(…)`, a mutation nvcc rejects) became `home_v[t](…)` after the
+/// struct-of-arrays rewrite, a callee the analysis did not evaluate, so validation found
+/// the access unanalysed. A callee expression is evaluated now, as its arguments are.
+#[test]
+fn an_access_used_as_a_callee_is_analysed() {
+    let text = "struct FourVector { double v, x, y, z; };\n\
+        __global__ void k(const FourVector *in, double *out)\n{\n    \
+        __shared__ FourVector home[128];\n    int t = threadIdx.x;\n    home[t] = in[t];\n    \
+        __syncthreads();\n    out[t] = home[t].v(home[t].x);\n}\n\
+        void run(const FourVector *in, double *out) { k<<<1, 128>>>(in, out); }\n";
+    survives("callee.cu", text);
+}

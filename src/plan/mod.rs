@@ -3,7 +3,9 @@
 //! the reason. Arrays without conflicts are left alone silently.
 use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
 use crate::bank::BankConfig;
-use crate::parse::{identifier_tokens, AccessKind, DeclaratorKey, Function, Location, SharedArray};
+use crate::parse::{
+    identifier_tokens, AccessKind, DeclaratorKey, Function, Location, SharedArray, Stmt,
+};
 use crate::rewrite::edit::{Applicability, Edit};
 use crate::rewrite::forms::{
     already_rewritten, definition_start, describe, map_function, padded_declaration,
@@ -238,6 +240,47 @@ fn silenced(file: &AnalysedFile, f: usize, a: usize) -> Option<Location> {
 
 /// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
 /// not be simulated.
+/// A name in `array`'s extents that the function's body declares (`TILE * TILE;` reads as
+/// a declaration of `TILE` when `TILE` is a template parameter): a rewrite writes the
+/// extents as they are spelled, which would then name the local.
+fn shadowed_extent_name(function: &Function, array: &SharedArray) -> Option<String> {
+    let mut declared = HashSet::new();
+    declared_names(&function.body.statements(), &mut declared);
+    array
+        .dim_texts
+        .iter()
+        .flat_map(|text| identifier_tokens(text))
+        .find(|name| declared.contains(*name))
+        .map(str::to_string)
+}
+
+/// The names `statements` declare, at any depth (the lowering bounds the nesting).
+fn declared_names(statements: &[Stmt], out: &mut HashSet<String>) {
+    for statement in statements {
+        match statement {
+            Stmt::Decl(decl) => {
+                out.insert(decl.name.clone());
+            }
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                declared_names(then, out);
+                declared_names(otherwise, out);
+            }
+            Stmt::For { init, body, .. } => {
+                declared_names(init, out);
+                declared_names(body, out);
+            }
+            Stmt::While { body, .. }
+            | Stmt::DoWhile { body, .. }
+            | Stmt::Switch { body, .. }
+            | Stmt::Block(body) => declared_names(body, out),
+            Stmt::Opaque { assigned, .. } => out.extend(assigned.iter().cloned()),
+            _ => {}
+        }
+    }
+}
+
 fn excess_before(file: &AnalysedFile, f: usize, a: usize) -> Option<u64> {
     crate::analysis::array_excess(&file.per_function[f].costs[a])
 }
@@ -358,6 +401,13 @@ impl<'a> KernelPlanner<'a> {
         if let Some(reason) = not_rewritable_reason(array, &file.per_function[self.function].block)
         {
             return left(reason);
+        }
+        if let Some(name) = shadowed_extent_name(function, array) {
+            return left(format!(
+                "its extent names `{name}`, which a declaration in `{}` names too (or reads as \
+                 one): a rewrite that writes the extent there would read that instead",
+                function.display_name()
+            ));
         }
         if let Some(why) = &file.per_function[self.function].over_budget {
             return left(format!(
