@@ -990,3 +990,17 @@ fn an_access_used_as_a_callee_is_analysed() {
         void run(const FourVector *in, double *out) { k<<<1, 128>>>(in, out); }\n";
     survives("callee.cu", text);
 }
+
+/// Fuzz seed 9800, input 458777: a row of a two-dimensional array used as a callee
+/// (`score[t + 1] (t == 0)`, a mutation) is a pointer, not an access: the previous commit
+/// evaluated any callee, counted an access the rewritten file did not have, and
+/// validation failed. Only a callee that is a whole element access is recorded.
+#[test]
+fn a_row_used_as_a_callee_is_not_an_access() {
+    let text =
+        "#define N 16\n__global__ void k(int *m)\n{\n    __shared__ int score[N + 1][N + 1];\n    \
+        int t = threadIdx.x;\n    score[0][t + 1] = m[t];\n    score[t + 1] (t == 0);\n    \
+        __syncthreads();\n    m[t] = score[t + 1][0] + score[t][t];\n}\n\
+        void run(int *m) { k<<<1, N>>>(m); }\n";
+    survives("row.cu", text);
+}

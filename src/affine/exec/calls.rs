@@ -51,13 +51,10 @@ impl<'a> Executor<'a> {
         if let (true, [ty], [operand]) = (name.ends_with("_cast"), template_args(expr), args) {
             return self.cast(ty, operand, expr);
         }
-        // A callee that is an expression (`t[i](…)`, `p->f(…)`) is evaluated, so that the
-        // accesses in it are reached (a plain `.` member's base was, by `group_call`).
-        if !matches!(
-            callee.kind,
-            ExprKind::Name(_) | ExprKind::Member { arrow: false, .. }
-        ) {
-            self.eval(callee);
+        // A callee that is an element access (`t[i](…)`, as a struct-of-arrays rewrite makes
+        // `s[i].f(…)`) is one: recorded, as the member's base was by `group_call`.
+        if let Some(entries) = self.direct(callee) {
+            self.record(&entries);
         }
         let target = self.callee(&name, args.len(), expr).ok();
         let mut values = Vec::with_capacity(args.len());
