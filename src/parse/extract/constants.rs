@@ -491,7 +491,7 @@ pub(super) struct LocalDefinitions<'t> {
     pub(super) shared_macro_calls: Vec<Node<'t>>,
 }
 
-fn is_integer_type(ty: &str) -> bool {
+pub(super) fn is_integer_type(ty: &str) -> bool {
     // `static constexpr std::size_t`, `int const`, `unsigned long int`: the qualifiers and
     // `std::` say nothing about the value.
     let words: Vec<&str> = ty

@@ -78,12 +78,8 @@ impl Extractor<'_> {
     /// Keeps a host function that returns `dim3` or an integer, for [`Self::block_bound`].
     pub(super) fn host_function(&mut self, node: Node) {
         let returns = child(node, FIELDS.type_).map(|t| self.one_line(t));
-        let sizes = returns.is_some_and(|ty| {
-            let ty = ty
-                .trim_start_matches("static ")
-                .trim_start_matches("inline ");
-            ty == "dim3" || crate::parse::types::builtin(ty).is_some_and(|_| is_integer(ty))
-        });
+        let sizes =
+            returns.is_some_and(|ty| ty == "dim3" || super::constants::is_integer_type(&ty));
         let has = |keyword| super::functions::has_modifier(node, self.src, keyword);
         if has("__global__") || (has("__device__") && !has("__host__")) {
             return;
@@ -435,10 +431,6 @@ fn join_into(env: &mut Env, other: &Env) {
             _ => None,
         };
     }
-}
-
-fn is_integer(ty: &str) -> bool {
-    !matches!(ty, "float" | "double" | "bool" | "void") && !ty.contains("half")
 }
 
 /// Statements, nested ones included.

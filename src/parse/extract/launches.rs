@@ -94,13 +94,13 @@ impl<'s> Extractor<'s> {
                 None => Err("the launch has no block argument".to_string()),
             };
             let (known_dims, bounded) = match (&block, launch.block) {
-                (Err(_), Some(block)) => (
-                    self.known_dims(block, &scope, &dim3s),
-                    self.block_bound(
-                        &block_components(ast::lower(block, self.src), &dim3s),
-                        &scope,
-                    ),
-                ),
+                (Err(_), Some(block)) => {
+                    let components = block_components(ast::lower(block, self.src), &dim3s);
+                    (
+                        self.known_dims(&components, &scope),
+                        self.block_bound(&components, &scope),
+                    )
+                }
                 _ => (None, None),
             };
             // A call that only looks like a launch (a helper taking a kernel and two other
@@ -439,18 +439,12 @@ impl<'s> Extractor<'s> {
 
     /// The dimensions of a block of two or three components that evaluate, when some do
     /// not (see [`LaunchSite::known_dims`]).
-    fn known_dims(
-        &self,
-        block: Node,
-        scope: &Bindings,
-        dim3s: &HashMap<String, Vec<Expr>>,
-    ) -> Option<[Option<u32>; 3]> {
-        let components = block_components(ast::lower(block, self.src), dim3s);
+    fn known_dims(&self, components: &[Expr], scope: &Bindings) -> Option<[Option<u32>; 3]> {
         if !(2..=3).contains(&components.len()) {
             return None;
         }
         let mut dims = [Some(1); 3];
-        for (dim, component) in dims.iter_mut().zip(&components) {
+        for (dim, component) in dims.iter_mut().zip(components) {
             *dim = self
                 .env
                 .eval(component, scope)
