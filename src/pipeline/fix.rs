@@ -491,7 +491,7 @@ mod tests {
             .replace(
                 "// bankwise: block=32\n",
                 "// bankwise map for `s` in `k`: bitvector-xor (k1 = 0, k2 = 1, mask = 31)\n\
-                 __device__ __forceinline__ int bankwise_s(int i) { return i ^ ((i >> 1) & 31); }\n\n\
+                 __host__ __device__ __forceinline__ int bankwise_s(int i) { return i ^ ((i >> 1) & 31); }\n\n\
                  // bankwise: a copy of `put` whose accesses to `s` go through bankwise_s()\n\
                  __device__ void put_bankwise_s(float *d, int i, float *bankwise_base)\n{\n    \
                  bankwise_base[bankwise_s(&d[2 * i] - bankwise_base)] = 1;\n}\n\n\

@@ -155,7 +155,7 @@ fn map_functions_go_above_the_template_head_and_its_comments() {
         out,
         "#define N 256\n\n\
          // bankwise map for `s` in `p`: bitvector-xor (k1 = 0, k2 = 1, mask = 31)\n\
-         __device__ __forceinline__ int bankwise_s(int i) { return i ^ ((i >> 1) & 31); }\n\n\
+         __host__ __device__ __forceinline__ int bankwise_s(int i) { return i ^ ((i >> 1) & 31); }\n\n\
          // Doc.\n// bankwise: block=128\ntemplate <int S>\n\
          __global__ void p(float *o)\n{\n    // bankwise: `s` is stored through bankwise_s()\n    \
          __shared__ float s[N];\n    s[bankwise_s(threadIdx.x)] = 1;\n    \

@@ -143,7 +143,7 @@ pub(super) fn map_function_text(
         .ok_or("no line to put the map function on before the function")?;
     let newline = target.source.newline;
     let definition = format!(
-        "__device__ __forceinline__ int {name}(int i) {{ return {}; }}",
+        "__host__ __device__ __forceinline__ int {name}(int i) {{ return {}; }}",
         expr.to_cuda("i")
     );
     let comment = format!(

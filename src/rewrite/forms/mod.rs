@@ -1,5 +1,5 @@
 //! The forms a rewrite takes (docs/ARCHITECTURE.md §7), in order of preference: the index swizzle in
-//! place (`tile[r][c ^ r]`), a `__device__ __forceinline__` map function through which every
+//! place (`tile[r][c ^ r]`), a `__host__ __device__ __forceinline__` map function through which every
 //! subscript goes (a multi-dimensional declaration flattened first), and a padded
 //! declaration. Every form writes the access's own index expressions as they are in the
 //! source, and sizes stay symbolic (`[TILE][TILE + 1]`).
@@ -140,7 +140,7 @@ impl FormKind {
     }
 }
 
-/// A `__device__ __forceinline__` map function and where it goes.
+/// A `__host__ __device__ __forceinline__` map function and where it goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MapFunction {
     pub name: String,
