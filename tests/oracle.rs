@@ -1451,15 +1451,18 @@ struct Rewritten {
     /// The arrays that hold it after the rewrite: its own name, or one array per member of
     /// its record.
     stored_as: Vec<String>,
+    /// `fix`'s figures before and after the rewrite.
+    before: u64,
     predicted: u64,
 }
 
-/// Runs `fix` on a testdata file and, when it changes, runs every kernel before and after on
-/// the same seeded buffers: every buffer must be identical bit for bit, and each rewritten
-/// array's excess wavefronts as the oracle measures them must be `fix`'s prediction. Returns
-/// the comparison as text, `None` for a file `fix` leaves as it is.
-fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, String> {
-    let stem = case.path.replace(['/', '.'], "_");
+/// Runs `fix --unsafe-fixes` on a testdata file into `work/stem.fixed.cu`: the fixed file
+/// and its rewritten arrays, `None` for a file `fix` leaves as it is.
+fn run_fix(
+    case: &Case,
+    work: &Path,
+    stem: &str,
+) -> Result<Option<(PathBuf, Vec<Rewritten>)>, String> {
     let fixed_path = work.join(format!("{stem}.fixed.cu"));
     let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
     // Unsafe fixes too: a template's map is proven for the instances in the file, which are
@@ -1494,10 +1497,23 @@ fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, S
                 kernel: a["kernel"].as_str().unwrap_or_default().to_string(),
                 array,
                 stored_as,
+                before: a["excess_before"].as_u64().unwrap_or(u64::MAX),
                 predicted: a["excess_after"].as_u64().unwrap_or(u64::MAX),
             }
         })
         .collect();
+    Ok(Some((fixed_path, rewritten)))
+}
+
+/// Runs `fix` on a testdata file and, when it changes, runs every kernel before and after on
+/// the same seeded buffers: every buffer must be identical bit for bit, and each rewritten
+/// array's excess wavefronts as the oracle measures them must be `fix`'s prediction. Returns
+/// the comparison as text, `None` for a file `fix` leaves as it is.
+fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, String> {
+    let stem = case.path.replace(['/', '.'], "_");
+    let Some((fixed_path, rewritten)) = run_fix(case, work, &stem)? else {
+        return Ok(None);
+    };
     let original = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
     let fixed = std::fs::read_to_string(&fixed_path).map_err(|e| e.to_string())?;
     let fixed_label = fixed_path.to_string_lossy().into_owned();
@@ -1971,4 +1987,300 @@ fn a_rewrite_that_misses_an_access_changes_the_results() {
         })
         .collect();
     assert_ne!(dumps[0], dumps[1]);
+}
+
+/// Excess wavefronts per kind of access (`load`, `store`, `atomic`), as the oracle measures them.
+type ByKind = BTreeMap<&'static str, u64>;
+
+/// Runs `launch` of `program` on block 0 and sums the oracle's excess wavefronts by kind.
+fn oracle_excess_by_kind(
+    program: &Program,
+    launch: &Launch,
+    reported: &Reported,
+) -> Result<ByKind, String> {
+    let records = run_launch(
+        program,
+        launch.kernel,
+        reported.block,
+        reported.dynamic_bytes,
+        None,
+    )?;
+    let (places, _) = oracle_figures(
+        &records,
+        &program.arrays,
+        &BTreeMap::new(),
+        DYNAMIC,
+        &MODELS[0].config,
+    )?;
+    let mut by_kind = ByKind::new();
+    for ((_, kind, _), figures) in places {
+        *by_kind.entry(kind).or_insert(0) += figures.map_or(0, |f| f.excess);
+    }
+    Ok(by_kind)
+}
+
+/// The CUDA host code appended to a testdata file (original or fixed) so that nvcc builds it
+/// into a program that runs each launch of `launches` on a real GPU:
+/// `PROGRAM check DIR` runs each kernel once on one block over the oracle's seeded buffers and
+/// writes every buffer to `DIR/INDEX.bin`.
+fn gpu_host_code(launches: &[(&Launch, &Reported)]) -> String {
+    let buffers = launches
+        .iter()
+        .flat_map(|(launch, _)| {
+            launch
+                .call
+                .match_indices("bankwise::buffer(")
+                .filter_map(|(at, found)| {
+                    let rest = &launch.call[at + found.len()..];
+                    rest[..rest.find(')')?].parse::<usize>().ok()
+                })
+        })
+        .max()
+        .map_or(0, |last| last + 1);
+    let mut code = format!(
+        "\n#undef main\n#include <cstdio>\n#include <cstdlib>\n#include <cstdint>\n\
+         #include <cstring>\n#include <vector>\n\
+         namespace bankwise {{\nstatic void *gpu_buffers[{}];\n\
+         struct Buffer {{\n    unsigned which;\n    template <class T> operator T *() const \
+         {{ return static_cast<T *>(gpu_buffers[which]); }}\n}};\n\
+         inline Buffer buffer(unsigned which) {{ return Buffer{{which}}; }}\n}}\n\
+         static const unsigned kBuffers = {buffers};\n\
+         static void bankwise_launch(int which) {{\n    switch (which) {{\n",
+        buffers.max(1)
+    );
+    for (index, (launch, reported)) in launches.iter().enumerate() {
+        let open = launch.call.find('(').unwrap_or(launch.call.len());
+        let [x, y, z] = reported.block;
+        let bytes = reported.dynamic_bytes;
+        let name = &launch.call[..open];
+        let arguments = &launch.call[open..];
+        let attribute = if bytes > 48 * 1024 {
+            format!(
+                "cudaFuncSetAttribute({name}, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                 {bytes}); "
+            )
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            code,
+            "    case {index}: {attribute}{name}<<<1, dim3({x}, {y}, {z}), {bytes}>>>{arguments}; \
+             return;"
+        );
+    }
+    let names: Vec<String> = launches
+        .iter()
+        .map(|(launch, _)| format!("\"{}\"", launch.kernel))
+        .collect();
+    let _ = write!(
+        code,
+        "    }}\n}}\nstatic const char *const kKernels[] = {{{}}};\n",
+        names.join(", ")
+    );
+    code.push_str(
+        r#"static const int kLaunches = sizeof kKernels / sizeof kKernels[0];
+
+static void bankwise_check(cudaError_t status, const char *what)
+{
+    if (status != cudaSuccess) {
+        std::fprintf(stderr, "%s: %s\n", what, cudaGetErrorString(status));
+        std::exit(1);
+    }
+}
+
+// The oracle's buffers (tests/oracle/driver.cpp): xorshift64 seeded with the buffer's number.
+static void bankwise_seed(std::vector<uint64_t> &host, unsigned which)
+{
+    uint64_t state = 0x9e3779b97f4a7c15ull * (which + 1);
+    for (auto &word : host) {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        word = state;
+    }
+}
+
+static void bankwise_allocate(size_t bytes)
+{
+    std::vector<uint64_t> host(bytes / sizeof(uint64_t));
+    for (unsigned i = 0; i < kBuffers; ++i) {
+        if (bankwise::gpu_buffers[i] == nullptr)
+            bankwise_check(cudaMalloc(&bankwise::gpu_buffers[i], bytes), "cudaMalloc");
+        bankwise_seed(host, i);
+        bankwise_check(cudaMemcpy(bankwise::gpu_buffers[i], host.data(), bytes,
+                                  cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const size_t checked_bytes = size_t(4) << 20;
+    if (argc == 3 && std::strcmp(argv[1], "check") == 0) {
+        std::vector<uint64_t> host(checked_bytes / sizeof(uint64_t));
+        for (int k = 0; k < kLaunches; ++k) {
+            bankwise_allocate(checked_bytes);
+            bankwise_launch(k);
+            bankwise_check(cudaGetLastError(), kKernels[k]);
+            bankwise_check(cudaDeviceSynchronize(), kKernels[k]);
+            char path[4096];
+            std::snprintf(path, sizeof path, "%s/%d.bin", argv[2], k);
+            FILE *out = std::fopen(path, "wb");
+            if (out == nullptr) {
+                std::perror(path);
+                return 1;
+            }
+            for (unsigned i = 0; i < kBuffers; ++i) {
+                bankwise_check(cudaMemcpy(host.data(), bankwise::gpu_buffers[i], checked_bytes,
+                                          cudaMemcpyDeviceToHost), "cudaMemcpy");
+                std::fwrite(host.data(), 1, checked_bytes, out);
+            }
+            std::fclose(out);
+        }
+        return 0;
+    }
+    std::fprintf(stderr, "usage: %s check DIR\n", argv[0]);
+    return 2;
+}
+"#,
+    );
+    code
+}
+
+/// Writes, into `BANKWISE_GPU_DIR`, every testdata file that `fix` changes as two CUDA
+/// programs (before and after the fix, each with the host code of `gpu_host_code`) and
+/// `cases.tsv`: per launch, the block shape, the oracle's excess wavefronts by kind before
+/// and after, and `fix`'s figures for the arrays it rewrote there. `scripts/gpu-check` builds
+/// and runs them on a GPU; no test needs one, so this is ignored unless asked for.
+#[test]
+#[ignore = "writes the GPU check's programs; run by scripts/gpu-check"]
+fn write_gpu_programs() {
+    let Some(out) = std::env::var_os("BANKWISE_GPU_DIR").map(PathBuf::from) else {
+        panic!("set BANKWISE_GPU_DIR to the directory the programs go to");
+    };
+    std::fs::create_dir_all(&out).expect("BANKWISE_GPU_DIR can be created");
+    let work = tempfile::tempdir().expect("a temporary directory");
+    let driver = build_driver(work.path()).unwrap_or_else(|e| panic!("{e}"));
+    let results = on_every_case(|case| gpu_case(case, work.path(), &driver, &out));
+    let mut table = String::from(
+        "program\tindex\tkernel\tblock\toracle_ld_before\toracle_st_before\toracle_atom_before\t\
+         oracle_ld_after\toracle_st_after\toracle_atom_after\tfix_before\tfix_after\n",
+    );
+    let mut failures = Vec::new();
+    for (path, result) in results {
+        match result {
+            Ok(rows) => table.push_str(&rows),
+            Err(error) => failures.push(format!("{path}: {error}")),
+        }
+    }
+    std::fs::write(out.join("cases.tsv"), &table).expect("cases.tsv can be written");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Launches that run on the GPU with other arguments than in the oracle: with a width of 0
+/// every row of these transposes writes the same addresses, a race the oracle's fixed thread
+/// order hides and the GPU's scheduling decides, so before and after could differ for no fault
+/// of the fix. A one-tile matrix makes every write distinct.
+const GPU_CALLS: &[(&str, &str)] = &[
+    ("tile16", "tile16(bankwise::buffer(0), 16)"),
+    (
+        "tiledCopy",
+        "tiledCopy(bankwise::buffer(0), bankwise::buffer(1), 32)",
+    ),
+    (
+        "transposeCoalesced",
+        "transposeCoalesced(bankwise::buffer(0), bankwise::buffer(1), 32, 32)",
+    ),
+    (
+        "transposeTile16",
+        "transposeTile16(bankwise::buffer(0), bankwise::buffer(1), 16, 16)",
+    ),
+];
+
+/// One case of `write_gpu_programs`: its rows of `cases.tsv`, empty when `fix` leaves the
+/// file as it is or a launch cannot be written as CUDA host code (a host lambda argument).
+fn gpu_case(case: &Case, work: &Path, driver: &Path, out: &Path) -> Result<String, String> {
+    let stem = case.path.replace(['/', '.'], "_");
+    let Some((fixed_path, rewritten)) = run_fix(case, work, &stem)? else {
+        return Ok(String::new());
+    };
+    if case.launches.iter().any(|l| l.call.contains("[]")) {
+        return Ok(String::new());
+    }
+    let original = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
+    let fixed = std::fs::read_to_string(&fixed_path).map_err(|e| e.to_string())?;
+    let report = bankwise_report(case, &MODELS[0])?;
+    let mut launches = Vec::new();
+    for launch in case.launches {
+        let reported = report
+            .get(launch.kernel)
+            .ok_or_else(|| format!("bankwise reports no kernel {}", launch.kernel))?;
+        launches.push((launch, reported));
+    }
+    let gpu_launches: Vec<Launch> = case
+        .launches
+        .iter()
+        .map(|launch| Launch {
+            kernel: launch.kernel,
+            callees: launch.callees,
+            call: GPU_CALLS
+                .iter()
+                .find(|(kernel, _)| *kernel == launch.kernel)
+                .map_or(launch.call, |(_, call)| call),
+        })
+        .collect();
+    let host = gpu_host_code(
+        &gpu_launches
+            .iter()
+            .zip(&launches)
+            .map(|(launch, (_, reported))| (launch, *reported))
+            .collect::<Vec<_>>(),
+    );
+    let fixed_label = fixed_path.to_string_lossy().into_owned();
+    let mut figures: Vec<[ByKind; 2]> = vec![Default::default(); launches.len()];
+    for (when, label, text) in [(0, case.path, &original), (1, fixed_label.as_str(), &fixed)] {
+        let name = ["before", "after"][when];
+        let program = build_program(
+            label,
+            text,
+            case.launches,
+            work,
+            &format!("{stem}_gpu_{name}"),
+            driver,
+            &["BANKWISE_CHECKS"],
+        )?;
+        for (index, (launch, reported)) in launches.iter().enumerate() {
+            figures[index][when] = oracle_excess_by_kind(&program, launch, reported)?;
+        }
+        // The file's own `main` stays, renamed: its launches are valid CUDA.
+        let program_text =
+            format!("#include <cstdio>\n#define main bankwise_original_main\n{text}\n{host}");
+        std::fs::write(out.join(format!("{stem}.{name}.cu")), program_text)
+            .map_err(|e| e.to_string())?;
+    }
+    let mut rows = String::new();
+    for (index, ((launch, reported), [before, after])) in launches.iter().zip(&figures).enumerate()
+    {
+        let kernels: Vec<&str> = std::iter::once(launch.kernel)
+            .chain(launch.callees.iter().copied())
+            .collect();
+        let arrays = rewritten
+            .iter()
+            .filter(|r| kernels.contains(&r.kernel.as_str()));
+        let (fix_before, fix_after) =
+            arrays.fold((0, 0), |(b, a), r| (b + r.before, a + r.predicted));
+        let kind = |figures: &ByKind, kind: &str| figures.get(kind).copied().unwrap_or(0);
+        let [x, y, z] = reported.block;
+        let _ = writeln!(
+            rows,
+            "{stem}\t{index}\t{}\t{x}x{y}x{z}\t{}\t{}\t{}\t{}\t{}\t{}\t{fix_before}\t{fix_after}",
+            launch.kernel,
+            kind(before, "load"),
+            kind(before, "store"),
+            kind(before, "atomic"),
+            kind(after, "load"),
+            kind(after, "store"),
+            kind(after, "atomic"),
+        );
+    }
+    Ok(rows)
 }

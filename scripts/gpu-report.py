@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""The table of docs/gpu.md from a `scripts/gpu-check run` directory.
+
+Usage: scripts/gpu-report.py CASES.tsv RESULTS
+
+Per launch: whether every buffer came out identical, the oracle's excess wavefronts (loads
+and stores; the CPU emulation of tests/oracle.rs) before -> after fix, Nsight Compute's bank
+conflicts of shared loads and stores on the GPU before -> after, and the kernel's duration on
+its one block (ncu, clocks as the card ran them).
+"""
+import csv
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+CONFLICTS_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
+CONFLICTS_ST = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+DURATION = "gpu__time_duration.sum"
+
+
+def read_tsv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def number(text):
+    try:
+        return float(text.replace(",", ""))
+    except (AttributeError, ValueError):
+        return None
+
+
+def ncu_metrics(path):
+    """{(program, when): [ {metric: value} per launch, in launch order ]}"""
+    rows = [line for line in Path(path).read_text(errors="replace").splitlines() if line.startswith('"')]
+    by_launch = defaultdict(dict)
+    order = defaultdict(list)
+    for row in csv.DictReader(rows):
+        process = Path(row.get("Process Name", "")).name
+        program, _, when = process.rpartition(".")
+        key = (program, when)
+        launch_id = row.get("ID")
+        if launch_id not in by_launch[key]:
+            by_launch[key][launch_id] = {}
+            order[key].append(launch_id)
+        by_launch[key][launch_id][row.get("Metric Name")] = number(row.get("Metric Value"))
+    return {key: [by_launch[key][i] for i in ids] for key, ids in order.items()}
+
+
+def arrow(before, after):
+    def show(value):
+        return "–" if value is None else f"{int(round(value))}"
+
+    return f"{show(before)} → {show(after)}"
+
+
+def main():
+    cases_path, results = sys.argv[1], Path(sys.argv[2])
+    cases = read_tsv(cases_path)
+    identical = {(r["program"], r["index"]): r["identical"] for r in read_tsv(results / "identical.tsv")}
+    ncu = ncu_metrics(results / "ncu.csv")
+
+    print("| file | kernel | block | identical | oracle ld+st | Nsight ld | Nsight st | duration, ns |")
+    print("|---|---|---|---|--:|--:|--:|--:|")
+    totals = defaultdict(float)
+    same = 0
+    for case in cases:
+        program, index = case["program"], case["index"]
+        launch = int(index)
+
+        def metric(when, name):
+            launches = ncu.get((program, when), [])
+            return launches[launch].get(name) if launch < len(launches) else None
+
+        oracle_before = int(case["oracle_ld_before"]) + int(case["oracle_st_before"])
+        oracle_after = int(case["oracle_ld_after"]) + int(case["oracle_st_after"])
+        values = {
+            "oracle_before": oracle_before,
+            "oracle_after": oracle_after,
+            "ld_before": metric("before", CONFLICTS_LD),
+            "ld_after": metric("after", CONFLICTS_LD),
+            "st_before": metric("before", CONFLICTS_ST),
+            "st_after": metric("after", CONFLICTS_ST),
+        }
+        for name, value in values.items():
+            totals[name] += value or 0
+        verdict = identical.get((program, index), "–")
+        same += verdict == "yes"
+        name = program.removeprefix("testdata_").removesuffix("_cu").replace("suite_", "suite/")
+        print(
+            f"| {name} | `{case['kernel']}` | {case['block']} | {verdict} | "
+            f"{arrow(oracle_before, oracle_after)} | "
+            f"{arrow(values['ld_before'], values['ld_after'])} | "
+            f"{arrow(values['st_before'], values['st_after'])} | "
+            f"{arrow(metric('before', DURATION), metric('after', DURATION))} |"
+        )
+    print(
+        f"| **all {len(cases)}** | | | {same} yes | "
+        f"{arrow(totals['oracle_before'], totals['oracle_after'])} | "
+        f"{arrow(totals['ld_before'], totals['ld_after'])} | "
+        f"{arrow(totals['st_before'], totals['st_after'])} | |"
+    )
+
+
+if __name__ == "__main__":
+    main()
