@@ -262,10 +262,29 @@ fn text<'s>(node: Node, src: &'s str) -> &'s str {
 
 /// Source text with runs of whitespace collapsed, for type names and qualified names.
 pub fn compact_text(node: Node, src: &str) -> String {
-    text(node, src)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    one_line(text(node, src))
+}
+
+/// Source text on one line, as the preprocessor reads it: a line continuation (a backslash
+/// at the end of a line, `2 * \` then `POINTS`) is spliced away, and every run of white
+/// space becomes one space. A backslash kept in text written elsewhere would continue that
+/// line instead.
+pub fn one_line(text: &str) -> String {
+    let mut spliced = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('\\') {
+        spliced.push_str(&rest[..at]);
+        let after = rest[at + 1..].trim_start_matches([' ', '\t', '\r']);
+        match after.strip_prefix('\n') {
+            Some(next_line) => rest = next_line,
+            None => {
+                spliced.push('\\');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    spliced.push_str(rest);
+    spliced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The kind id of `parenthesized_expression` (comparing ids is cheaper than kind names).
@@ -447,11 +466,10 @@ fn type_descriptor_text(node: Node, src: &str) -> String {
 
 /// The source from the start of `outer` to the end of `inner`, on one line.
 fn compact_text_between(outer: Node, inner: Node, src: &str) -> String {
-    src.get(outer.start_byte()..inner.end_byte())
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    one_line(
+        src.get(outer.start_byte()..inner.end_byte())
+            .unwrap_or_default(),
+    )
 }
 
 fn lower_call(node: Node, src: &str, depth: usize) -> ExprKind {
@@ -720,6 +738,14 @@ impl fmt::Display for Expr {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_line_splices_continuations_and_collapses_white_space() {
+        assert_eq!(super::one_line("2 * \\\nPOINTS"), "2 * POINTS");
+        assert_eq!(super::one_line("a \\  \r\n  b"), "a b");
+        assert_eq!(super::one_line("'\\\\' \\ x"), "'\\\\' \\ x");
+        assert_eq!(super::one_line("  x\n\t+ y  "), "x + y");
+    }
+
     use super::*;
 
     /// The model holds hundreds of thousands of expression nodes, each boxed: their size

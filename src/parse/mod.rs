@@ -18,7 +18,8 @@ mod syntax;
 mod types;
 
 pub use ast::{
-    BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp, MAX_DEPTH as MAX_EXPR_DEPTH, TOO_DEEP,
+    one_line, BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp, MAX_DEPTH as MAX_EXPR_DEPTH,
+    TOO_DEEP,
 };
 pub use body::*;
 pub use chunks::brace_depth_at;

@@ -19,7 +19,7 @@
 use super::edit::Edit;
 use super::forms::{line_end, line_start, Source};
 use crate::block::{format_shape, Block, BlockSource};
-use crate::parse::{identifier_tokens, Function, SharedArray};
+use crate::parse::{identifier_tokens, one_line, Function, SharedArray};
 use std::fmt;
 
 /// A value a rewrite's map was derived from.
@@ -134,7 +134,7 @@ pub fn assumptions(
         } else if names_a_value(written) {
             found.push(Assumption::Extent {
                 dimension,
-                written: without_continuations(written),
+                written: one_line(written),
                 value,
             });
         }
@@ -152,20 +152,6 @@ pub fn assumptions(
         });
     }
     found
-}
-
-/// An extent's text on one line: a backslash that continued it onto the next (`sizeof\`)
-/// would continue the guard's line instead.
-fn without_continuations(written: &str) -> String {
-    let mut text = String::with_capacity(written.len());
-    let mut chars = written.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek().is_none_or(|next| next.is_whitespace()) {
-            continue;
-        }
-        text.push(c);
-    }
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether an extent's text holds a name (`TILE`, `sizeof(T)`) rather than only numbers.
@@ -424,8 +410,8 @@ mod tests {
     #[test]
     fn an_extent_continued_over_lines_is_guarded_on_one() {
         assert_eq!(
-            without_continuations("sizeof(float4) / sizeof\\ (float)"),
-            "sizeof(float4) / sizeof (float)"
+            one_line("sizeof(float4) / sizeof\\\n(float)"),
+            "sizeof(float4) / sizeof(float)"
         );
     }
 

@@ -45,17 +45,12 @@ pub(in crate::rewrite) fn declarator(
         }
         let written: Vec<String> = extents
             .iter()
-            .map(|r| {
-                text[r.clone()]
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
+            .map(|r| crate::parse::one_line(&text[r.clone()]))
             .collect();
         let expected: Vec<String> = array
             .dim_texts
             .iter()
-            .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
+            .map(|t| crate::parse::one_line(t))
             .collect();
         if written != expected {
             return Err(format!(
