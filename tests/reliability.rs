@@ -1004,3 +1004,88 @@ fn a_row_used_as_a_callee_is_not_an_access() {
         void run(int *m) { k<<<1, N>>>(m); }\n";
     survives("row.cu", text);
 }
+
+/// Fuzz seed 9800, input 6244: an extent continued onto the next line
+/// (`buf[2][2 * \` then `POINTS]`) was copied into the flattened index of the map function's
+/// accesses with its backslash, `0 * (2 * \ POINTS)`, which does not parse. Extent texts are
+/// now spliced as the preprocessor splices them.
+#[test]
+fn an_extent_continued_over_two_lines_is_written_on_one() {
+    let fft = std::fs::read_to_string("testdata/suite/fft.cu").expect("testdata/suite/fft.cu");
+    let declaration = "__shared__ float buf[2][2 * POINTS];";
+    assert!(fft.contains(declaration));
+    let text = fft.replace(declaration, "__shared__ float buf[2][2 * \\\nPOINTS];");
+    survives("continued.cu", &text);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "continued.cu", &text);
+    let out = dir.path().join("out.cu");
+    let fixed = bankwise(&["fix", &path.to_string_lossy(), "-o", &out.to_string_lossy()]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    let out = std::fs::read_to_string(&out).expect("the fixed file");
+    assert!(out.contains("bankwise_buf(0 * (2 * POINTS) + "), "{out}");
+}
+
+/// Fuzz seed 9800, input 136276: a store through a helper's pointer parameter whose index
+/// adds a value the analysis does not know (`tile[(r0 + i) * TILE_W + pitch]`, a mutation)
+/// was rewritten; the check that refuses such an index read only a direct access's
+/// subscripts, and validation then found the rewritten store touching other elements. It now
+/// reads the index, and the array is left alone with the reason.
+#[test]
+fn an_unknown_value_in_an_index_through_a_pointer_leaves_the_array_alone() {
+    let dct =
+        std::fs::read_to_string("testdata/suite/dct8x8.cu").expect("testdata/suite/dct8x8.cu");
+    let store = "dst[offset + i * pitch] = tile[(r0 + i) * TILE_W + c];";
+    assert!(dct.contains(store));
+    let text = dct.replace(
+        store,
+        "dst[offset + i * pitch] = tile[(r0 + i) * TILE_W + pitch] = tile[(r0 + i) * TILE_W + c];",
+    );
+    survives("pitch.cu", &text);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "pitch.cu", &text);
+    let fixed = bankwise(&["fix", "--check", &path.to_string_lossy()]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert!(
+        stderr(&fixed).contains(
+            "line 64: the index depends on `pitch`, whose values the analysis does not know"
+        ),
+        "{}",
+        stderr(&fixed)
+    );
+}
+
+/// Fuzz seeds 9800 (input 624388) and 9900 (input 16334): a declaration C++ forbids in a
+/// function body that tree-sitter reads as one, `const float are<float4 *> = x[2 * j], …` or
+/// `const float are = x[2 * j],:: aim = …`, was analysed; the rewritten initializer
+/// (`&x[2 * j] - &buf[0][0]`) then read as `x` escaping, and validation failed. Such a
+/// declaration is now the syntax error it is, and the function is reported, not analysed.
+#[test]
+fn a_qualified_or_templated_name_declared_in_a_body_is_a_syntax_error() {
+    let fft = std::fs::read_to_string("testdata/suite/fft.cu").expect("testdata/suite/fft.cu");
+    let line = "const float are = x[2 * j], aim = x[2 * j + 1];";
+    assert!(fft.contains(line));
+    for (name, broken) in [
+        (
+            "templated.cu",
+            "const float are<float4 *> = x[2 * j], aim = x[2 * j + 1];",
+        ),
+        (
+            "qualified.cu",
+            "const float are = x[2 * j],:: aim = x[2 * j + 1];",
+        ),
+    ] {
+        let text = fft.replace(line, broken);
+        survives(name, &text);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = write(dir.path(), name, &text);
+        let check = bankwise(&["check", &path.to_string_lossy()]);
+        let said = stdout(&check) + &stderr(&check);
+        assert!(
+            said.contains(
+                "syntax error: a variable declared inside a function body takes a plain name, \
+                 without `::` or template arguments"
+            ) && said.contains("`fftStockham512` not analysed: syntax error at line 52"),
+            "{name}: {said}"
+        );
+    }
+}

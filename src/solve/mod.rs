@@ -172,15 +172,12 @@ impl ArrayProblem {
                 // A value that shifts every lane alike gives the same figures whatever it is,
                 // so it was evaluated at one value only; in a subscript it also decides which
                 // elements are touched (`t[ty][16 * blockIdx.x + tx]` leaves the row for any
-                // block but the first), which no check has then seen.
+                // block but the first), which no check has then seen. Through a pointer the
+                // site has no subscripts, so the index's own atoms are read
+                // (`tile[(r0 + i) * W + pitch]` in a helper).
                 let unseen = requests.unknown_values().iter().find(|u| {
                     matches!(u.evaluated, Evaluated::AnyValue)
-                        && site.subscripts.iter().any(|subscript| {
-                            subscript
-                                .atoms()
-                                .iter()
-                                .any(|atom| atom.to_string() == u.name)
-                        })
+                        && atoms.iter().any(|atom| atom.to_string() == u.name)
                 });
                 if let Some(unknown) = unseen {
                     return Err(format!(
