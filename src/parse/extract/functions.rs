@@ -452,6 +452,23 @@ pub(super) fn has_modifier(function: Node, src: &str, keyword: &str) -> bool {
     })
 }
 
+/// Whether a declaration declares a name with template arguments (`a<float4 *>`) or a
+/// qualified name (`::a`, `ns::a`), under any pointer, reference, array or initializer.
+fn declares_qualified_name(declaration: Node) -> bool {
+    children_in(declaration, FIELDS.declarator)
+        .into_iter()
+        .any(|mut declarator| {
+            // Each level holds the next in its `declarator` field; the name has none.
+            while let Some(inner) = child(declarator, FIELDS.declarator) {
+                declarator = inner;
+            }
+            matches!(
+                symbols::kind(declarator),
+                "template_function" | "qualified_identifier"
+            )
+        })
+}
+
 /// What a previous fix wrote when it assumed the block shape (`rewrite::guard`'s check):
 /// `// bankwise: the maps below were chosen for blocks of 2x16x1 (assumed: …)`.
 fn assumed_before(body: &str) -> Option<[u32; 3]> {
@@ -472,11 +489,19 @@ impl Extractor<'_> {
     /// - A structured binding that is not `auto [a, b] = …`: tree-sitter reads the typeless
     ///   `extern h[y][x] = …` as a binding `[y]` of type `h` with an extent `[x]`.
     /// - A declaration of a name that is an object-like macro (see `declared_macro`).
+    /// - A variable declared with a qualified name or template arguments, `float ::a = x[i];`
+    ///   or `float a<float4 *> = x[i];`: C++ allows neither at block scope, and tree-sitter
+    ///   reads both as declarators.
     fn invalid_in_body(&mut self, body: Node) -> Option<Location> {
         let mut found = None;
         walk(body, |n| {
             if found.is_none() {
                 found = match symbols::kind(n) {
+                    "declaration" if declares_qualified_name(n) => Some((
+                        self.at(n),
+                        "a variable declared inside a function body takes a plain name, \
+                         without `::` or template arguments",
+                    )),
                     "declaration" => self.declared_macro(n).map(|at| {
                         (
                             at,
