@@ -5,8 +5,9 @@ Usage: scripts/gpu-report.py CASES.tsv RESULTS
 
 Per launch: whether every buffer came out identical, the oracle's excess wavefronts (loads
 and stores; the CPU emulation of tests/oracle.rs) before -> after fix, Nsight Compute's bank
-conflicts of shared loads and stores on the GPU before -> after, and the kernel's duration on
-its one block (ncu, clocks as the card ran them).
+conflicts of shared loads and stores on the GPU before -> after, the kernel's duration on
+its one block (ncu, clocks as the card ran them), and the median time of one launch of many
+blocks (CUDA events), where `scripts/gpu-check run` timed them.
 """
 import csv
 import sys
@@ -47,9 +48,11 @@ def ncu_metrics(path):
     return {key: [by_launch[key][i] for i in ids] for key, ids in order.items()}
 
 
-def arrow(before, after):
+def arrow(before, after, digits=0):
     def show(value):
-        return "–" if value is None else f"{int(round(value))}"
+        if value is None:
+            return "–"
+        return f"{value:.{digits}f}" if digits else f"{int(round(value))}"
 
     return f"{show(before)} → {show(after)}"
 
@@ -58,10 +61,17 @@ def main():
     cases_path, results = sys.argv[1], Path(sys.argv[2])
     cases = read_tsv(cases_path)
     identical = {(r["program"], r["index"]): r["identical"] for r in read_tsv(results / "identical.tsv")}
-    ncu = ncu_metrics(results / "ncu.csv")
+    ncu = ncu_metrics(results / "ncu.csv") if (results / "ncu.csv").exists() else {}
+    times = {}
+    if (results / "times.tsv").exists():
+        for row in read_tsv(results / "times.tsv"):
+            times[(row["program"], row["when"], row["index"])] = number(row["median_us"])
 
-    print("| file | kernel | block | identical | oracle ld+st | Nsight ld | Nsight st | duration, ns |")
-    print("|---|---|---|---|--:|--:|--:|--:|")
+    print(
+        "| file | kernel | block | identical | oracle ld+st | Nsight ld | Nsight st | "
+        "duration, ns | many blocks, µs |"
+    )
+    print("|---|---|---|---|--:|--:|--:|--:|--:|")
     totals = defaultdict(float)
     same = 0
     for case in cases:
@@ -92,13 +102,14 @@ def main():
             f"{arrow(oracle_before, oracle_after)} | "
             f"{arrow(values['ld_before'], values['ld_after'])} | "
             f"{arrow(values['st_before'], values['st_after'])} | "
-            f"{arrow(metric('before', DURATION), metric('after', DURATION))} |"
+            f"{arrow(metric('before', DURATION), metric('after', DURATION))} | "
+            f"{arrow(times.get((program, 'before', index)), times.get((program, 'after', index)), 1)} |"
         )
     print(
         f"| **all {len(cases)}** | | | {same} yes | "
         f"{arrow(totals['oracle_before'], totals['oracle_after'])} | "
         f"{arrow(totals['ld_before'], totals['ld_after'])} | "
-        f"{arrow(totals['st_before'], totals['st_after'])} | |"
+        f"{arrow(totals['st_before'], totals['st_after'])} | | |"
     )
 
 

@@ -2022,7 +2022,8 @@ fn oracle_excess_by_kind(
 /// The CUDA host code appended to a testdata file (original or fixed) so that nvcc builds it
 /// into a program that runs each launch of `launches` on a real GPU:
 /// `PROGRAM check DIR` runs each kernel once on one block over the oracle's seeded buffers and
-/// writes every buffer to `DIR/INDEX.bin`.
+/// writes every buffer to `DIR/INDEX.bin`; `PROGRAM time GRID` prints, per launch, the
+/// fastest, median and slowest of five trials of one launch of `GRID` blocks, in µs.
 fn gpu_host_code(launches: &[(&Launch, &Reported)]) -> String {
     let buffers = launches
         .iter()
@@ -2039,13 +2040,13 @@ fn gpu_host_code(launches: &[(&Launch, &Reported)]) -> String {
         .map_or(0, |last| last + 1);
     let mut code = format!(
         "\n#undef main\n#include <cstdio>\n#include <cstdlib>\n#include <cstdint>\n\
-         #include <cstring>\n#include <vector>\n\
+         #include <cstring>\n#include <algorithm>\n#include <vector>\n\
          namespace bankwise {{\nstatic void *gpu_buffers[{}];\n\
          struct Buffer {{\n    unsigned which;\n    template <class T> operator T *() const \
          {{ return static_cast<T *>(gpu_buffers[which]); }}\n}};\n\
          inline Buffer buffer(unsigned which) {{ return Buffer{{which}}; }}\n}}\n\
          static const unsigned kBuffers = {buffers};\n\
-         static void bankwise_launch(int which) {{\n    switch (which) {{\n",
+         static void bankwise_launch(int which, unsigned grid) {{\n    switch (which) {{\n",
         buffers.max(1)
     );
     for (index, (launch, reported)) in launches.iter().enumerate() {
@@ -2064,7 +2065,7 @@ fn gpu_host_code(launches: &[(&Launch, &Reported)]) -> String {
         };
         let _ = writeln!(
             code,
-            "    case {index}: {attribute}{name}<<<1, dim3({x}, {y}, {z}), {bytes}>>>{arguments}; \
+            "    case {index}: {attribute}{name}<<<grid, dim3({x}, {y}, {z}), {bytes}>>>{arguments}; \
              return;"
         );
     }
@@ -2119,7 +2120,7 @@ int main(int argc, char **argv)
         std::vector<uint64_t> host(checked_bytes / sizeof(uint64_t));
         for (int k = 0; k < kLaunches; ++k) {
             bankwise_allocate(checked_bytes);
-            bankwise_launch(k);
+            bankwise_launch(k, 1);
             bankwise_check(cudaGetLastError(), kKernels[k]);
             bankwise_check(cudaDeviceSynchronize(), kKernels[k]);
             char path[4096];
@@ -2138,7 +2139,39 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    std::fprintf(stderr, "usage: %s check DIR\n", argv[0]);
+    if (argc == 3 && std::strcmp(argv[1], "time") == 0) {
+        // Many blocks, for a time the launch does not dominate: they all work on the same
+        // buffers (races do not matter here), larger ones since more blocks reach further.
+        const unsigned grid = unsigned(std::atoi(argv[2]));
+        bankwise_allocate(size_t(64) << 20);
+        cudaEvent_t start, stop;
+        bankwise_check(cudaEventCreate(&start), "cudaEventCreate");
+        bankwise_check(cudaEventCreate(&stop), "cudaEventCreate");
+        for (int k = 0; k < kLaunches; ++k) {
+            for (int i = 0; i < 3; ++i)
+                bankwise_launch(k, grid);
+            bankwise_check(cudaDeviceSynchronize(), kKernels[k]);
+            std::vector<float> trials;
+            for (int trial = 0; trial < 5; ++trial) {
+                const int launches = 20;
+                bankwise_check(cudaEventRecord(start), "cudaEventRecord");
+                for (int i = 0; i < launches; ++i)
+                    bankwise_launch(k, grid);
+                bankwise_check(cudaEventRecord(stop), "cudaEventRecord");
+                bankwise_check(cudaEventSynchronize(stop), kKernels[k]);
+                float ms = 0;
+                bankwise_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+                trials.push_back(ms * 1000.0f / launches);
+            }
+            std::sort(trials.begin(), trials.end());
+            // One line per launch as it ends: a fault in a later one keeps these.
+            std::printf("%d\t%.3f\t%.3f\t%.3f\n", k, trials.front(), trials[trials.size() / 2],
+                        trials.back());
+            std::fflush(stdout);
+        }
+        return 0;
+    }
+    std::fprintf(stderr, "usage: %s check DIR | %s time GRID\n", argv[0], argv[0]);
     return 2;
 }
 "#,
