@@ -15,15 +15,21 @@ pub fn target_bytes() -> usize {
 }
 
 /// A realistic mix: macros, a templated tiled kernel with shared arrays, loops, a condition,
-/// atomics, a reduction and a launch, repeated with distinct names.
+/// atomics, a reduction and a launch, repeated with distinct names. Every other kernel
+/// leaves its tile unpadded, a 32-way conflict that `fix` rewrites (and validates).
 pub fn kernel(i: usize) -> String {
+    let columns = if i % 2 == 0 {
+        format!("PAD_{i}(TILE_{i})")
+    } else {
+        format!("TILE_{i}")
+    };
     format!(
         r#"#define TILE_{i} 32
 #define PAD_{i}(n) ((n) + 1)
 template <int ROWS>
 __global__ void transpose_{i}(float *out, const float *in, int width)
 {{
-    __shared__ float tile[TILE_{i}][PAD_{i}(TILE_{i})];
+    __shared__ float tile[TILE_{i}][{columns}];
     __shared__ unsigned int hist[256];
     int x = blockIdx.x * TILE_{i} + threadIdx.x;
     int y = blockIdx.y * TILE_{i} + threadIdx.y;
