@@ -5,7 +5,9 @@ Usage: scripts/gpu-report.py CASES.tsv RESULTS
 
 Per launch: whether every buffer came out identical, the oracle's excess wavefronts (loads
 and stores; the CPU emulation of tests/oracle.rs) before -> after fix, Nsight Compute's bank
-conflicts of shared loads and stores on the GPU before -> after, the kernel's duration on
+conflicts of shared loads and stores on the GPU before -> after, the warp-level shared load
+and store instructions it executed (nvcc may merge neighbouring accesses into one 64- or
+128-bit instruction, or stop merging them), the kernel's duration on
 its one block (ncu, clocks as the card ran them), and the median time of one launch of many
 blocks (CUDA events), where `scripts/gpu-check run` timed them.
 """
@@ -17,6 +19,8 @@ from pathlib import Path
 CONFLICTS_LD = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"
 CONFLICTS_ST = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
 DURATION = "gpu__time_duration.sum"
+SHARED_LD = "smsp__sass_inst_executed_op_shared_ld.sum"
+SHARED_ST = "smsp__sass_inst_executed_op_shared_st.sum"
 
 
 def read_tsv(path):
@@ -67,11 +71,12 @@ def main():
         for row in read_tsv(results / "times.tsv"):
             times[(row["program"], row["when"], row["index"])] = number(row["median_us"])
 
+    timed = bool(times)
     print(
         "| file | kernel | block | identical | oracle ld+st | Nsight ld | Nsight st | "
-        "duration, ns | many blocks, µs |"
+        "shared instructions | duration, ns |" + (" many blocks, µs |" if timed else "")
     )
-    print("|---|---|---|---|--:|--:|--:|--:|--:|")
+    print("|---|---|---|---|--:|--:|--:|--:|--:|" + ("--:|" if timed else ""))
     totals = defaultdict(float)
     same = 0
     for case in cases:
@@ -81,6 +86,10 @@ def main():
         def metric(when, name):
             launches = ncu.get((program, when), [])
             return launches[launch].get(name) if launch < len(launches) else None
+
+        def shared(when):
+            loads, stores = metric(when, SHARED_LD), metric(when, SHARED_ST)
+            return None if loads is None or stores is None else loads + stores
 
         oracle_before = int(case["oracle_ld_before"]) + int(case["oracle_st_before"])
         oracle_after = int(case["oracle_ld_after"]) + int(case["oracle_st_after"])
@@ -102,14 +111,19 @@ def main():
             f"{arrow(oracle_before, oracle_after)} | "
             f"{arrow(values['ld_before'], values['ld_after'])} | "
             f"{arrow(values['st_before'], values['st_after'])} | "
-            f"{arrow(metric('before', DURATION), metric('after', DURATION))} | "
-            f"{arrow(times.get((program, 'before', index)), times.get((program, 'after', index)), 1)} |"
+            f"{arrow(shared('before'), shared('after'))} | "
+            f"{arrow(metric('before', DURATION), metric('after', DURATION))} |"
+            + (
+                f" {arrow(times.get((program, 'before', index)), times.get((program, 'after', index)), 1)} |"
+                if timed
+                else ""
+            )
         )
     print(
         f"| **all {len(cases)}** | | | {same} yes | "
         f"{arrow(totals['oracle_before'], totals['oracle_after'])} | "
         f"{arrow(totals['ld_before'], totals['ld_after'])} | "
-        f"{arrow(totals['st_before'], totals['st_after'])} | | |"
+        f"{arrow(totals['st_before'], totals['st_after'])} | | |" + (" |" if timed else "")
     )
 
 
