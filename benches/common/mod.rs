@@ -18,7 +18,7 @@ pub fn target_bytes() -> usize {
 /// atomics, a reduction and a launch, repeated with distinct names. Every other kernel
 /// leaves its tile unpadded, a 32-way conflict that `fix` rewrites (and validates).
 pub fn kernel(i: usize) -> String {
-    let columns = if i % 2 == 0 {
+    let columns = if i.is_multiple_of(2) {
         format!("PAD_{i}(TILE_{i})")
     } else {
         format!("TILE_{i}")
