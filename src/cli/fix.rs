@@ -115,7 +115,12 @@ pub fn run(args: FixArgs) -> ExitCode {
             }
         }
     }
-    let diffs: Vec<String> = fixed.iter().map(unified_diff).collect();
+    // Only `--diff` shows them, and a diff of a large file with many edits is not free.
+    let diffs: Vec<String> = if args.diff {
+        fixed.iter().map(unified_diff).collect()
+    } else {
+        Vec::new()
+    };
     let mut report = String::new();
     for file in &fixed {
         // `--diff` is a dry run, as with ruff: even with `--in-place` or `-o`, only shown.
