@@ -7,6 +7,7 @@ use crate::parse;
 use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
 use crate::rewrite::guard::assumes_clause;
 use crate::rewrite::{apply, Applicability, Edit, Fix};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// What `fix` was asked for.
@@ -106,6 +107,29 @@ fn fix_owned(
     fix_analysed(&analysed, text, options, config)
 }
 
+/// `output` as validation reads it: each inserted map function's definition (a line of its
+/// own) becomes the macro it stands for, which the analysis expands. One pass over the
+/// lines: a file with thousands of rewrites would otherwise be copied once per map.
+fn macro_view(output: &str, applied: &[&Planned]) -> String {
+    let mut macros: HashMap<&str, &str> = applied
+        .iter()
+        .filter_map(|planned| planned.rewrite.function.as_ref())
+        .map(|f| (f.definition.as_str(), f.macro_definition.as_str()))
+        .collect();
+    let mut view = String::with_capacity(output.len());
+    for line in output.split_inclusive('\n') {
+        let text = line.trim_end_matches(['\n', '\r']);
+        match macros.remove(text) {
+            Some(replacement) => {
+                view.push_str(replacement);
+                view.push_str(&line[text.len()..]);
+            }
+            None => view.push_str(line),
+        }
+    }
+    view
+}
+
 /// [`fix_text`] on a file already analysed with `options.analysis`; the result keeps
 /// `text` as its original.
 pub fn fix_analysed(
@@ -171,12 +195,7 @@ pub fn fix_analysed(
     };
     let output = edited.as_deref().unwrap_or(&text);
     if !applied.is_empty() {
-        let mut view = output.to_string();
-        for planned in &applied {
-            if let Some(function) = &planned.rewrite.function {
-                view = view.replacen(&function.definition, &function.macro_definition, 1);
-            }
-        }
+        let view = macro_view(output, &applied);
         let measured = validate::validate(
             path,
             analysed,
@@ -333,6 +352,37 @@ mod tests {
         __global__ void t(float *o)\n{\n    __shared__ float tile[TILE][TILE];\n    \
         for (int j = 0; j < TILE; j += 8)\n        tile[threadIdx.y + j][threadIdx.x] = o[j];\n    \
         for (int j = 0; j < TILE; j += 8)\n        o[j] = tile[threadIdx.x][threadIdx.y + j];\n}\n";
+
+    #[test]
+    fn validation_reads_each_map_function_as_its_macro_with_the_line_ending_kept() {
+        // Through a pointer: the accesses go through a map function.
+        let crlf = "// bankwise: block=32x8\n__global__ void t(float *o)\n{\n    \
+            __shared__ float tile[32][32];\n    float *p = &tile[0][0];\n    \
+            for (int j = 0; j < 32; j += 8)\n        p[(threadIdx.y + j) * 32 + threadIdx.x] = o[j];\n    \
+            __syncthreads();\n    for (int j = 0; j < 32; j += 8)\n        \
+            o[j] = p[threadIdx.x * 32 + threadIdx.y + j];\n}\n"
+            .replace('\n', "\r\n");
+        let file = fixed(&crlf, &FixOptions::default());
+        assert_eq!(outcome(&file, "tile").action, Action::Rewritten);
+        let analysed = analyse_text(
+            Path::new("t.cu"),
+            &crlf,
+            &crate::analysis::Options::default(),
+            &ConfigBlocks::default(),
+        );
+        let plan = plan::plan(&analysed, &crlf, &Strategy::default(), &Default::default());
+        let applied: Vec<&Planned> = plan.rewrites.iter().collect();
+        let function = applied[0]
+            .rewrite
+            .function
+            .as_ref()
+            .expect("a map function");
+        let output = format!("int a;\r\n{}\r\nint b;\r\n", function.definition);
+        assert_eq!(
+            macro_view(&output, &applied),
+            format!("int a;\r\n{}\r\nint b;\r\n", function.macro_definition)
+        );
+    }
 
     #[test]
     fn the_transpose_tile_is_swizzled_and_validated() {
