@@ -156,7 +156,7 @@ fn polynomial_in(sym: &Sym, atom: &Atom) -> bool {
 /// How one access's element indices become the bank model's units: member `.y` of a
 /// `float4` element `e` is the 4-byte unit `4·e + 1`; a `float4` view of a `float` array
 /// at element `e` is the 16-byte unit `e / 4`; a whole element is itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Units {
     /// Bytes one lane touches.
     pub unit_bytes: u32,
@@ -819,7 +819,7 @@ pub const MAX_PATTERN_ELEMENTS: usize = 1 << 22;
 /// once with the number of times they occur. So memory grows with the distinct phases, not
 /// with loop points × warps; a pattern with more than [`MAX_PATTERN_ELEMENTS`] indices in
 /// distinct phases is refused rather than held.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SitePattern {
     pub units: Units,
     elements: Vec<i64>,

@@ -23,7 +23,7 @@
 pub mod dmm;
 
 /// Shared-memory geometry. The defaults are every NVIDIA GPU since Maxwell.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BankConfig {
     /// Number of banks: 32, or 16 for Tesla-class parts (half-warp phases). Any positive
     /// count works (the DMM experiments use up to 256); above 64 the simulator sorts.

@@ -14,7 +14,7 @@ use crate::rewrite::forms::{
 use crate::rewrite::guard::{assumptions, guard_edits, Assumption};
 use crate::rewrite::soa;
 use crate::rules::{silencing, Rule};
-use crate::solve::choose::{choose_with, Choice, Options as ChooseOptions};
+use crate::solve::choose::{Choice, ChoiceCache, Options as ChooseOptions};
 use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
 use crate::solve::{ArrayProblem, Family, MapKind};
@@ -174,13 +174,14 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
     let mut names = Names::new(text);
     let mut decisions: Vec<(usize, usize, Decision)> = Vec::new();
     let shared_names = shared_names(file);
+    let mut cache = ChoiceCache::default();
     for (f, function) in file.parsed.functions.iter().enumerate() {
         if !is_reported(function) {
             continue;
         }
         let mut kernel = KernelPlanner::new(file, f, strategy, bank, &shared_names);
         for a in 0..function.arrays.len() {
-            kernel.decide(a, &source, &mut names);
+            kernel.decide(a, &source, &mut names, &mut cache);
         }
         for (a, decision) in kernel.finish(&source, &mut names) {
             decisions.push((f, a, decision));
@@ -340,8 +341,8 @@ impl<'a> KernelPlanner<'a> {
         }
     }
 
-    fn decide(&mut self, a: usize, source: &Source, names: &mut Names) {
-        let decision = match self.choice(a, source) {
+    fn decide(&mut self, a: usize, source: &Source, names: &mut Names, cache: &mut ChoiceCache) {
+        let decision = match self.choice(a, source, cache) {
             Ok(choice) => {
                 if self.strategy.forced.is_none() && self.strategy.smem_budget.is_some() {
                     self.pending.push((a, choice));
@@ -357,7 +358,12 @@ impl<'a> KernelPlanner<'a> {
     }
 
     /// The solvers' choice for array `a`, or the decision that makes one unnecessary.
-    fn choice(&self, a: usize, source: &Source) -> Result<Choice, Decision> {
+    fn choice(
+        &self,
+        a: usize,
+        source: &Source,
+        cache: &mut ChoiceCache,
+    ) -> Result<Choice, Decision> {
         let file = self.file;
         let function = &file.parsed.functions[self.function];
         let array = &function.arrays[a];
@@ -458,7 +464,8 @@ impl<'a> KernelPlanner<'a> {
             choice_only: self.strategy.forced.is_none(),
             ..ChooseOptions::default()
         };
-        choose_with(&problem, &options)
+        cache
+            .choose(&problem, &options)
             .map_err(|why| Decision::LeftAlone(format!("no map applies: {why}")))
     }
 

@@ -15,9 +15,12 @@ use super::soa::{is_relayout, struct_of_arrays};
 use super::space::{Candidate, Found, Space};
 use super::swizzle::{rap, repitch, rotated_swizzle, skew, swizzle};
 use super::ArrayProblem;
+use crate::bank::BankConfig;
+use crate::cost::SitePattern;
+use std::collections::HashMap;
 
 /// Knobs of the choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Options {
     /// Time bound of the exact search.
     pub exact_bound: u64,
@@ -36,7 +39,7 @@ impl Default for Options {
 }
 
 /// One strategy's outcome for an array.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FamilyResult {
     pub strategy: Family,
     /// Its best map, scored; `None` when the family does not apply (see `skipped`).
@@ -94,7 +97,7 @@ impl FamilyResult {
 }
 
 /// Every strategy's result for an array, and which one is chosen.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Choice {
     /// `sizeof` the array's element.
     pub elem_bytes: u32,
@@ -119,6 +122,58 @@ impl Choice {
 /// Scores every family on `problem` and chooses (see the module documentation).
 pub fn choose(problem: &ArrayProblem) -> Result<Choice, String> {
     choose_with(problem, &Options::default())
+}
+
+/// Choices already made in one run, by everything they depend on: a file often poses the
+/// same problem many times (a template's instances, a tile every kernel declares alike), and
+/// [`choose_with`] is a pure function of the problem (its name aside) and the options.
+#[derive(Debug, Default)]
+pub struct ChoiceCache {
+    choices: HashMap<ChoiceKey, Choice>,
+}
+
+/// What [`choose_with`] reads: the problem without its name, and the options.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ChoiceKey {
+    elem_bytes: u32,
+    dims: Vec<u64>,
+    vector: u64,
+    max_extra_bytes: u64,
+    config: BankConfig,
+    sites: Vec<SitePattern>,
+    /// The record layout (its members' names and offsets and their patterns), as text.
+    struct_of_arrays: String,
+    options: Options,
+}
+
+/// Distinct problems kept at most: the keys hold the problems' patterns, and a file of
+/// thousands of different arrays would otherwise hold them all.
+const CACHED_CHOICES: usize = 256;
+
+impl ChoiceCache {
+    /// [`choose_with`], or a copy of its answer to the same problem earlier in the run.
+    pub fn choose(&mut self, problem: &ArrayProblem, options: &Options) -> Result<Choice, String> {
+        // Its errors name the array: never answered from the cache.
+        problem.check()?;
+        let key = ChoiceKey {
+            elem_bytes: problem.elem_bytes,
+            dims: problem.dims.clone(),
+            vector: problem.vector,
+            max_extra_bytes: problem.max_extra_bytes,
+            config: problem.config,
+            sites: problem.sites.clone(),
+            struct_of_arrays: format!("{:?}", problem.struct_of_arrays),
+            options: *options,
+        };
+        if let Some(choice) = self.choices.get(&key) {
+            return Ok(choice.clone());
+        }
+        let choice = choose_with(problem, options)?;
+        if self.choices.len() < CACHED_CHOICES {
+            self.choices.insert(key, choice.clone());
+        }
+        Ok(choice)
+    }
 }
 
 pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, String> {
@@ -207,6 +262,46 @@ pub fn choose_with(problem: &ArrayProblem, options: &Options) -> Result<Choice, 
 mod tests {
     use super::*;
     use crate::solve::raw::{raw_problem, transpose_problem};
+
+    #[test]
+    fn the_cache_answers_the_same_problem_under_another_name_as_the_solvers_do() {
+        let mut cache = ChoiceCache::default();
+        let options = Options::default();
+        let first = cache
+            .choose(&transpose_problem(), &options)
+            .expect("solvable");
+        let renamed = ArrayProblem {
+            name: "other".into(),
+            ..transpose_problem()
+        };
+        let again = cache.choose(&renamed, &options).expect("solvable");
+        assert_eq!(cache.choices.len(), 1);
+        let fresh = choose_with(&renamed, &options).expect("solvable");
+        for choice in [&first, &again] {
+            assert_eq!(choice.chosen, fresh.chosen);
+            assert_eq!(choice.excess_before, fresh.excess_before);
+            assert_eq!(
+                choice.map().map(|m| m.cuda("i")),
+                fresh.map().map(|m| m.cuda("i"))
+            );
+        }
+        // Another budget is another problem.
+        let padded = ArrayProblem {
+            max_extra_bytes: 128,
+            ..transpose_problem()
+        };
+        cache.choose(&padded, &options).expect("solvable");
+        assert_eq!(cache.choices.len(), 2);
+        // A problem that fails its check is never answered from the cache: its error names it.
+        let empty = ArrayProblem {
+            name: "empty".into(),
+            dims: vec![0],
+            ..transpose_problem()
+        };
+        let why = cache.choose(&empty, &options).expect_err("no elements");
+        assert!(why.contains("`empty`"), "{why}");
+        assert_eq!(cache.choices.len(), 2);
+    }
 
     #[test]
     fn the_transpose_tile_gets_the_one_operation_swizzle() {

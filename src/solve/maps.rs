@@ -14,8 +14,26 @@ use crate::bank::dmm::SplitMix64;
 use serde_json::{json, Value};
 use std::fmt;
 
+/// A copy of a map behind a `Box<dyn AddressMap>`, which `Clone` cannot give (a cached
+/// choice hands out copies of its maps).
+pub trait CloneMap {
+    fn clone_map(&self) -> Box<dyn AddressMap>;
+}
+
+impl<T: AddressMap + Clone + 'static> CloneMap for T {
+    fn clone_map(&self) -> Box<dyn AddressMap> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn AddressMap> {
+    fn clone(&self) -> Self {
+        self.clone_map()
+    }
+}
+
 /// A bijective re-layout of one shared array's elements.
-pub trait AddressMap: fmt::Debug + Send + Sync {
+pub trait AddressMap: fmt::Debug + Send + Sync + CloneMap {
     /// The map's shape (`bitvector-xor`, `padding`, …), which reports call its family.
     fn kind(&self) -> MapKind;
     /// The family's parameters, for reports.
@@ -1023,7 +1041,7 @@ mod tests {
     #[test]
     fn the_lavamd_software_hash_is_rejected() {
         // TC 2016 Sec. 7.2: `(a >> 1) ^ ((a >> 6) & 3)` used as the index of lavaMD's arrays.
-        #[derive(Debug)]
+        #[derive(Debug, Clone)]
         struct PaperHash(LinearMap);
         impl AddressMap for PaperHash {
             fn kind(&self) -> MapKind {

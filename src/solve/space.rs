@@ -76,7 +76,7 @@ impl<'a> Space<'a> {
 }
 
 /// A scored map.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Candidate {
     pub map: Box<dyn AddressMap>,
     pub score: Score,
