@@ -155,14 +155,25 @@ impl ChoiceCache {
     pub fn choose(&mut self, problem: &ArrayProblem, options: &Options) -> Result<Choice, String> {
         // Its errors name the array: never answered from the cache.
         problem.check()?;
+        // Every field by name: one added to the problem must be added to the key.
+        let ArrayProblem {
+            name: _,
+            elem_bytes,
+            dims,
+            vector,
+            max_extra_bytes,
+            config,
+            sites,
+            struct_of_arrays,
+        } = problem;
         let key = ChoiceKey {
-            elem_bytes: problem.elem_bytes,
-            dims: problem.dims.clone(),
-            vector: problem.vector,
-            max_extra_bytes: problem.max_extra_bytes,
-            config: problem.config,
-            sites: problem.sites.clone(),
-            struct_of_arrays: format!("{:?}", problem.struct_of_arrays),
+            elem_bytes: *elem_bytes,
+            dims: dims.clone(),
+            vector: *vector,
+            max_extra_bytes: *max_extra_bytes,
+            config: *config,
+            sites: sites.clone(),
+            struct_of_arrays: format!("{struct_of_arrays:?}"),
             options: *options,
         };
         if let Some(choice) = self.choices.get(&key) {
