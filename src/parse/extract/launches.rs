@@ -89,18 +89,19 @@ impl<'s> Extractor<'s> {
                 None => launch.kernel,
             };
             let (name, template_args) = self.launched_kernel(kernel, &scope);
-            let block = match launch.block {
-                Some(block) => self.launch_block(block, &scope, &dim3s),
+            // Lowered once: a block that does not evaluate is read again in part.
+            let components = launch
+                .block
+                .map(|block| (block, block_components(ast::lower(block, self.src), &dim3s)));
+            let block = match &components {
+                Some((block, components)) => self.launch_block(*block, components, &scope),
                 None => Err("the launch has no block argument".to_string()),
             };
-            let (known_dims, bounded) = match (&block, launch.block) {
-                (Err(_), Some(block)) => {
-                    let components = block_components(ast::lower(block, self.src), &dim3s);
-                    (
-                        self.known_dims(&components, &scope),
-                        self.block_bound(&components, &scope),
-                    )
-                }
+            let (known_dims, bounded) = match (&block, &components) {
+                (Err(_), Some((_, components))) => (
+                    self.known_dims(components, &scope),
+                    self.block_bound(components, &scope),
+                ),
                 _ => (None, None),
             };
             // A call that only looks like a launch (a helper taking a kernel and two other
@@ -409,14 +410,14 @@ impl<'s> Extractor<'s> {
         value
     }
 
-    /// Evaluates a launch's block argument: a constant, `dim3(…)`, or a local `dim3` variable.
+    /// Evaluates a launch's block argument `block` from its `components` (see
+    /// [`block_components`]): a constant, `dim3(…)`, or a local `dim3` variable.
     fn launch_block(
         &self,
         block: Node,
+        components: &[Expr],
         scope: &Bindings,
-        dim3s: &HashMap<String, Vec<Expr>>,
     ) -> Result<[u32; 3], String> {
-        let components = block_components(ast::lower(block, self.src), dim3s);
         if components.is_empty() || components.len() > 3 {
             return Err(format!(
                 "cannot read block shape `{}`",
@@ -424,7 +425,7 @@ impl<'s> Extractor<'s> {
             ));
         }
         let mut shape = [1u32; 3];
-        for (slot, component) in shape.iter_mut().zip(&components) {
+        for (slot, component) in shape.iter_mut().zip(components) {
             let value = self
                 .env
                 .eval(component, scope)
