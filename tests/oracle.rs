@@ -2024,7 +2024,7 @@ fn oracle_excess_by_kind(
 /// `PROGRAM check DIR` runs each kernel once on one block over the oracle's seeded buffers and
 /// writes every buffer to `DIR/INDEX.bin`; `PROGRAM time GRID` prints, per launch, the
 /// fastest, median and slowest of five trials of one launch of `GRID` blocks, in µs.
-fn gpu_host_code(launches: &[(&Launch, &Reported)]) -> String {
+fn gpu_host_code(launches: &[(Launch, &Reported)]) -> String {
     let buffers = launches
         .iter()
         .flat_map(|(launch, _)| {
@@ -2242,32 +2242,20 @@ fn gpu_case(case: &Case, work: &Path, driver: &Path, out: &Path) -> Result<Strin
     let original = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
     let fixed = std::fs::read_to_string(&fixed_path).map_err(|e| e.to_string())?;
     let report = bankwise_report(case, &MODELS[0])?;
+    // Each launch with the call the GPU makes (see `GPU_CALLS`); the oracle's programs are
+    // built with `case.launches` as they are.
     let mut launches = Vec::new();
     for launch in case.launches {
         let reported = report
             .get(launch.kernel)
             .ok_or_else(|| format!("bankwise reports no kernel {}", launch.kernel))?;
-        launches.push((launch, reported));
-    }
-    let gpu_launches: Vec<Launch> = case
-        .launches
-        .iter()
-        .map(|launch| Launch {
-            kernel: launch.kernel,
-            callees: launch.callees,
-            call: GPU_CALLS
-                .iter()
-                .find(|(kernel, _)| *kernel == launch.kernel)
-                .map_or(launch.call, |(_, call)| call),
-        })
-        .collect();
-    let host = gpu_host_code(
-        &gpu_launches
+        let call = GPU_CALLS
             .iter()
-            .zip(&launches)
-            .map(|(launch, (_, reported))| (launch, *reported))
-            .collect::<Vec<_>>(),
-    );
+            .find(|(kernel, _)| *kernel == launch.kernel)
+            .map_or(launch.call, |(_, call)| call);
+        launches.push((Launch { call, ..*launch }, reported));
+    }
+    let host = gpu_host_code(&launches);
     let fixed_label = fixed_path.to_string_lossy().into_owned();
     let mut figures: Vec<[ByKind; 2]> = vec![Default::default(); launches.len()];
     for (when, label, text) in [(0, case.path, &original), (1, fixed_label.as_str(), &fixed)] {

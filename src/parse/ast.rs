@@ -738,15 +738,15 @@ impl fmt::Display for Expr {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn one_line_splices_continuations_and_collapses_white_space() {
-        assert_eq!(super::one_line("2 * \\\nPOINTS"), "2 * POINTS");
-        assert_eq!(super::one_line("a \\  \r\n  b"), "a b");
-        assert_eq!(super::one_line("'\\\\' \\ x"), "'\\\\' \\ x");
-        assert_eq!(super::one_line("  x\n\t+ y  "), "x + y");
+        assert_eq!(one_line("2 * \\\nPOINTS"), "2 * POINTS");
+        assert_eq!(one_line("a \\  \r\n  b"), "a b");
+        assert_eq!(one_line("'\\\\' \\ x"), "'\\\\' \\ x");
+        assert_eq!(one_line("  x\n\t+ y  "), "x + y");
     }
-
-    use super::*;
 
     /// The model holds hundreds of thousands of expression nodes, each boxed: their size
     /// is most of its memory.

@@ -239,8 +239,6 @@ fn silenced(file: &AnalysedFile, f: usize, a: usize) -> Option<Location> {
     first
 }
 
-/// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
-/// not be simulated.
 /// A name in `array`'s extents that the function's body declares (`TILE * TILE;` reads as
 /// a declaration of `TILE` when `TILE` is a template parameter): a rewrite writes the
 /// extents as they are spelled, which would then name the local.
@@ -282,6 +280,8 @@ fn declared_names(statements: &[Stmt], out: &mut HashSet<String>) {
     }
 }
 
+/// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
+/// not be simulated.
 fn excess_before(file: &AnalysedFile, f: usize, a: usize) -> Option<u64> {
     crate::analysis::array_excess(&file.per_function[f].costs[a])
 }
