@@ -175,16 +175,27 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
     let mut decisions: Vec<(usize, usize, Decision)> = Vec::new();
     let shared_names = shared_names(file);
     let mut cache = ChoiceCache::default();
-    for (f, function) in file.parsed.functions.iter().enumerate() {
-        if !is_reported(function) {
-            continue;
-        }
-        let mut kernel = KernelPlanner::new(file, f, strategy, bank, &shared_names);
-        for a in 0..function.arrays.len() {
-            kernel.decide(a, &source, &mut names, &mut cache);
-        }
-        for (a, decision) in kernel.finish(&source, &mut names) {
-            decisions.push((f, a, decision));
+    let reported: Vec<usize> = (0..file.parsed.functions.len())
+        .filter(|&f| is_reported(&file.parsed.functions[f]))
+        .collect();
+    // The problems are posed on several threads, a batch of functions at a time (they hold
+    // every warp request of their arrays); the decisions are made in order, since the map
+    // functions' names and the solvers' cache depend on it.
+    for batch in reported.chunks(FUNCTIONS_POSED_AT_ONCE) {
+        let problems = crate::parallel::map(batch.len(), 1, |i| {
+            let kernel = KernelPlanner::new(file, batch[i], strategy, bank, &shared_names);
+            (0..file.parsed.functions[batch[i]].arrays.len())
+                .map(|a| kernel.problem(a, &source))
+                .collect::<Vec<_>>()
+        });
+        for (&f, problems) in batch.iter().zip(problems) {
+            let mut kernel = KernelPlanner::new(file, f, strategy, bank, &shared_names);
+            for (a, problem) in problems.into_iter().enumerate() {
+                kernel.decide(a, problem, &source, &mut names, &mut cache);
+            }
+            for (a, decision) in kernel.finish(&source, &mut names) {
+                decisions.push((f, a, decision));
+            }
         }
     }
     reconcile_instances(file, &mut decisions);
@@ -210,6 +221,9 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
     }
     plan
 }
+
+/// Functions whose arrays' problems are posed before any of them is decided.
+const FUNCTIONS_POSED_AT_ONCE: usize = 256;
 
 /// Where the `NOLINT` comment is that keeps `fix` off array `a` of function `f`: one that
 /// silences a conflict rule on its declaration, or, when every conflicting access is
@@ -341,8 +355,16 @@ impl<'a> KernelPlanner<'a> {
         }
     }
 
-    fn decide(&mut self, a: usize, source: &Source, names: &mut Names, cache: &mut ChoiceCache) {
-        let decision = match self.choice(a, source, cache) {
+    /// Decides array `a` from its [`Self::problem`].
+    fn decide(
+        &mut self,
+        a: usize,
+        problem: Result<ArrayProblem, Decision>,
+        source: &Source,
+        names: &mut Names,
+        cache: &mut ChoiceCache,
+    ) {
+        let decision = match problem.and_then(|problem| self.choice(a, problem, cache)) {
             Ok(choice) => {
                 if self.strategy.forced.is_none() && self.strategy.smem_budget.is_some() {
                     self.pending.push((a, choice));
@@ -357,13 +379,9 @@ impl<'a> KernelPlanner<'a> {
         self.decisions.push(decision);
     }
 
-    /// The solvers' choice for array `a`, or the decision that makes one unnecessary.
-    fn choice(
-        &self,
-        a: usize,
-        source: &Source,
-        cache: &mut ChoiceCache,
-    ) -> Result<Choice, Decision> {
+    /// The problem of array `a`, or the decision that makes solving one unnecessary. Reads
+    /// only the analysis: the problems of many arrays are posed on several threads.
+    fn problem(&self, a: usize, source: &Source) -> Result<ArrayProblem, Decision> {
         let file = self.file;
         let function = &file.parsed.functions[self.function];
         let array = &function.arrays[a];
@@ -452,8 +470,18 @@ impl<'a> KernelPlanner<'a> {
             });
         };
         let types = &file.parsed.constants.types;
-        let mut problem = ArrayProblem::pose(function, a, affine, types, self.bank)
-            .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))?;
+        ArrayProblem::pose(function, a, affine, types, self.bank)
+            .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))
+    }
+
+    /// The solvers' choice for array `a` posed as `problem`.
+    fn choice(
+        &self,
+        a: usize,
+        mut problem: ArrayProblem,
+        cache: &mut ChoiceCache,
+    ) -> Result<Choice, Decision> {
+        let array = &self.file.parsed.functions[self.function].arrays[a];
         // The launch sets an extern array's size: it is never padded.
         problem.max_extra_bytes = if array.is_extern {
             0
