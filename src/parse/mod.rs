@@ -68,6 +68,23 @@ pub(crate) fn parse_ranges(text: &str, ranges: &[tree_sitter::Range]) -> Option<
     })
 }
 
+/// Whether `line` parses on its own as one function definition and nothing else: no error,
+/// no comment, no line continuation that would join it to the line after it.
+pub fn is_one_function_definition(line: &str) -> bool {
+    if line.contains(['\n', '\r']) || line.trim_end().ends_with('\\') {
+        return false;
+    }
+    let Some(tree) = parse_text(line) else {
+        return false;
+    };
+    let root = tree.root_node();
+    !root.has_error()
+        && root.named_child_count() == 1
+        && root
+            .named_child(0)
+            .is_some_and(|child| child.kind() == "function_definition")
+}
+
 /// Analyses one translation unit. `defines` are `-D` arguments (`NAME=VALUE` or `NAME`).
 pub fn analyse_source(text: &str, defines: &[String]) -> ParsedFile {
     extract::extract(text, defines)

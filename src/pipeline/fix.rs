@@ -151,36 +151,42 @@ pub fn fix_analysed(
     let plan = plan::plan(analysed, &text, &options.strategy, &options.analysis.bank);
     let mut arrays = plan.outcomes;
     let mut fixes = Vec::new();
-    let mut applied: Vec<&Planned> = Vec::new();
+    // Per planned rewrite, whether it goes into the output.
+    let mut applies = Vec::with_capacity(plan.rewrites.len());
     for planned in &plan.rewrites {
         let outcome = &mut arrays[planned.outcome];
         fixes.push(fix_of(planned, outcome));
-        let applies = match planned.applicability {
+        let allowed = match planned.applicability {
             Applicability::Safe => true,
             Applicability::Unsafe => options.unsafe_fixes,
             Applicability::DisplayOnly => false,
         };
-        if applies {
-            applied.push(planned);
-        } else {
+        if !allowed {
             let why = planned.caution.as_deref().unwrap_or("unsafe");
             not_applied(
                 outcome,
                 format!("unsafe: {why}; pass --unsafe-fixes to apply it"),
             );
         }
+        applies.push(allowed);
     }
     share_map_functions(
         analysed,
         &plan.rewrites,
-        &mut applied,
+        &mut applies,
         &mut fixes,
         &mut arrays,
     );
+    let applied: Vec<&Planned> = plan
+        .rewrites
+        .iter()
+        .zip(&applies)
+        .filter_map(|(planned, &applies)| applies.then_some(planned))
+        .collect();
     let edits: Vec<Edit> = fixes
         .iter()
-        .zip(&plan.rewrites)
-        .filter(|(_, planned)| applied.iter().any(|p| std::ptr::eq(*p, *planned)))
+        .zip(&applies)
+        .filter(|(_, &applies)| applies)
         .flat_map(|(fix, _)| fix.edits.iter().cloned())
         .collect();
     let internal = |message: String| FixError::Internal {
@@ -196,23 +202,16 @@ pub fn fix_analysed(
     let output = edited.as_deref().unwrap_or(&text);
     if !applied.is_empty() {
         let view = macro_view(output, &applied);
-        let measured = validate::validate(
-            path,
-            analysed,
-            output,
-            &view,
-            &applied,
-            &options.analysis,
-            config,
-        )
-        .map_err(|message| match analysed.parsed.syntax_errors.first() {
-            Some(at) => FixError::NotValidated {
-                path: shown.clone(),
-                line: at.line,
-                message,
-            },
-            None => internal(message),
-        })?;
+        let measured =
+            validate::validate(path, analysed, &view, &applied, &options.analysis, config)
+                .map_err(|message| match analysed.parsed.syntax_errors.first() {
+                    Some(at) => FixError::NotValidated {
+                        path: shown.clone(),
+                        line: at.line,
+                        message,
+                    },
+                    None => internal(message),
+                })?;
         for (planned, excess) in applied.iter().zip(measured) {
             let outcome = &mut arrays[planned.outcome];
             outcome.excess_after = Some(excess.iter().sum());
@@ -234,33 +233,25 @@ pub fn fix_analysed(
 /// Kernels whose arrays got one map function name (the same array and map, passed to the
 /// same functions) insert it, with its copies of those functions, once: above the first
 /// kernel, its comment naming them all. A kernel whose copies came out different is left out.
-fn share_map_functions<'p>(
+fn share_map_functions(
     analysed: &AnalysedFile,
-    rewrites: &'p [Planned],
-    applied: &mut Vec<&'p Planned>,
+    rewrites: &[Planned],
+    applies: &mut [bool],
     fixes: &mut [Fix],
     arrays: &mut [ArrayOutcome],
 ) {
-    // Per map function inserted: the fix that inserts it and the last kernel named.
-    let mut first: Vec<(usize, String)> = Vec::new();
-    let mut left_out = Vec::new();
+    // Per map function inserted, by name: the fix that inserts it and the last kernel named.
+    let mut first: HashMap<&str, (usize, String)> = HashMap::new();
     for (i, planned) in rewrites.iter().enumerate() {
         let Some(function) = &planned.rewrite.function else {
             continue;
         };
-        if !applied.iter().any(|p| std::ptr::eq(*p, planned)) {
+        if !applies[i] {
             continue;
         }
         let kernel = analysed.parsed.functions[planned.function].name.clone();
-        let earlier = first.iter_mut().find(|(j, _)| {
-            rewrites[*j]
-                .rewrite
-                .function
-                .as_ref()
-                .is_some_and(|f| f.name == function.name)
-        });
-        let Some((j, last)) = earlier else {
-            first.push((i, kernel));
+        let Some((j, last)) = first.get_mut(function.name.as_str()) else {
+            first.insert(&function.name, (i, kernel));
             continue;
         };
         let Some(shared) = &rewrites[*j].rewrite.function else {
@@ -279,7 +270,7 @@ fn share_map_functions<'p>(
                      `{last}`, whose names they share"
                 ),
             );
-            left_out.push(i);
+            applies[i] = false;
             continue;
         }
         let own = Edit::insert(function.at, function.text.clone());
@@ -295,7 +286,6 @@ fn share_map_functions<'p>(
         }
         *last = kernel;
     }
-    applied.retain(|p| !left_out.iter().any(|&i| std::ptr::eq(*p, &rewrites[i])));
 }
 
 /// The fix of one planned rewrite: its edits with the map function's insertion.

@@ -10,6 +10,7 @@ use crate::parse;
 use crate::plan::Planned;
 use crate::solve::soa::{RecordUse, StructOfArrays};
 use std::collections::hash_map::DefaultHasher;
+use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
@@ -18,22 +19,11 @@ use std::path::Path;
 pub fn validate(
     path: &Path,
     original: &AnalysedFile,
-    output: &str,
     view: &str,
     applied: &[&Planned],
     options: &Options,
     config: &ConfigBlocks,
 ) -> Result<Vec<Vec<u64>>, String> {
-    let errors_before = original.parsed.syntax_errors.len();
-    let errors_after = parse::analyse_source(output, &options.defines).syntax_errors;
-    if errors_after.len() > errors_before {
-        return Err(format!(
-            "the output has {} syntax errors where the input had {errors_before} (the first at \
-             line {})",
-            errors_after.len(),
-            errors_after.first().map_or(0, |at| at.line)
-        ));
-    }
     // A shape the original was analysed under by assumption is the output's too: the
     // assumption reads the arrays' extents, which a rewrite may change.
     // A name several functions share (overloads) cannot be pinned: `plan` leaves their
@@ -55,6 +45,7 @@ pub fn validate(
         }
     }
     let rewritten = analyse_text(path, view, &pinned, config);
+    parses_as_before(original, &rewritten, applied)?;
     let copies: Vec<(String, String)> = applied
         .iter()
         .filter_map(|p| p.rewrite.function.as_ref())
@@ -67,6 +58,8 @@ pub fn validate(
         .collect();
     let functions = Functions::pair(original, &rewritten, &copies, &splits)?;
     let old = &original.parsed.functions;
+    let applied_arrays: HashSet<(usize, usize)> =
+        applied.iter().map(|p| (p.function, p.array)).collect();
     for (f, before) in old.iter().enumerate() {
         let n = functions.new_of_old[f];
         let shape = |file: &AnalysedFile, f: usize| {
@@ -81,7 +74,7 @@ pub fn validate(
             ));
         }
         for (a, array) in before.arrays.iter().enumerate() {
-            let is_applied = applied.iter().any(|p| (p.function, p.array) == (f, a));
+            let is_applied = applied_arrays.contains(&(f, a));
             let excess = |file: &AnalysedFile, f: usize, a: usize| -> Vec<Option<u64>> {
                 file.per_function[f].costs[a]
                     .iter()
@@ -98,25 +91,123 @@ pub fn validate(
             }
         }
     }
-    applied
-        .iter()
-        .map(|planned| {
-            let function = &old[planned.function];
-            let array = &function.arrays[planned.array];
-            match planned.map.struct_of_arrays() {
-                Some(layout) => same_members(
-                    original,
-                    &rewritten,
-                    &functions,
-                    planned,
-                    layout,
-                    &options.bank,
-                ),
-                None => same_elements(original, &rewritten, &functions, planned, &options.bank),
-            }
-            .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
-        })
-        .collect()
+    let paired = Paired {
+        original,
+        rewritten: &rewritten,
+        functions,
+        old_index: FunctionIndex::new(original),
+        new_index: FunctionIndex::new(&rewritten),
+    };
+    // Each rewrite is checked on its own: shared out between threads, the first error in
+    // their order wins.
+    crate::parallel::map(applied.len(), REWRITES_PER_THREAD, |i| {
+        let planned = applied[i];
+        let function = &old[planned.function];
+        let array = &function.arrays[planned.array];
+        match planned.map.struct_of_arrays() {
+            Some(layout) => same_members(&paired, planned, layout, &options.bank),
+            None => same_elements(&paired, planned, &options.bank),
+        }
+        .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
+    })
+    .into_iter()
+    .collect()
+}
+
+/// Rewrites checked on one thread at a time, at least: a small one takes microseconds.
+const REWRITES_PER_THREAD: usize = 16;
+
+/// The input and the output, their functions paired and indexed by place.
+struct Paired<'a> {
+    original: &'a AnalysedFile,
+    rewritten: &'a AnalysedFile,
+    functions: Functions,
+    old_index: FunctionIndex<'a>,
+    new_index: FunctionIndex<'a>,
+}
+
+/// Whether the output parses as well as the input did. `view` is the output with each map
+/// function's definition line read as its macro, so its syntax errors are the output's but
+/// for those lines: each is checked on its own, as the one function definition it must be,
+/// and its place, between the input's functions, where a definition may stand. (A second
+/// parse of the whole output would cost as much as the analysis of the view.)
+fn parses_as_before(
+    original: &AnalysedFile,
+    view: &AnalysedFile,
+    applied: &[&Planned],
+) -> Result<(), String> {
+    let (before, after) = (
+        original.parsed.syntax_errors.len(),
+        &view.parsed.syntax_errors,
+    );
+    if after.len() > before {
+        return Err(format!(
+            "the output has {} syntax errors where the input had {before} (the first at line \
+             {})",
+            after.len(),
+            after.first().map_or(0, |at| at.line)
+        ));
+    }
+    let functions = FunctionIndex::new(original);
+    let mut checked = HashSet::new();
+    for inserted in applied.iter().filter_map(|p| p.rewrite.function.as_ref()) {
+        if let Some(f) = functions.containing(inserted.at) {
+            return Err(format!(
+                "map function `{}` is inserted inside `{}`",
+                inserted.name,
+                original.parsed.functions[f].display_name()
+            ));
+        }
+        if checked.insert(inserted.definition.as_str())
+            && !parse::is_one_function_definition(&inserted.definition)
+        {
+            return Err(format!(
+                "map function `{}` does not parse as one function definition: {}",
+                inserted.name, inserted.definition
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The function of a file that contains a byte offset, found by binary search: the
+/// functions are sorted by where they start.
+struct FunctionIndex<'f> {
+    functions: &'f [parse::Function],
+    /// Per function, the largest end of it and the functions before it.
+    furthest_end: Vec<usize>,
+}
+
+impl<'f> FunctionIndex<'f> {
+    fn new(file: &'f AnalysedFile) -> Self {
+        let functions = file.parsed.functions.as_slice();
+        let furthest_end = functions
+            .iter()
+            .scan(0, |furthest, f| {
+                *furthest = f.span.end.max(*furthest);
+                Some(*furthest)
+            })
+            .collect();
+        FunctionIndex {
+            functions,
+            furthest_end,
+        }
+    }
+
+    /// A function that `offset` lies strictly inside of: one that starts there does not
+    /// count, and the first that holds it starts first.
+    fn containing(&self, offset: usize) -> Option<usize> {
+        self.holding(offset)
+            .filter(|&f| self.functions[f].span.start < offset)
+    }
+
+    /// The first function whose span holds `offset` (`start <= offset < end`). The first
+    /// whose furthest end passes `offset` ends past it itself; if it starts after `offset`,
+    /// so does every later one.
+    fn holding(&self, offset: usize) -> Option<usize> {
+        let f = self.furthest_end.partition_point(|&end| end <= offset);
+        (f < self.functions.len() && self.functions[f].span.start <= offset).then_some(f)
+    }
 }
 
 /// The functions of the output beside those of the input: the same ones in the same order,
@@ -208,12 +299,16 @@ impl Functions {
 
 /// Checks one rewritten array access by access; returns the re-analysed excess of each.
 fn same_elements(
-    original: &AnalysedFile,
-    rewritten: &AnalysedFile,
-    functions: &Functions,
+    paired: &Paired,
     planned: &Planned,
     config: &crate::bank::BankConfig,
 ) -> Result<Vec<u64>, String> {
+    let Paired {
+        original,
+        rewritten,
+        functions,
+        ..
+    } = paired;
     let (f, a) = (planned.function, planned.array);
     let n = functions.new_of_old[f];
     // Another array of the function split into a struct of arrays moves the ones after it.
@@ -235,8 +330,8 @@ fn same_elements(
     };
     let map = planned.map.as_ref();
     let mut measured = vec![0; old_array.accesses.len()];
-    let old_order = in_source_order(original, old_array, Some);
-    let new_order = in_source_order(rewritten, new_array, |n| functions.old_of_new[n]);
+    let old_order = in_source_order(&paired.old_index, old_array, Some);
+    let new_order = in_source_order(&paired.new_index, new_array, |n| functions.old_of_new[n]);
     for (k, m) in old_order.into_iter().zip(new_order) {
         let (old_access, new_access) = (&old_array.accesses[k], &new_array.accesses[m]);
         let line = new_access.at.line;
@@ -299,13 +394,17 @@ fn same_elements(
 /// record `e` is element `e` of array `m`); returns the re-analysed excess of each original
 /// access, the sum over its member accesses, which must be the prediction.
 fn same_members(
-    original: &AnalysedFile,
-    rewritten: &AnalysedFile,
-    functions: &Functions,
+    paired: &Paired,
     planned: &Planned,
     layout: &StructOfArrays,
     config: &crate::bank::BankConfig,
 ) -> Result<Vec<u64>, String> {
+    let Paired {
+        original,
+        rewritten,
+        functions,
+        ..
+    } = paired;
     let (f, a) = (planned.function, planned.array);
     let n = functions.new_of_old[f];
     let old_array = &original.parsed.functions[f].arrays[a];
@@ -316,7 +415,7 @@ fn same_members(
         return Err("the function is no longer analysed".into());
     };
     let mut measured = vec![0u64; old_array.accesses.len()];
-    let old_order = in_source_order(original, old_array, Some);
+    let old_order = in_source_order(&paired.old_index, old_array, Some);
     for (m, &new_a) in functions.arrays[f][a].iter().enumerate() {
         let member = &layout.members[m];
         let new_array = &rewritten.parsed.functions[n].arrays[new_a];
@@ -337,7 +436,7 @@ fn same_members(
             .filter(|&k| layout.uses[k].members(layout.members.len()).contains(&m))
             .collect();
         expected.sort_by_key(|&k| position(k));
-        let found = in_source_order(rewritten, new_array, |n| functions.old_of_new[n]);
+        let found = in_source_order(&paired.new_index, new_array, |n| functions.old_of_new[n]);
         if expected.len() != found.len() {
             return Err(format!(
                 "`{}` has {} accesses after the rewrite, {} expected",
@@ -473,17 +572,11 @@ fn same_requests(
 /// subscript of the array, which moves it from the end of the array's accesses to its place
 /// among the subscripts, or moves it into a copy of its function.
 fn in_source_order(
-    file: &AnalysedFile,
+    functions: &FunctionIndex,
     array: &parse::SharedArray,
     original_of: impl Fn(usize) -> Option<usize>,
 ) -> Vec<usize> {
-    let functions = &file.parsed.functions;
-    let function_of = |offset: usize| {
-        functions
-            .iter()
-            .position(|f| f.span.start <= offset && offset < f.span.end)
-            .and_then(&original_of)
-    };
+    let function_of = |offset: usize| functions.holding(offset).and_then(&original_of);
     let mut order: Vec<usize> = (0..array.accesses.len()).collect();
     order.sort_by_key(|&k| {
         let access = &array.accesses[k];
@@ -541,15 +634,7 @@ mod tests {
         let planned = &mut plan.rewrites[0];
         let rewritten = output(&apply(text, &planned.rewrite.edits).expect("applies"));
         tamper(planned);
-        validate(
-            path,
-            &original,
-            &rewritten,
-            &rewritten,
-            &[&*planned],
-            &options,
-            &config,
-        )
+        validate(path, &original, &rewritten, &[&*planned], &options, &config)
     }
 
     #[test]
@@ -572,15 +657,7 @@ mod tests {
         let output = apply(text, &edits).expect("applies");
         let checked = |output: &str| {
             let view = output.replacen(&function.definition, &function.macro_definition, 1);
-            validate(
-                path,
-                &original,
-                output,
-                &view,
-                &[planned],
-                &options,
-                &config,
-            )
+            validate(path, &original, &view, &[planned], &options, &config)
         };
         assert_eq!(checked(&output), Ok(vec![vec![0, 0, 0]]));
         let subscript = output.replace(
@@ -597,6 +674,69 @@ mod tests {
         assert_ne!(copy, output);
         let why = checked(&copy).expect_err("the copy's access is not mapped");
         assert!(why.contains("`d[2 * i]` computes other elements"), "{why}");
+    }
+
+    #[test]
+    fn a_map_function_must_parse_alone_and_stand_between_functions() {
+        let text = "// bankwise: block=32x8\n__global__ void t(float *o)\n{\n    \
+            __shared__ float tile[32][32];\n    float *p = &tile[0][0];\n    \
+            for (int j = 0; j < 32; j += 8)\n        p[(threadIdx.y + j) * 32 + threadIdx.x] = o[j];\n    \
+            for (int j = 0; j < 32; j += 8)\n        o[j] = p[threadIdx.x * 32 + threadIdx.y + j];\n}\n";
+        let (options, config, path) = (
+            Options::default(),
+            ConfigBlocks::default(),
+            Path::new("t.cu"),
+        );
+        let original = analyse_text(path, text, &options, &config);
+        let checked = |tamper: &dyn Fn(&mut Planned)| {
+            let mut plan = plan(&original, text, &Strategy::default(), &options.bank);
+            let planned = &mut plan.rewrites[0];
+            tamper(planned);
+            let function = planned.rewrite.function.as_ref().expect("a map function");
+            let mut edits = planned.rewrite.edits.clone();
+            edits.push(Edit::insert(function.at, function.text.clone()));
+            let output = apply(text, &edits).expect("applies");
+            let view = output.replacen(&function.definition, &function.macro_definition, 1);
+            validate(path, &original, &view, &[&*planned], &options, &config)
+        };
+        assert!(checked(&|_| {}).is_ok());
+        // The view reads the definition as its macro: only the check of the line alone
+        // sees that the function does not parse.
+        let broken = checked(&|p| {
+            let f = p.rewrite.function.as_mut().expect("a map function");
+            let definition = f.definition.replace("return", "return (");
+            f.text = f.text.replace(&f.definition, &definition);
+            f.definition = definition;
+        });
+        assert!(
+            broken
+                .as_ref()
+                .is_err_and(|why| why.contains("does not parse as one function")),
+            "{broken:?}"
+        );
+        // Inside the kernel, where the macro would be read but the function not compile.
+        let inside = text.find("    __shared__").expect("the declaration");
+        let misplaced = checked(&|p| {
+            p.rewrite.function.as_mut().expect("a map function").at = inside;
+        });
+        assert!(
+            misplaced
+                .as_ref()
+                .is_err_and(|why| why.contains("is inserted inside `t`")),
+            "{misplaced:?}"
+        );
+        assert!(parse::is_one_function_definition(
+            "int f(int i) { return i; }"
+        ));
+        for not_one in [
+            "int f(int i) { return i; } int g;",
+            "int f(int i) { return i; } // a comment",
+            "int f(int i) { return i; } \\",
+            "int f(int i) {\n return i; }",
+            "#define f(i) (i)",
+        ] {
+            assert!(!parse::is_one_function_definition(not_one), "{not_one}");
+        }
     }
 
     #[test]
