@@ -104,6 +104,24 @@ pub fn analyse_text(
     options: &Options,
     config: &ConfigBlocks,
 ) -> AnalysedFile {
+    analyse_text_visiting(path, text, options, config, &mut |_, _, _| {})
+}
+
+/// What [`analyse_text_visiting`] shows each batch of functions to.
+pub type BatchVisitor<'v> =
+    dyn FnMut(&ParsedFile, std::ops::Range<usize>, &[FunctionAnalysis]) + 'v;
+
+/// [`analyse_text`] that shows each batch of functions, once analysed, to `visit`: the
+/// file's model, the batch's indices and its analyses, every affine analysis still there.
+/// Only then are those `keep_affine` does not ask for dropped, so a caller that needs a
+/// function's affine analysis once (translation validation) never holds them all.
+pub fn analyse_text_visiting(
+    path: &Path,
+    text: &str,
+    options: &Options,
+    config: &ConfigBlocks,
+    visit: &mut BatchVisitor,
+) -> AnalysedFile {
     let mut parsed = parse::analyse_file_source(
         path,
         text,
@@ -180,7 +198,7 @@ pub fn analyse_text(
                 )
             })
         };
-        let functions = &mut parsed.functions[batch];
+        let functions = &mut parsed.functions[batch.clone()];
         let mut affine = Vec::with_capacity(analysed.len());
         let mut batch_blocks = batch_blocks;
         for (i, (mut function_affine, narrowed)) in analysed.into_iter().enumerate() {
@@ -210,6 +228,7 @@ pub fn analyse_text(
         let costs = parallel::map(functions.len(), FUNCTIONS_PER_THREAD, |i| {
             costs_of(&functions[i], affine[i].as_deref(), &options.bank)
         });
+        let mut analyses = Vec::with_capacity(functions.len());
         for (((block, affine), (costs, over_budget)), function) in batch_blocks
             .into_iter()
             .zip(affine)
@@ -226,19 +245,27 @@ pub fn analyse_text(
                     ),
                 });
             }
+            analyses.push(FunctionAnalysis {
+                block,
+                affine,
+                costs,
+                over_budget,
+            });
+        }
+        visit(&parsed, batch, &analyses);
+        for mut analysis in analyses {
             let kept = match options.keep_affine {
                 KeepAffine::Every => true,
-                KeepAffine::ForFixes => costs
+                KeepAffine::ForFixes => analysis
+                    .costs
                     .iter()
                     .any(|array| array_excess(array).is_some_and(|excess| excess > 0)),
                 KeepAffine::Never => false,
             };
-            per_function.push(FunctionAnalysis {
-                block,
-                affine: affine.filter(|_| kept),
-                costs,
-                over_budget,
-            });
+            if !kept {
+                analysis.affine = None;
+            }
+            per_function.push(analysis);
         }
     }
     diagnostics.sort_by_key(|d| d.at);

@@ -104,7 +104,32 @@ fn fix_owned(
         ..options.analysis.clone()
     };
     let analysed = analyse_text(path, &text, &analysis, config);
-    fix_analysed(&analysed, text, options, config)
+    fix_from(Analysed::Owned(Box::new(analysed)), text, options, config)
+}
+
+/// The analysis a fix starts from: the caller's, or its own, whose affine analyses it drops
+/// once the plan and the validation's expectations are made from them (on a large file they
+/// are most of its memory).
+enum Analysed<'a> {
+    Borrowed(&'a AnalysedFile),
+    Owned(Box<AnalysedFile>),
+}
+
+impl Analysed<'_> {
+    fn file(&self) -> &AnalysedFile {
+        match self {
+            Analysed::Borrowed(file) => file,
+            Analysed::Owned(file) => file,
+        }
+    }
+
+    fn drop_affine_analyses(&mut self) {
+        if let Analysed::Owned(file) = self {
+            for function in &mut file.per_function {
+                function.affine = None;
+            }
+        }
+    }
 }
 
 /// `output` as validation reads it: each inserted map function's definition (a line of its
@@ -138,7 +163,19 @@ pub fn fix_analysed(
     options: &FixOptions,
     config: &ConfigBlocks,
 ) -> Result<FileFix, FixError> {
-    let path = analysed.path.as_path();
+    fix_from(Analysed::Borrowed(analysed), text, options, config)
+}
+
+fn fix_from(
+    mut original: Analysed,
+    text: String,
+    options: &FixOptions,
+    config: &ConfigBlocks,
+) -> Result<FileFix, FixError> {
+    let analysed = original.file();
+    // Owned: `original` drops parts of its analysis further down.
+    let path_buf = analysed.path.clone();
+    let path = path_buf.as_path();
     let shown = path.display().to_string();
     if analysed.failed() {
         let line = analysed
@@ -201,17 +238,27 @@ pub fn fix_analysed(
     };
     let output = edited.as_deref().unwrap_or(&text);
     if !applied.is_empty() {
+        let expected = validate::Expected::of(analysed, &applied, &options.analysis.bank);
+        original.drop_affine_analyses();
+        let analysed = original.file();
         let view = macro_view(output, &applied);
-        let measured =
-            validate::validate(path, analysed, &view, &applied, &options.analysis, config)
-                .map_err(|message| match analysed.parsed.syntax_errors.first() {
-                    Some(at) => FixError::NotValidated {
-                        path: shown.clone(),
-                        line: at.line,
-                        message,
-                    },
-                    None => internal(message),
-                })?;
+        let measured = validate::validate(
+            path,
+            analysed,
+            &expected,
+            &view,
+            &applied,
+            &options.analysis,
+            config,
+        )
+        .map_err(|message| match analysed.parsed.syntax_errors.first() {
+            Some(at) => FixError::NotValidated {
+                path: shown.clone(),
+                line: at.line,
+                message,
+            },
+            None => internal(message),
+        })?;
         for (planned, excess) in applied.iter().zip(measured) {
             let outcome = &mut arrays[planned.outcome];
             outcome.excess_after = Some(excess.iter().sum());

@@ -3,22 +3,106 @@
 //! warp request, must be the map applied to the one the original computed; its re-analysed
 //! excess wavefronts must be the solver's prediction; every other array must cost what it
 //! cost before. Anything else is a bug of the rewriter, and nothing is written.
-use crate::analysis::{analyse_text, is_reported, AnalysedFile, KeepAffine, Options};
+use crate::analysis::{
+    analyse_text_visiting, is_reported, AnalysedFile, FunctionAnalysis, KeepAffine, Options,
+};
 use crate::block::ConfigBlocks;
 use crate::cost::SiteRequests;
 use crate::parse;
 use crate::plan::Planned;
 use crate::solve::soa::{RecordUse, StructOfArrays};
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
 use std::path::Path;
 
+/// What the original's accesses of each applied rewrite compute, as the rewritten ones
+/// must: per warp request, a hash of its lanes' element indices with the map applied.
+/// Taken from the original's affine analyses before the output is analysed, so that they
+/// need not be held beside the output's.
+pub struct Expected {
+    /// Per applied rewrite (same order): per member of a struct of arrays (one for a map),
+    /// per access of the original, its requests (`None`: the member is not accessed there);
+    /// `None` for a function whose affine analysis is missing.
+    rewrites: Vec<Option<Vec<Vec<Option<Requests>>>>>,
+}
+
+/// One access's requests as validation compares them.
+enum Requests {
+    Hashes(Vec<u64>),
+    /// The analysis has no site for the access.
+    NotAnalysed,
+    /// The requests could not be enumerated: why, with the access's line.
+    Failed(String),
+}
+
+impl Expected {
+    /// The requests the accesses of each of `applied` must make after the rewrite.
+    pub fn of(
+        original: &AnalysedFile,
+        applied: &[&Planned],
+        config: &crate::bank::BankConfig,
+    ) -> Self {
+        let rewrites = crate::parallel::map(applied.len(), REWRITES_PER_THREAD, |i| {
+            let planned = applied[i];
+            let (f, a) = (planned.function, planned.array);
+            let affine = original.per_function[f].affine.as_deref()?;
+            let array = &original.parsed.functions[f].arrays[a];
+            let site = |k: usize| affine.sites[a].get(k).and_then(Option::as_ref);
+            let requests = |k: usize, enumerate: &dyn Fn(&crate::affine::Site) -> Requests| {
+                site(k).map_or(Requests::NotAnalysed, enumerate)
+            };
+            let line = |k: usize, why: String| {
+                Requests::Failed(format!("line {}: {why}", array.accesses[k].at.line))
+            };
+            Some(match planned.map.struct_of_arrays() {
+                Some(layout) => (0..layout.members.len())
+                    .map(|m| {
+                        let bytes = layout.members[m].bytes;
+                        (0..array.accesses.len())
+                            .map(|k| {
+                                let uses = layout.uses[k].members(layout.members.len());
+                                uses.contains(&m).then(|| {
+                                    requests(k, &|site| match SiteRequests::of_records(
+                                        affine, site, bytes, config,
+                                    ) {
+                                        Ok(r) => Requests::Hashes(hashes(&r, &|e| e)),
+                                        Err(why) => line(k, why),
+                                    })
+                                })
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                None => {
+                    let map = planned.map.as_ref();
+                    vec![(0..array.accesses.len())
+                        .map(|k| {
+                            let access = &array.accesses[k];
+                            Some(requests(k, &|site| match SiteRequests::new(
+                                affine, site, array, access, config,
+                            ) {
+                                Ok(r) => {
+                                    Requests::Hashes(hashes(&r, &|e| map.apply(e as u64) as i64))
+                                }
+                                Err(why) => line(k, why),
+                            }))
+                        })
+                        .collect()]
+                }
+            })
+        });
+        Expected { rewrites }
+    }
+}
+
 /// The re-analysed excess wavefronts of each access of each applied rewrite (same order as
-/// `applied`), or what went wrong.
+/// `applied`), or what went wrong. `expected` is [`Expected::of`] the same rewrites; the
+/// original's affine analyses are not read.
 pub fn validate(
     path: &Path,
     original: &AnalysedFile,
+    expected: &Expected,
     view: &str,
     applied: &[&Planned],
     options: &Options,
@@ -29,8 +113,9 @@ pub fn validate(
     // A name several functions share (overloads) cannot be pinned: `plan` leaves their
     // arrays alone, so their text, and the shape assumed from it, stays.
     let mut pinned = options.clone();
-    // The rewritten functions' analyses are compared with the original's, access by access.
-    pinned.keep_affine = KeepAffine::Every;
+    // The rewritten functions are compared with the original batch by batch, as the output
+    // is analysed: no affine analysis needs to be kept.
+    pinned.keep_affine = KeepAffine::Never;
     let functions = &original.parsed.functions;
     let shared = crate::plan::shared_names(original);
     for (function, analysis) in functions.iter().zip(&original.per_function) {
@@ -44,9 +129,7 @@ pub fn validate(
                 .insert(function.display_name(), block.shape);
         }
     }
-    let rewritten = analyse_text(path, view, &pinned, config);
-    parses_as_before(original, &rewritten, applied)?;
-    let copies: Vec<(String, String)> = applied
+    let copies: HashMap<String, String> = applied
         .iter()
         .filter_map(|p| p.rewrite.function.as_ref())
         .flat_map(|f| f.copies.iter().cloned())
@@ -56,8 +139,81 @@ pub fn validate(
         .filter(|p| !p.rewrite.split_into.is_empty())
         .map(|p| (p.function, p.array, p.rewrite.split_into.as_slice()))
         .collect();
-    let functions = Functions::pair(original, &rewritten, &copies, &splits)?;
     let old = &original.parsed.functions;
+    let old_index = FunctionIndex::new(old);
+    // Made once the output's model is known, at its first batch.
+    let mut pairing: Option<Result<Pairing, String>> = None;
+    let mut results: Vec<Option<Result<Vec<u64>, String>>> = applied.iter().map(|_| None).collect();
+    let rewritten = analyse_text_visiting(
+        path,
+        view,
+        &pinned,
+        config,
+        &mut |parsed, batch, analyses| {
+            let paired = pairing.get_or_insert_with(|| {
+                let functions = Functions::pair(old, &parsed.functions, &copies, &splits)?;
+                let mut of_new = vec![Vec::new(); parsed.functions.len()];
+                for (i, planned) in applied.iter().enumerate() {
+                    of_new[functions.new_of_old[planned.function]].push(i);
+                }
+                Ok(Pairing {
+                    functions,
+                    new_index: FunctionIndex::new(&parsed.functions),
+                    of_new,
+                })
+            });
+            let Ok(Pairing {
+                functions,
+                new_index,
+                of_new,
+            }) = paired
+            else {
+                return;
+            };
+            let context = Paired {
+                original,
+                new_functions: &parsed.functions,
+                functions,
+                old_index: &old_index,
+                new_index,
+            };
+            let work: Vec<(usize, usize)> = batch
+                .clone()
+                .flat_map(|n| of_new[n].iter().map(move |&i| (i, n)))
+                .collect();
+            // Each rewrite is checked on its own, shared out between threads.
+            let checked = crate::parallel::map(work.len(), REWRITES_PER_THREAD, |w| {
+                let (i, n) = work[w];
+                let planned = applied[i];
+                let new_analysis = &analyses[n - batch.start];
+                let function = &old[planned.function];
+                let array = &function.arrays[planned.array];
+                match (&expected.rewrites[i], planned.map.struct_of_arrays()) {
+                    (None, _) => Err("the function is no longer analysed".to_string()),
+                    (Some(requests), Some(layout)) => same_members(
+                        &context,
+                        planned,
+                        layout,
+                        requests,
+                        new_analysis,
+                        &options.bank,
+                    ),
+                    (Some(requests), None) => {
+                        same_elements(&context, planned, &requests[0], new_analysis, &options.bank)
+                    }
+                }
+                .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
+            });
+            for ((i, _), result) in work.into_iter().zip(checked) {
+                results[i] = Some(result);
+            }
+        },
+    );
+    parses_as_before(original, &old_index, &rewritten, applied)?;
+    let functions = match pairing {
+        Some(paired) => paired?.functions,
+        None => Functions::pair(old, &rewritten.parsed.functions, &copies, &splits)?,
+    };
     let applied_arrays: HashSet<(usize, usize)> =
         applied.iter().map(|p| (p.function, p.array)).collect();
     for (f, before) in old.iter().enumerate() {
@@ -91,39 +247,30 @@ pub fn validate(
             }
         }
     }
-    let paired = Paired {
-        original,
-        rewritten: &rewritten,
-        functions,
-        old_index: FunctionIndex::new(original),
-        new_index: FunctionIndex::new(&rewritten),
-    };
-    // Each rewrite is checked on its own: shared out between threads, the first error in
-    // their order wins.
-    crate::parallel::map(applied.len(), REWRITES_PER_THREAD, |i| {
-        let planned = applied[i];
-        let function = &old[planned.function];
-        let array = &function.arrays[planned.array];
-        match planned.map.struct_of_arrays() {
-            Some(layout) => same_members(&paired, planned, layout, &options.bank),
-            None => same_elements(&paired, planned, &options.bank),
-        }
-        .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
-    })
-    .into_iter()
-    .collect()
+    results
+        .into_iter()
+        .map(|result| result.unwrap_or_else(|| Err("the function is no longer analysed".into())))
+        .collect()
 }
 
 /// Rewrites checked on one thread at a time, at least: a small one takes microseconds.
 const REWRITES_PER_THREAD: usize = 16;
 
-/// The input and the output, their functions paired and indexed by place.
+/// The output's functions paired with the input's, indexed by place, and per function the
+/// applied rewrites of its arrays.
+struct Pairing {
+    functions: Functions,
+    new_index: FunctionIndex,
+    of_new: Vec<Vec<usize>>,
+}
+
+/// The input and the output's functions, paired and indexed by place.
 struct Paired<'a> {
     original: &'a AnalysedFile,
-    rewritten: &'a AnalysedFile,
-    functions: Functions,
-    old_index: FunctionIndex<'a>,
-    new_index: FunctionIndex<'a>,
+    new_functions: &'a [parse::Function],
+    functions: &'a Functions,
+    old_index: &'a FunctionIndex,
+    new_index: &'a FunctionIndex,
 }
 
 /// Whether the output parses as well as the input did. `view` is the output with each map
@@ -133,6 +280,7 @@ struct Paired<'a> {
 /// parse of the whole output would cost as much as the analysis of the view.)
 fn parses_as_before(
     original: &AnalysedFile,
+    functions: &FunctionIndex,
     view: &AnalysedFile,
     applied: &[&Planned],
 ) -> Result<(), String> {
@@ -148,7 +296,6 @@ fn parses_as_before(
             after.first().map_or(0, |at| at.line)
         ));
     }
-    let functions = FunctionIndex::new(original);
     let mut checked = HashSet::new();
     for inserted in applied.iter().filter_map(|p| p.rewrite.function.as_ref()) {
         if let Some(f) = functions.containing(inserted.at) {
@@ -172,15 +319,14 @@ fn parses_as_before(
 
 /// The function of a file that contains a byte offset, found by binary search: the
 /// functions are sorted by where they start.
-struct FunctionIndex<'f> {
-    functions: &'f [parse::Function],
+struct FunctionIndex {
+    starts: Vec<usize>,
     /// Per function, the largest end of it and the functions before it.
     furthest_end: Vec<usize>,
 }
 
-impl<'f> FunctionIndex<'f> {
-    fn new(file: &'f AnalysedFile) -> Self {
-        let functions = file.parsed.functions.as_slice();
+impl FunctionIndex {
+    fn new(functions: &[parse::Function]) -> Self {
         let furthest_end = functions
             .iter()
             .scan(0, |furthest, f| {
@@ -189,7 +335,7 @@ impl<'f> FunctionIndex<'f> {
             })
             .collect();
         FunctionIndex {
-            functions,
+            starts: functions.iter().map(|f| f.span.start).collect(),
             furthest_end,
         }
     }
@@ -197,8 +343,7 @@ impl<'f> FunctionIndex<'f> {
     /// A function that `offset` lies strictly inside of: one that starts there does not
     /// count, and the first that holds it starts first.
     fn containing(&self, offset: usize) -> Option<usize> {
-        self.holding(offset)
-            .filter(|&f| self.functions[f].span.start < offset)
+        self.holding(offset).filter(|&f| self.starts[f] < offset)
     }
 
     /// The first function whose span holds `offset` (`start <= offset < end`). The first
@@ -206,7 +351,7 @@ impl<'f> FunctionIndex<'f> {
     /// so does every later one.
     fn holding(&self, offset: usize) -> Option<usize> {
         let f = self.furthest_end.partition_point(|&end| end <= offset);
-        (f < self.functions.len() && self.functions[f].span.start <= offset).then_some(f)
+        (f < self.starts.len() && self.starts[f] <= offset).then_some(f)
     }
 }
 
@@ -226,14 +371,13 @@ struct Functions {
 
 impl Functions {
     fn pair(
-        original: &AnalysedFile,
-        rewritten: &AnalysedFile,
-        copies: &[(String, String)],
+        old: &[parse::Function],
+        new: &[parse::Function],
+        copies: &HashMap<String, String>,
         splits: &[(usize, usize, &[String])],
     ) -> Result<Self, String> {
-        let (old, new) = (&original.parsed.functions, &rewritten.parsed.functions);
         let by_name = |name: &str| old.iter().position(|f| f.name == name);
-        let copied = |name: &str| copies.iter().find(|(copy, _)| copy == name);
+        let copied = |name: &str| copies.get(name);
         let new_of_old: Vec<usize> = (0..new.len())
             .filter(|&n| copied(&new[n].name).is_none())
             .collect();
@@ -249,7 +393,7 @@ impl Functions {
             old_of_new[n] = Some(f);
         }
         for (n, function) in new.iter().enumerate() {
-            if let Some((_, original)) = copied(&function.name) {
+            if let Some(original) = copied(&function.name) {
                 old_of_new[n] = by_name(original);
             }
         }
@@ -297,15 +441,18 @@ impl Functions {
     }
 }
 
-/// Checks one rewritten array access by access; returns the re-analysed excess of each.
+/// Checks one rewritten array access by access against the requests `expected` of the
+/// original's (per access); returns the re-analysed excess of each.
 fn same_elements(
     paired: &Paired,
     planned: &Planned,
+    expected: &[Option<Requests>],
+    new_analysis: &FunctionAnalysis,
     config: &crate::bank::BankConfig,
 ) -> Result<Vec<u64>, String> {
     let Paired {
         original,
-        rewritten,
+        new_functions,
         functions,
         ..
     } = paired;
@@ -314,7 +461,7 @@ fn same_elements(
     // Another array of the function split into a struct of arrays moves the ones after it.
     let new_a = functions.arrays[f][a][0];
     let old_array = &original.parsed.functions[f].arrays[a];
-    let new_array = &rewritten.parsed.functions[n].arrays[new_a];
+    let new_array = &new_functions[n].arrays[new_a];
     if old_array.accesses.len() != new_array.accesses.len() {
         return Err(format!(
             "{} accesses after the rewrite, {} before",
@@ -322,16 +469,12 @@ fn same_elements(
             old_array.accesses.len()
         ));
     }
-    let (Some(old_affine), Some(new_affine)) = (
-        &original.per_function[f].affine,
-        &rewritten.per_function[n].affine,
-    ) else {
+    let Some(new_affine) = &new_analysis.affine else {
         return Err("the function is no longer analysed".into());
     };
-    let map = planned.map.as_ref();
     let mut measured = vec![0; old_array.accesses.len()];
-    let old_order = in_source_order(&paired.old_index, old_array, Some);
-    let new_order = in_source_order(&paired.new_index, new_array, |n| functions.old_of_new[n]);
+    let old_order = in_source_order(paired.old_index, old_array, Some);
+    let new_order = in_source_order(paired.new_index, new_array, |n| functions.old_of_new[n]);
     for (k, m) in old_order.into_iter().zip(new_order) {
         let (old_access, new_access) = (&old_array.accesses[k], &new_array.accesses[m]);
         let line = new_access.at.line;
@@ -343,29 +486,13 @@ fn same_elements(
                 new_access.text, old_access.text
             ));
         }
-        let site = |affine: &crate::affine::FunctionAffine, a: usize, k: usize| {
-            affine.sites[a].get(k).and_then(Option::as_ref).cloned()
-        };
-        let (Some(old_site), Some(new_site)) = (site(old_affine, a, k), site(new_affine, new_a, m))
-        else {
-            return Err(format!(
-                "line {line}: `{}` is not analysed",
-                new_access.text
-            ));
-        };
-        let old_requests = SiteRequests::new(old_affine, &old_site, old_array, old_access, config)
-            .map_err(|why| format!("line {}: {why}", old_access.at.line))?;
-        let new_requests = SiteRequests::new(new_affine, &new_site, new_array, new_access, config)
-            .map_err(|why| {
-                format!(
-                    "line {line}: `{}` cannot be simulated: {why}",
-                    new_access.text
-                )
-            })?;
-        same_requests(&old_requests, &new_requests, &|e| {
-            map.apply(e as u64) as i64
-        })
-        .map_err(|mismatch| {
+        let (before, after) = comparable(
+            expected.get(k).and_then(Option::as_ref),
+            (new_affine, new_a, m),
+            new_array,
+            config,
+        )?;
+        same_requests(before, &after).map_err(|mismatch| {
             mismatch.describe(
                 line,
                 &new_access.text,
@@ -373,7 +500,7 @@ fn same_elements(
                 &old_access.text,
             )
         })?;
-        let excess = rewritten.per_function[n].costs[new_a][m]
+        let excess = new_analysis.costs[new_a][m]
             .as_ref()
             .map(|c| c.excess())
             .map_err(|why| format!("line {line}: {why}"))?;
@@ -393,32 +520,32 @@ fn same_elements(
 /// array, each with the record indices of the original in every warp request (member `m` of
 /// record `e` is element `e` of array `m`); returns the re-analysed excess of each original
 /// access, the sum over its member accesses, which must be the prediction.
+/// `requests` holds the original's requests per member and access.
 fn same_members(
     paired: &Paired,
     planned: &Planned,
     layout: &StructOfArrays,
+    requests: &[Vec<Option<Requests>>],
+    new_analysis: &FunctionAnalysis,
     config: &crate::bank::BankConfig,
 ) -> Result<Vec<u64>, String> {
     let Paired {
         original,
-        rewritten,
+        new_functions,
         functions,
         ..
     } = paired;
     let (f, a) = (planned.function, planned.array);
     let n = functions.new_of_old[f];
     let old_array = &original.parsed.functions[f].arrays[a];
-    let (Some(old_affine), Some(new_affine)) = (
-        &original.per_function[f].affine,
-        &rewritten.per_function[n].affine,
-    ) else {
+    let Some(new_affine) = &new_analysis.affine else {
         return Err("the function is no longer analysed".into());
     };
     let mut measured = vec![0u64; old_array.accesses.len()];
-    let old_order = in_source_order(&paired.old_index, old_array, Some);
+    let old_order = in_source_order(paired.old_index, old_array, Some);
     for (m, &new_a) in functions.arrays[f][a].iter().enumerate() {
         let member = &layout.members[m];
-        let new_array = &rewritten.parsed.functions[n].arrays[new_a];
+        let new_array = &new_functions[n].arrays[new_a];
         if new_array.elem_bytes != Some(member.bytes) || new_array.dims != old_array.dims {
             return Err(format!(
                 "`{}` is not shaped as `{}` with elements of {} bytes",
@@ -436,7 +563,7 @@ fn same_members(
             .filter(|&k| layout.uses[k].members(layout.members.len()).contains(&m))
             .collect();
         expected.sort_by_key(|&k| position(k));
-        let found = in_source_order(&paired.new_index, new_array, |n| functions.old_of_new[n]);
+        let found = in_source_order(paired.new_index, new_array, |n| functions.old_of_new[n]);
         if expected.len() != found.len() {
             return Err(format!(
                 "`{}` has {} accesses after the rewrite, {} expected",
@@ -457,30 +584,13 @@ fn same_members(
                     new_access.text, member.name, old_access.text
                 ));
             }
-            let site = |affine: &crate::affine::FunctionAffine, a: usize, k: usize| {
-                affine.sites[a].get(k).and_then(Option::as_ref).cloned()
-            };
-            let (Some(old_site), Some(new_site)) =
-                (site(old_affine, a, k), site(new_affine, new_a, j))
-            else {
-                return Err(format!(
-                    "line {line}: `{}` is not analysed",
-                    new_access.text
-                ));
-            };
-            let old_requests =
-                SiteRequests::of_records(old_affine, &old_site, member.bytes, config)
-                    .map_err(|why| format!("line {}: {why}", old_access.at.line))?;
-            let new_requests = SiteRequests::new(
-                new_affine, &new_site, new_array, new_access, config,
-            )
-            .map_err(|why| {
-                format!(
-                    "line {line}: `{}` cannot be simulated: {why}",
-                    new_access.text
-                )
-            })?;
-            same_requests(&old_requests, &new_requests, &|e| e).map_err(|mismatch| {
+            let (before, after) = comparable(
+                requests[m].get(k).and_then(Option::as_ref),
+                (new_affine, new_a, j),
+                new_array,
+                config,
+            )?;
+            same_requests(before, &after).map_err(|mismatch| {
                 mismatch.describe(
                     line,
                     &new_access.text,
@@ -488,7 +598,7 @@ fn same_members(
                     &old_access.text,
                 )
             })?;
-            let excess = rewritten.per_function[n].costs[new_a][j]
+            let excess = new_analysis.costs[new_a][j]
                 .as_ref()
                 .map(|c| c.excess())
                 .map_err(|why| format!("line {line}: {why}"))?;
@@ -506,6 +616,29 @@ fn same_members(
         }
     }
     Ok(measured)
+}
+
+/// The hashes expected of an original access beside the requests of the output's access
+/// `at` (affine analysis, array, access) that should make them, or why they cannot be
+/// compared.
+fn comparable<'e, 'a>(
+    expected: Option<&'e Requests>,
+    at: (&'a crate::affine::FunctionAffine, usize, usize),
+    new_array: &parse::SharedArray,
+    config: &crate::bank::BankConfig,
+) -> Result<(&'e [u64], SiteRequests<'a>), String> {
+    let (affine, a, m) = at;
+    let access = &new_array.accesses[m];
+    let line = access.at.line;
+    let site = affine.sites[a].get(m).and_then(Option::as_ref);
+    let (before, site) = match (expected, site) {
+        (Some(Requests::Failed(why)), Some(_)) => return Err(why.clone()),
+        (Some(Requests::Hashes(hashes)), Some(site)) => (hashes.as_slice(), site),
+        _ => return Err(format!("line {line}: `{}` is not analysed", access.text)),
+    };
+    let after = SiteRequests::new(affine, site, new_array, access, config)
+        .map_err(|why| format!("line {line}: `{}` cannot be simulated: {why}", access.text))?;
+    Ok((before, after))
 }
 
 /// How the requests of a rewritten access differ from those expected.
@@ -531,17 +664,9 @@ impl Mismatch {
     }
 }
 
-/// Whether `new` makes the requests of `old` with every element index mapped by `map`: the
-/// same warps, in the same order, with the same lanes.
-fn same_requests(
-    old: &SiteRequests,
-    new: &SiteRequests,
-    map: &dyn Fn(i64) -> i64,
-) -> Result<(), Mismatch> {
-    let mut expected = Vec::new();
-    old.for_each(|warp, _, lanes| {
-        expected.push(request_hash(warp, lanes.iter().map(|e| e.map(map))));
-    });
+/// Whether `new` makes the requests `expected` hashes: the same warps, in the same order,
+/// with the same lanes.
+fn same_requests(expected: &[u64], new: &SiteRequests) -> Result<(), Mismatch> {
     let mut index = 0usize;
     let mut mismatch = None;
     new.for_each(|warp, _, lanes| {
@@ -563,6 +688,15 @@ fn same_requests(
         }),
         None => Ok(()),
     }
+}
+
+/// The hash of each of the requests of `requests`, every element index mapped by `map`.
+fn hashes(requests: &SiteRequests, map: &dyn Fn(i64) -> i64) -> Vec<u64> {
+    let mut hashes = Vec::new();
+    requests.for_each(|warp, _, lanes| {
+        hashes.push(request_hash(warp, lanes.iter().map(|e| e.map(map))));
+    });
+    hashes
 }
 
 /// The indices of an array's accesses in the order they start in the source, grouped by
@@ -602,6 +736,7 @@ fn request_hash(warp: u32, lanes: impl Iterator<Item = Option<i64>>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::analyse_text;
     use crate::plan::{plan, Strategy};
     use crate::rewrite::edit::{apply, Edit};
     use crate::solve::maps::Identity;
@@ -634,7 +769,11 @@ mod tests {
         let planned = &mut plan.rewrites[0];
         let rewritten = output(&apply(text, &planned.rewrite.edits).expect("applies"));
         tamper(planned);
-        validate(path, &original, &rewritten, &[&*planned], &options, &config)
+        let applied = [&*planned];
+        let expected = Expected::of(&original, &applied, &options.bank);
+        validate(
+            path, &original, &expected, &rewritten, &applied, &options, &config,
+        )
     }
 
     #[test]
@@ -657,7 +796,16 @@ mod tests {
         let output = apply(text, &edits).expect("applies");
         let checked = |output: &str| {
             let view = output.replacen(&function.definition, &function.macro_definition, 1);
-            validate(path, &original, &view, &[planned], &options, &config)
+            let expected = Expected::of(&original, &[planned], &options.bank);
+            validate(
+                path,
+                &original,
+                &expected,
+                &view,
+                &[planned],
+                &options,
+                &config,
+            )
         };
         assert_eq!(checked(&output), Ok(vec![vec![0, 0, 0]]));
         let subscript = output.replace(
@@ -697,7 +845,11 @@ mod tests {
             edits.push(Edit::insert(function.at, function.text.clone()));
             let output = apply(text, &edits).expect("applies");
             let view = output.replacen(&function.definition, &function.macro_definition, 1);
-            validate(path, &original, &view, &[&*planned], &options, &config)
+            let applied = [&*planned];
+            let expected = Expected::of(&original, &applied, &options.bank);
+            validate(
+                path, &original, &expected, &view, &applied, &options, &config,
+            )
         };
         assert!(checked(&|_| {}).is_ok());
         // The view reads the definition as its macro: only the check of the line alone
