@@ -107,9 +107,9 @@ fn fix_owned(
     fix_from(Analysed::Owned(Box::new(analysed)), text, options, config)
 }
 
-/// The analysis a fix starts from: the caller's, or its own, whose affine analyses it drops
-/// once the plan and the validation's expectations are made from them (on a large file they
-/// are most of its memory).
+/// The analysis a fix starts from: the caller's, or its own, whose affine analyses and
+/// function bodies it drops once the plan and the validation's expectations are made from
+/// them (on a large file they are most of its memory, beside the output's model).
 enum Analysed<'a> {
     Borrowed(&'a AnalysedFile),
     Owned(Box<AnalysedFile>),
@@ -123,10 +123,14 @@ impl Analysed<'_> {
         }
     }
 
-    fn drop_affine_analyses(&mut self) {
+    /// Keeps what validation reads: the functions' names, places, arrays and figures.
+    fn drop_what_validation_does_not_read(&mut self) {
         if let Analysed::Owned(file) = self {
-            for function in &mut file.per_function {
-                function.affine = None;
+            for analysis in &mut file.per_function {
+                analysis.affine = None;
+            }
+            for function in &mut file.parsed.functions {
+                function.body = Default::default();
             }
         }
     }
@@ -239,7 +243,7 @@ fn fix_from(
     let output = edited.as_deref().unwrap_or(&text);
     if !applied.is_empty() {
         let expected = validate::Expected::of(analysed, &applied, &options.analysis.bank);
-        original.drop_affine_analyses();
+        original.drop_what_validation_does_not_read();
         let analysed = original.file();
         let view = macro_view(output, &applied);
         let measured = validate::validate(
