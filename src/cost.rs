@@ -23,8 +23,9 @@ pub struct SiteCost {
     pub conflict_degree: u32,
     pub wavefronts: u64,
     pub ideal_wavefronts: u64,
-    /// The worst request, for diagnostics.
-    pub worst: Option<WorstRequest>,
+    /// The worst request, for diagnostics (boxed, as the next below: every access of a file
+    /// keeps its figures, and most have neither).
+    pub worst: Option<Box<WorstRequest>>,
     /// The unknown uniform values (blockIdx, parameters, counters of loops with unknown
     /// bounds) and how the figures cover them.
     pub unknown_values: Vec<UnknownValue>,
@@ -32,7 +33,7 @@ pub struct SiteCost {
     /// iterations (their counters are unknown values).
     pub per_iteration_of: Vec<String>,
     /// A shift in the index by the integer width or more in some lane.
-    pub wide_shift: Option<WideShift>,
+    pub wide_shift: Option<Box<WideShift>>,
     /// The access's class as findings show it: for a form that changes per iteration, the
     /// class of the iteration with the worst request. (Kept here so that a report needs no
     /// affine analysis.)
@@ -679,10 +680,12 @@ pub fn measure(requests: &SiteRequests, config: &BankConfig) -> Result<SiteCost,
             cost.ideal_wavefronts += u64::from(result.ideal_wavefronts);
             if result.conflict_degree > cost.conflict_degree {
                 cost.conflict_degree = result.conflict_degree;
-                cost.worst = result.collision.map(|collision| WorstRequest {
-                    warp,
-                    loop_values: point.0.iter().map(|(a, v)| (a.to_string(), *v)).collect(),
-                    collision,
+                cost.worst = result.collision.map(|collision| {
+                    Box::new(WorstRequest {
+                        warp,
+                        loop_values: point.0.iter().map(|(a, v)| (a.to_string(), *v)).collect(),
+                        collision,
+                    })
                 });
             }
         });
@@ -703,7 +706,7 @@ pub fn measure(requests: &SiteRequests, config: &BankConfig) -> Result<SiteCost,
         })
     });
     cost.class = worst_iteration.map_or(&site.class, |it| &it.class).clone();
-    cost.wide_shift = requests.wide_shift();
+    cost.wide_shift = requests.wide_shift().map(Box::new);
     cost.unknown_values = requests.unknowns.clone();
     for unknown in &mut cost.unknown_values {
         let value = requests.combinations[combination]

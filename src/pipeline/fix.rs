@@ -123,16 +123,31 @@ impl Analysed<'_> {
         }
     }
 
-    /// Keeps what validation reads: the functions' names, places, arrays and figures.
-    fn drop_what_validation_does_not_read(&mut self) {
-        if let Analysed::Owned(file) = self {
-            for analysis in &mut file.per_function {
-                analysis.affine = None;
-            }
-            for function in &mut file.parsed.functions {
-                function.body = Default::default();
+    /// Keeps what validation reads: the functions' names, places, arrays and figures, and
+    /// the accesses of the arrays `applied` rewrites.
+    fn drop_what_validation_does_not_read(&mut self, applied: &[&Planned]) {
+        let Analysed::Owned(file) = self else {
+            return;
+        };
+        for analysis in &mut file.per_function {
+            analysis.affine = None;
+        }
+        let rewritten: std::collections::HashSet<(usize, usize)> =
+            applied.iter().map(|p| (p.function, p.array)).collect();
+        for (f, function) in file.parsed.functions.iter_mut().enumerate() {
+            function.body = Default::default();
+            for (a, array) in function.arrays.iter_mut().enumerate() {
+                if !rewritten.contains(&(f, a)) {
+                    array.accesses = Vec::new();
+                }
             }
         }
+        let parsed = &mut file.parsed;
+        parsed.launches = Vec::new();
+        parsed.diagnostics = Vec::new();
+        parsed.constants = Default::default();
+        parsed.suppressions = Vec::new();
+        file.diagnostics = Vec::new();
     }
 }
 
@@ -243,7 +258,7 @@ fn fix_from(
     let output = edited.as_deref().unwrap_or(&text);
     if !applied.is_empty() {
         let expected = validate::Expected::of(analysed, &applied, &options.analysis.bank);
-        original.drop_what_validation_does_not_read();
+        original.drop_what_validation_does_not_read(&applied);
         let analysed = original.file();
         let view = macro_view(output, &applied);
         let measured = validate::validate(
