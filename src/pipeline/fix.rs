@@ -204,12 +204,12 @@ fn fix_from(
             .map_or(0, |at| at.line);
         return Err(FixError::Unparsable { path: shown, line });
     }
-    let plan = plan::plan(analysed, &text, &options.strategy, &options.analysis.bank);
+    let mut plan = plan::plan(analysed, &text, &options.strategy, &options.analysis.bank);
     let mut arrays = plan.outcomes;
     let mut fixes = Vec::new();
     // Per planned rewrite, whether it goes into the output.
     let mut applies = Vec::with_capacity(plan.rewrites.len());
-    for planned in &plan.rewrites {
+    for planned in &mut plan.rewrites {
         let outcome = &mut arrays[planned.outcome];
         fixes.push(fix_of(planned, outcome));
         let allowed = match planned.applicability {
@@ -239,11 +239,11 @@ fn fix_from(
         .zip(&applies)
         .filter_map(|(planned, &applies)| applies.then_some(planned))
         .collect();
-    let edits: Vec<Edit> = fixes
+    let edits: Vec<&Edit> = fixes
         .iter()
         .zip(&applies)
         .filter(|(_, &applies)| applies)
-        .flat_map(|(fix, _)| fix.edits.iter().cloned())
+        .flat_map(|(fix, _)| fix.edits.iter())
         .collect();
     let internal = |message: String| FixError::Internal {
         path: shown.clone(),
@@ -354,9 +354,10 @@ fn share_map_functions(
     }
 }
 
-/// The fix of one planned rewrite: its edits with the map function's insertion.
-fn fix_of(planned: &Planned, outcome: &ArrayOutcome) -> Fix {
-    let mut edits = planned.rewrite.edits.clone();
+/// The fix of one planned rewrite: its edits (moved out of it) with the map function's
+/// insertion.
+fn fix_of(planned: &mut Planned, outcome: &ArrayOutcome) -> Fix {
+    let mut edits = std::mem::take(&mut planned.rewrite.edits);
     if let Some(function) = &planned.rewrite.function {
         edits.push(Edit::insert(function.at, function.text.clone()));
     }

@@ -199,9 +199,14 @@ pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankCon
         }
     }
     reconcile_instances(file, &mut decisions);
+    // Sized once: a large file has tens of thousands of arrays.
+    let rewrites = decisions
+        .iter()
+        .filter(|(_, _, d)| matches!(d, Decision::Rewrite(..)))
+        .count();
     let mut plan = Plan {
-        outcomes: Vec::new(),
-        rewrites: Vec::new(),
+        outcomes: Vec::with_capacity(decisions.len()),
+        rewrites: Vec::with_capacity(rewrites),
     };
     for (f, a, decision) in decisions {
         let outcome = outcome(file, f, a, &decision);

@@ -1,5 +1,6 @@
 //! Source edits (docs/ARCHITECTURE.md §7): byte ranges of the original text and their replacements,
 //! grouped into fixes that say how safe they are to apply, as ruff's fixes do.
+use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::fmt;
 use std::ops::Range;
@@ -87,8 +88,8 @@ pub enum EditError {
 /// offset land in the order given, before a replacement that starts there. Any other two
 /// edits that share a byte, or an insertion strictly inside a replaced range, overlap. Every
 /// byte outside the edits is copied.
-pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
-    for edit in edits {
+pub fn apply<E: Borrow<Edit>>(text: &str, edits: &[E]) -> Result<String, EditError> {
+    for edit in edits.iter().map(Borrow::borrow) {
         let range = &edit.range;
         if range.start > range.end || range.end > text.len() {
             return Err(EditError::OutOfBounds {
@@ -103,7 +104,11 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
         }
     }
     let mut seen = HashSet::new();
-    let mut sorted: Vec<&Edit> = edits.iter().filter(|e| seen.insert(*e)).collect();
+    let mut sorted: Vec<&Edit> = edits
+        .iter()
+        .map(Borrow::borrow)
+        .filter(|e| seen.insert(*e))
+        .collect();
     // Stable: insertions at one offset keep their order.
     sorted.sort_by_key(|e| (e.range.start, !e.is_insertion(), e.range.end));
     for pair in sorted.windows(2) {
@@ -123,7 +128,12 @@ pub fn apply(text: &str, edits: &[Edit]) -> Result<String, EditError> {
         end = edit.range.start;
     }
     pieces.push(&text[..end]);
-    Ok(pieces.into_iter().rev().collect())
+    // Sized once: the output of a large file is most of its size again.
+    let mut output = String::with_capacity(pieces.iter().map(|piece| piece.len()).sum());
+    for piece in pieces.iter().rev() {
+        output.push_str(piece);
+    }
+    Ok(output)
 }
 
 #[cfg(test)]
@@ -156,7 +166,7 @@ mod tests {
             "#define T 32\r\n\t__shared__ float t[T][T + 1]; // tile\r\n\r\nt[y][x] = 0;"
         );
         assert_eq!(out.matches("\r\n").count(), text.matches("\r\n").count());
-        assert_eq!(apply(text, &[]), Ok(text.to_string()));
+        assert_eq!(apply::<Edit>(text, &[]), Ok(text.to_string()));
     }
 
     #[test]
