@@ -1089,3 +1089,46 @@ fn a_qualified_or_templated_name_declared_in_a_body_is_a_syntax_error() {
         );
     }
 }
+
+/// Fuzz seed 10400, inputs 70373 and 311318: a statement that reads as a declaration of a
+/// local with a shared array's name (`f buf[(stage + 1) & 1];`, `r &tile[ty + j][0];`,
+/// mutations) in a kernel whose accesses through a pointer the map-function rewrite turns
+/// into subscripts of the array: written after that declaration, they would read the local,
+/// and validation found fewer accesses of the array. The array is now left alone, saying
+/// why; the file's other arrays are still fixed.
+#[test]
+fn an_array_name_a_body_declares_again_is_not_written_into_a_rewrite() {
+    for (file, after, shadowing, array) in [
+        (
+            "testdata/suite/fft.cu",
+            "const float *x = buf[stage & 1];",
+            "f buf[(stage + 1) & 1];",
+            "`buf` in `fftStockham512`",
+        ),
+        (
+            "testdata/pointers.cu",
+            "float *row = &tile[ty + j][0];",
+            "r &tile[ty + j][0];",
+            "`tile` in `pointerMix`",
+        ),
+    ] {
+        let original = std::fs::read_to_string(file).expect("the testdata file");
+        assert!(original.contains(after), "{file}");
+        let text = original.replacen(after, &format!("{after}\n        {shadowing}"), 1);
+        survives("shadowing.cu", &text);
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = write(dir.path(), "shadowing.cu", &text);
+        let out = dir.path().join("out.cu");
+        let fixed = bankwise(&["fix", &path.to_string_lossy(), "-o", &out.to_string_lossy()]);
+        assert_eq!(fixed.status.code(), Some(0), "{file}: {}", stderr(&fixed));
+        let reason = format!("{array} left alone");
+        assert!(
+            stderr(&fixed).contains(&reason)
+                && stderr(&fixed).contains("(or reads as one): a rewrite that writes a subscript"),
+            "{file}: {}",
+            stderr(&fixed)
+        );
+        let out = std::fs::read_to_string(&out).expect("the fixed file");
+        assert_ne!(out, text, "{file}: the other arrays are still fixed");
+    }
+}

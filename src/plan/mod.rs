@@ -261,15 +261,33 @@ fn silenced(file: &AnalysedFile, f: usize, a: usize) -> Option<Location> {
 /// A name in `array`'s extents that the function's body declares (`TILE * TILE;` reads as
 /// a declaration of `TILE` when `TILE` is a template parameter): a rewrite writes the
 /// extents as they are spelled, which would then name the local.
-fn shadowed_extent_name(function: &Function, array: &SharedArray) -> Option<String> {
-    let mut declared = HashSet::new();
-    declared_names(&function.body.statements(), &mut declared);
+fn shadowed_extent_name(declared: &HashSet<String>, array: &SharedArray) -> Option<String> {
     array
         .dim_texts
         .iter()
         .flat_map(|text| identifier_tokens(text))
         .find(|name| declared.contains(*name))
         .map(str::to_string)
+}
+
+/// Whether the function's body declares another variable with the array's name (or reads
+/// as declaring one: `f buf[i];`): a rewrite that writes a subscript of the array in place
+/// of an access through a pointer would read that one where it is in scope.
+fn shadows_array_name(statements: &[Stmt], array: &SharedArray) -> bool {
+    statements.iter().any(|statement| match statement {
+        Stmt::Decl(decl) => decl.name == array.name && !decl.is_shared,
+        Stmt::If {
+            then, otherwise, ..
+        } => shadows_array_name(then, array) || shadows_array_name(otherwise, array),
+        Stmt::For { init, body, .. } => {
+            shadows_array_name(init, array) || shadows_array_name(body, array)
+        }
+        Stmt::While { body, .. }
+        | Stmt::DoWhile { body, .. }
+        | Stmt::Switch { body, .. }
+        | Stmt::Block(body) => shadows_array_name(body, array),
+        _ => false,
+    })
 }
 
 /// The names `statements` declare, at any depth (the lowering bounds the nesting).
@@ -431,7 +449,18 @@ impl<'a> KernelPlanner<'a> {
         {
             return left(reason);
         }
-        if let Some(name) = shadowed_extent_name(function, array) {
+        let statements = function.body.statements();
+        if shadows_array_name(&statements, array) {
+            return left(format!(
+                "a declaration in `{}` names `{}` too (or reads as one): a rewrite that writes \
+                 a subscript of the array there would read that instead",
+                function.display_name(),
+                array.name
+            ));
+        }
+        let mut declared = HashSet::new();
+        declared_names(&statements, &mut declared);
+        if let Some(name) = shadowed_extent_name(&declared, array) {
             return left(format!(
                 "its extent names `{name}`, which a declaration in `{}` names too (or reads as \
                  one): a rewrite that writes the extent there would read that instead",
