@@ -107,9 +107,9 @@ fn fix_owned(
     fix_from(Analysed::Owned(Box::new(analysed)), text, options, config)
 }
 
-/// The analysis a fix starts from: the caller's, or its own, whose affine analyses and
-/// function bodies it drops once the plan and the validation's expectations are made from
-/// them (on a large file they are most of its memory, beside the output's model).
+/// The analysis a fix starts from: the caller's, or its own, of which it keeps only what
+/// validation reads once the plan and the validation's expectations are made (the affine
+/// analyses and bodies are most of a large file's memory, beside the output's model).
 enum Analysed<'a> {
     Borrowed(&'a AnalysedFile),
     Owned(Box<AnalysedFile>),
@@ -185,6 +185,7 @@ pub fn fix_analysed(
     fix_from(Analysed::Borrowed(analysed), text, options, config)
 }
 
+/// [`fix_analysed`] on the caller's analysis or on one it may cut down.
 fn fix_from(
     mut original: Analysed,
     text: String,
