@@ -1132,3 +1132,38 @@ fn an_array_name_a_body_declares_again_is_not_written_into_a_rewrite() {
         assert_ne!(out, text, "{file}: the other arrays are still fixed");
     }
 }
+
+/// Fuzz seed 10500, input 986494: a template head continued onto a blank line
+/// (`template <int TILE>\`, a mutation) hid the head from the search for where the map
+/// function goes, so it went between the head and the kernel; validation refused the
+/// output as an internal error. A line continuation now reads as the blank it is.
+#[test]
+fn a_template_head_with_a_line_continuation_keeps_the_map_function_above_it() {
+    let text = "// bankwise: block=16x16\ntemplate <int TILE>\\\n\n__global__ void tileSum(float *data)\n{\n    \
+        __shared__ float s_tile[TILE][TILE + 3];\n    \
+        float *blk = data + blockIdx.x * TILE * TILE;\n    \
+        s_tile[threadIdx.y][threadIdx.x] = blk[threadIdx.y * TILE + threadIdx.x];\n    \
+        __syncthreads();\n    \
+        blk[threadIdx.y * TILE + threadIdx.x] = s_tile[threadIdx.x][threadIdx.y];\n}\n\
+        template __global__ void tileSum<16>(float *);\n";
+    survives("continued_head.cu", text);
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), "continued_head.cu", text);
+    let out = dir.path().join("out.cu");
+    let fixed = bankwise(&[
+        "fix",
+        "--unsafe-fixes",
+        &path.to_string_lossy(),
+        "-o",
+        &out.to_string_lossy(),
+    ]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    let out = std::fs::read_to_string(&out).expect("the fixed file");
+    let map = out
+        .find("int bankwise_s_tile(int i)")
+        .expect("a map function");
+    assert!(
+        map < out.find("template <int TILE>").expect("the head"),
+        "{out}"
+    );
+}

@@ -324,7 +324,7 @@ pub(in crate::rewrite) fn line_end(text: &str, offset: usize) -> usize {
         .map_or(text.len(), |at| offset + at)
 }
 
-/// `text` without the whitespace and the comments it ends with.
+/// `text` without the whitespace, line continuations and comments it ends with.
 fn without_trailing_comments(text: &str) -> &str {
     let mut text = text.trim_end();
     loop {
@@ -337,6 +337,9 @@ fn without_trailing_comments(text: &str) -> &str {
                 Some(open) => text = text[..open].trim_end(),
                 None => return text,
             }
+        } else if let Some(spliced) = text.strip_suffix('\\') {
+            // A line continuation joins two lines: as blank as the line end it hides.
+            text = spliced.trim_end();
         } else {
             return text;
         }
