@@ -270,48 +270,32 @@ fn shadowed_extent_name(declared: &HashSet<String>, array: &SharedArray) -> Opti
         .map(str::to_string)
 }
 
-/// Whether the function's body declares another variable with the array's name (or reads
-/// as declaring one: `f buf[i];`): a rewrite that writes a subscript of the array in place
-/// of an access through a pointer would read that one where it is in scope.
-fn shadows_array_name(statements: &[Stmt], array: &SharedArray) -> bool {
-    statements.iter().any(|statement| match statement {
-        Stmt::Decl(decl) => decl.name == array.name && !decl.is_shared,
-        Stmt::If {
-            then, otherwise, ..
-        } => shadows_array_name(then, array) || shadows_array_name(otherwise, array),
-        Stmt::For { init, body, .. } => {
-            shadows_array_name(init, array) || shadows_array_name(body, array)
-        }
-        Stmt::While { body, .. }
-        | Stmt::DoWhile { body, .. }
-        | Stmt::Switch { body, .. }
-        | Stmt::Block(body) => shadows_array_name(body, array),
-        _ => false,
-    })
-}
-
-/// The names `statements` declare, at any depth (the lowering bounds the nesting).
-fn declared_names(statements: &[Stmt], out: &mut HashSet<String>) {
+/// Each name `statements` declare, at any depth (the lowering bounds the nesting), with
+/// whether it is a variable's other than a `__shared__` array's (`false` for the names an
+/// opaque statement assigns, which may read as declarations).
+fn for_each_declared(statements: &[Stmt], visit: &mut impl FnMut(&str, bool)) {
     for statement in statements {
         match statement {
-            Stmt::Decl(decl) => {
-                out.insert(decl.name.clone());
-            }
+            Stmt::Decl(decl) => visit(&decl.name, !decl.is_shared),
             Stmt::If {
                 then, otherwise, ..
             } => {
-                declared_names(then, out);
-                declared_names(otherwise, out);
+                for_each_declared(then, visit);
+                for_each_declared(otherwise, visit);
             }
             Stmt::For { init, body, .. } => {
-                declared_names(init, out);
-                declared_names(body, out);
+                for_each_declared(init, visit);
+                for_each_declared(body, visit);
             }
             Stmt::While { body, .. }
             | Stmt::DoWhile { body, .. }
             | Stmt::Switch { body, .. }
-            | Stmt::Block(body) => declared_names(body, out),
-            Stmt::Opaque { assigned, .. } => out.extend(assigned.iter().cloned()),
+            | Stmt::Block(body) => for_each_declared(body, visit),
+            Stmt::Opaque { assigned, .. } => {
+                for name in assigned {
+                    visit(name, false);
+                }
+            }
             _ => {}
         }
     }
@@ -449,8 +433,16 @@ impl<'a> KernelPlanner<'a> {
         {
             return left(reason);
         }
-        let statements = function.body.statements();
-        if shadows_array_name(&statements, array) {
+        // Another variable with the array's name (or a statement that reads as declaring
+        // one: `f buf[i];`): a rewrite that writes a subscript of the array in place of an
+        // access through a pointer would read that one where it is in scope.
+        let mut declared = HashSet::new();
+        let mut shadows_array = false;
+        for_each_declared(&function.body.statements(), &mut |name, local| {
+            shadows_array |= local && name == array.name;
+            declared.insert(name.to_string());
+        });
+        if shadows_array {
             return left(format!(
                 "a declaration in `{}` names `{}` too (or reads as one): a rewrite that writes \
                  a subscript of the array there would read that instead",
@@ -458,8 +450,6 @@ impl<'a> KernelPlanner<'a> {
                 array.name
             ));
         }
-        let mut declared = HashSet::new();
-        declared_names(&statements, &mut declared);
         if let Some(name) = shadowed_extent_name(&declared, array) {
             return left(format!(
                 "its extent names `{name}`, which a declaration in `{}` names too (or reads as \
