@@ -13,6 +13,22 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     path
 }
 
+/// `fix` with `flags` on `text` in a fresh file `name`, written to another file: it must
+/// finish with status 0. Returns what it said on stderr and the file it wrote.
+fn fixed_into_file(name: &str, text: &str, flags: &[&str]) -> (String, String) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = write(dir.path(), name, text);
+    let out = dir.path().join("out.cu");
+    let (path, out_shown) = (path.to_string_lossy(), out.to_string_lossy());
+    let mut args = vec!["fix"];
+    args.extend_from_slice(flags);
+    args.extend([&*path, "-o", &*out_shown]);
+    let fix = bankwise(&args);
+    assert_eq!(fix.status.code(), Some(0), "{name}: {}", stderr(&fix));
+    let written = std::fs::read_to_string(&out).expect("the fixed file");
+    (stderr(&fix), written)
+}
+
 /// A kernel of 32 threads around `body`, with `before` above it.
 fn kernel(before: &str, body: &str) -> String {
     format!(
@@ -485,14 +501,8 @@ fn code_on_the_line_of_the_opening_brace_survives_the_guards() {
 /// shape.
 #[test]
 fn an_unsafe_fix_under_an_assumed_block_shape_validates() {
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = write(dir.path(), "assumed.cu", ASSUMED_SHAPE_KERNEL);
-    let shown = path.to_string_lossy().into_owned();
-    let out = dir.path().join("out.cu").to_string_lossy().into_owned();
-    let fix = bankwise(&["fix", "--unsafe-fixes", &shown, "-o", &out]);
-    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
-    assert!(!stderr(&fix).contains("internal error"), "{}", stderr(&fix));
-    let fixed = std::fs::read_to_string(&out).expect("written");
+    let (said, fixed) = fixed_into_file("assumed.cu", ASSUMED_SHAPE_KERNEL, &["--unsafe-fixes"]);
+    assert!(!said.contains("internal error"), "{said}");
     assert_ne!(fixed, ASSUMED_SHAPE_KERNEL);
 }
 
@@ -1016,12 +1026,7 @@ fn an_extent_continued_over_two_lines_is_written_on_one() {
     assert!(fft.contains(declaration));
     let text = fft.replace(declaration, "__shared__ float buf[2][2 * \\\nPOINTS];");
     survives("continued.cu", &text);
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = write(dir.path(), "continued.cu", &text);
-    let out = dir.path().join("out.cu");
-    let fixed = bankwise(&["fix", &path.to_string_lossy(), "-o", &out.to_string_lossy()]);
-    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
-    let out = std::fs::read_to_string(&out).expect("the fixed file");
+    let (_, out) = fixed_into_file("continued.cu", &text, &[]);
     assert!(out.contains("bankwise_buf(0 * (2 * POINTS) + "), "{out}");
 }
 
@@ -1116,19 +1121,13 @@ fn an_array_name_a_body_declares_again_is_not_written_into_a_rewrite() {
         assert!(original.contains(after), "{file}");
         let text = original.replacen(after, &format!("{after}\n        {shadowing}"), 1);
         survives("shadowing.cu", &text);
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let path = write(dir.path(), "shadowing.cu", &text);
-        let out = dir.path().join("out.cu");
-        let fixed = bankwise(&["fix", &path.to_string_lossy(), "-o", &out.to_string_lossy()]);
-        assert_eq!(fixed.status.code(), Some(0), "{file}: {}", stderr(&fixed));
+        let (said, out) = fixed_into_file("shadowing.cu", &text, &[]);
         let reason = format!("{array} left alone");
         assert!(
-            stderr(&fixed).contains(&reason)
-                && stderr(&fixed).contains("(or reads as one): a rewrite that writes a subscript"),
-            "{file}: {}",
-            stderr(&fixed)
+            said.contains(&reason)
+                && said.contains("(or reads as one): a rewrite that writes a subscript"),
+            "{file}: {said}"
         );
-        let out = std::fs::read_to_string(&out).expect("the fixed file");
         assert_ne!(out, text, "{file}: the other arrays are still fixed");
     }
 }
@@ -1147,18 +1146,7 @@ fn a_template_head_with_a_line_continuation_keeps_the_map_function_above_it() {
         blk[threadIdx.y * TILE + threadIdx.x] = s_tile[threadIdx.x][threadIdx.y];\n}\n\
         template __global__ void tileSum<16>(float *);\n";
     survives("continued_head.cu", text);
-    let dir = tempfile::tempdir().expect("a temporary directory");
-    let path = write(dir.path(), "continued_head.cu", text);
-    let out = dir.path().join("out.cu");
-    let fixed = bankwise(&[
-        "fix",
-        "--unsafe-fixes",
-        &path.to_string_lossy(),
-        "-o",
-        &out.to_string_lossy(),
-    ]);
-    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
-    let out = std::fs::read_to_string(&out).expect("the fixed file");
+    let (_, out) = fixed_into_file("continued_head.cu", text, &["--unsafe-fixes"]);
     let map = out
         .find("int bankwise_s_tile(int i)")
         .expect("a map function");
