@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """The table of docs/gpu.md from a `scripts/gpu-check run` directory.
 
-Usage: scripts/gpu-report.py CASES.tsv RESULTS
+Usage: scripts/gpu-report.py CASES.tsv RESULTS [MORE_RESULTS ...]
 
 Per launch: whether every buffer came out identical, the oracle's excess wavefronts (loads
 and stores; the CPU emulation of tests/oracle.rs) before -> after fix, Nsight Compute's bank
 conflicts of shared loads and stores on the GPU before -> after, the warp-level shared load
 and store instructions it executed (nvcc may merge neighbouring accesses into one 64- or
 128-bit instruction, or stop merging them), the kernel's duration on
-its one block (ncu, clocks as the card ran them), and the median time of one launch of many
-blocks (CUDA events), where `scripts/gpu-check run` timed them.
+its one block (ncu, clocks as the card ran them). Then, where `scripts/gpu-check run` timed
+them, a second table: the median time of one launch of many blocks (CUDA events), one column
+per RESULTS directory given (runs differ: a launch of a few microseconds is mostly overhead),
+and the ratio of the runs' mean after to their mean before.
 """
 import csv
 import sys
@@ -66,17 +68,14 @@ def main():
     cases = read_tsv(cases_path)
     identical = {(r["program"], r["index"]): r["identical"] for r in read_tsv(results / "identical.tsv")}
     ncu = ncu_metrics(results / "ncu.csv") if (results / "ncu.csv").exists() else {}
-    times = {}
-    if (results / "times.tsv").exists():
-        for row in read_tsv(results / "times.tsv"):
-            times[(row["program"], row["when"], row["index"])] = number(row["median_us"])
+    runs = [results] + [Path(more) for more in sys.argv[3:]]
+    times = [timings(run / "times.tsv") for run in runs if (run / "times.tsv").exists()]
 
-    timed = bool(times)
     print(
         "| file | kernel | block | identical | oracle ld+st | Nsight ld | Nsight st | "
-        "shared instructions | duration, ns |" + (" many blocks, µs |" if timed else "")
+        "shared instructions | duration, ns |"
     )
-    print("|---|---|---|---|--:|--:|--:|--:|--:|" + ("--:|" if timed else ""))
+    print("|---|---|---|---|--:|--:|--:|--:|--:|")
     totals = defaultdict(float)
     same = 0
     for case in cases:
@@ -105,26 +104,46 @@ def main():
             totals[name] += value or 0
         verdict = identical.get((program, index), "–")
         same += verdict == "yes"
-        name = program.removeprefix("testdata_").removesuffix("_cu").replace("suite_", "suite/")
         print(
-            f"| {name} | `{case['kernel']}` | {case['block']} | {verdict} | "
+            f"| {short_name(program)} | `{case['kernel']}` | {case['block']} | {verdict} | "
             f"{arrow(oracle_before, oracle_after)} | "
             f"{arrow(values['ld_before'], values['ld_after'])} | "
             f"{arrow(values['st_before'], values['st_after'])} | "
             f"{arrow(shared('before'), shared('after'))} | "
             f"{arrow(metric('before', DURATION), metric('after', DURATION))} |"
-            + (
-                f" {arrow(times.get((program, 'before', index)), times.get((program, 'after', index)), 1)} |"
-                if timed
-                else ""
-            )
         )
     print(
         f"| **all {len(cases)}** | | | {same} yes | "
         f"{arrow(totals['oracle_before'], totals['oracle_after'])} | "
         f"{arrow(totals['ld_before'], totals['ld_after'])} | "
-        f"{arrow(totals['st_before'], totals['st_after'])} | | |" + (" |" if timed else "")
+        f"{arrow(totals['st_before'], totals['st_after'])} | | |"
     )
+    if times:
+        print()
+        print_times(cases, times)
+
+
+def timings(path):
+    """{(program, when, index): median µs of one launch}"""
+    return {(r["program"], r["when"], r["index"]): number(r["median_us"]) for r in read_tsv(path)}
+
+
+def short_name(program):
+    return program.removeprefix("testdata_").removesuffix("_cu").replace("suite_", "suite/")
+
+
+def print_times(cases, times):
+    runs = "".join(f" run {n + 1}, µs |" for n in range(len(times)))
+    print(f"| file | kernel |{runs} after / before |")
+    print("|---|---|" + "--:|" * (len(times) + 1))
+    for case in cases:
+        program, index = case["program"], case["index"]
+        medians = [(run.get((program, "before", index)), run.get((program, "after", index))) for run in times]
+        cells = "".join(f" {arrow(before, after, 1)} |" for before, after in medians)
+        befores = [before for before, _ in medians if before is not None]
+        afters = [after for _, after in medians if after is not None]
+        ratio = f"{sum(afters) / len(afters) / (sum(befores) / len(befores)):.2f}" if befores and afters else "–"
+        print(f"| {short_name(program)} | `{case['kernel']}` |{cells} {ratio} |")
 
 
 if __name__ == "__main__":
