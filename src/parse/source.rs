@@ -62,7 +62,7 @@ pub fn read_source(path: &Path, limit: u64) -> Result<String, SourceError> {
     if size > limit {
         return Err(too_large(size));
     }
-    read_source_from(file, &display, limit)
+    read_source_sized(file, &display, limit, size)
 }
 
 /// The source text `reader` gives (stdin: `bankwise check -`), named `display` in errors:
@@ -72,10 +72,22 @@ pub fn read_source_from(
     display: &str,
     limit: u64,
 ) -> Result<String, SourceError> {
+    read_source_sized(reader, display, limit, 0)
+}
+
+/// [`read_source_from`] with room for `expected_bytes` (a file's size) reserved first: a
+/// buffer grown by doubling would hold up to twice the file for as long as the text lives.
+fn read_source_sized(
+    reader: impl Read,
+    display: &str,
+    limit: u64,
+    expected_bytes: u64,
+) -> Result<String, SourceError> {
     let limit = limit.min(MAX_ADDRESSABLE_BYTES);
     let display = display.to_string();
     // Bounded read: a device or a growing file can report a small size and then stream.
-    let mut bytes = Vec::new();
+    // One byte more than the size, so that reading the end needs no second allocation.
+    let mut bytes = Vec::with_capacity(usize::try_from(expected_bytes.min(limit)).unwrap_or(0) + 1);
     reader
         .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)

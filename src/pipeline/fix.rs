@@ -6,7 +6,7 @@ use crate::block::ConfigBlocks;
 use crate::parse;
 use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
 use crate::rewrite::guard::assumes_clause;
-use crate::rewrite::{apply, Applicability, Edit, Fix};
+use crate::rewrite::{apply, apply_undoably, Applicability, Edit, Fix};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -123,14 +123,16 @@ impl Analysed<'_> {
         }
     }
 
-    /// Keeps what validation reads: the functions' names, places, arrays and figures, and
-    /// the accesses of the arrays `applied` rewrites.
+    /// Keeps what validation reads beside [`validate::Expected`]: the functions' names,
+    /// places, arrays and block shapes, and the accesses of the arrays `applied` rewrites.
     fn drop_what_validation_does_not_read(&mut self, applied: &[&Planned]) {
         let Analysed::Owned(file) = self else {
             return;
         };
         for analysis in &mut file.per_function {
             analysis.affine = None;
+            // `Expected` holds the figures validation compares.
+            analysis.costs = Vec::new();
         }
         let rewritten: std::collections::HashSet<(usize, usize)> =
             applied.iter().map(|p| (p.function, p.array)).collect();
@@ -152,26 +154,32 @@ impl Analysed<'_> {
 }
 
 /// `output` as validation reads it: each inserted map function's definition (a line of its
-/// own) becomes the macro it stands for, which the analysis expands. One pass over the
-/// lines: a file with thousands of rewrites would otherwise be copied once per map.
-fn macro_view(output: &str, applied: &[&Planned]) -> String {
+/// own) becomes the macro it stands for, which the analysis expands; and the edits that turn
+/// the view back into `output`. One pass over the lines: a file with thousands of rewrites
+/// would otherwise be copied once per map.
+fn macro_view(output: &str, applied: &[&Planned]) -> (String, Vec<Edit>) {
     let mut macros: HashMap<&str, &str> = applied
         .iter()
         .filter_map(|planned| planned.rewrite.function.as_ref())
         .map(|f| (f.definition.as_str(), f.macro_definition.as_str()))
         .collect();
     let mut view = String::with_capacity(output.len());
+    let mut undo = Vec::with_capacity(macros.len());
     for line in output.split_inclusive('\n') {
         let text = line.trim_end_matches(['\n', '\r']);
         match macros.remove(text) {
             Some(replacement) => {
+                undo.push(Edit::replace(
+                    view.len()..view.len() + replacement.len(),
+                    text,
+                ));
                 view.push_str(replacement);
                 view.push_str(&line[text.len()..]);
             }
             None => view.push_str(line),
         }
     }
-    view
+    (view, undo)
 }
 
 /// [`fix_text`] on a file already analysed with `options.analysis`; the result keeps
@@ -251,17 +259,24 @@ fn fix_from(
         message,
     };
     // No edit, no copy of the text: most files need no fix.
-    let edited = if edits.is_empty() {
-        None
+    let (mut current, undo) = if edits.is_empty() {
+        (text, None)
     } else {
-        Some(apply(&text, &edits).map_err(|e| internal(e.to_string()))?).filter(|o| *o != text)
+        let (output, undo) = apply_undoably(&text, &edits).map_err(|e| internal(e.to_string()))?;
+        if output == text {
+            (text, None)
+        } else {
+            (output, Some(undo))
+        }
     };
-    let output = edited.as_deref().unwrap_or(&text);
     if !applied.is_empty() {
         let expected = validate::Expected::of(analysed, &applied, &options.analysis.bank);
         original.drop_what_validation_does_not_read(&applied);
         let analysed = original.file();
-        let view = macro_view(output, &applied);
+        // One text while the output is analysed, the view: the output and the input come
+        // back from it by their undo edits (a large file's texts are tens of megabytes).
+        let (view, view_undo) = macro_view(&current, &applied);
+        drop(current);
         let measured = validate::validate(
             path,
             analysed,
@@ -279,6 +294,9 @@ fn fix_from(
             },
             None => internal(message),
         })?;
+        drop(expected);
+        current = apply(&view, &view_undo).map_err(|e| internal(e.to_string()))?;
+        drop(view);
         for (planned, excess) in applied.iter().zip(measured) {
             let outcome = &mut arrays[planned.outcome];
             outcome.excess_after = Some(excess.iter().sum());
@@ -287,9 +305,16 @@ fn fix_from(
             }
         }
     }
+    let (original_text, edited) = match undo {
+        Some(undo) => (
+            apply(&current, &undo).map_err(|e| internal(e.to_string()))?,
+            Some(current),
+        ),
+        None => (current, None),
+    };
     Ok(FileFix {
         path: path.to_path_buf(),
-        original: text,
+        original: original_text,
         edited,
         arrays,
         fixes,
@@ -412,7 +437,7 @@ mod tests {
         for (int j = 0; j < TILE; j += 8)\n        o[j] = tile[threadIdx.x][threadIdx.y + j];\n}\n";
 
     #[test]
-    fn validation_reads_each_map_function_as_its_macro_with_the_line_ending_kept() {
+    fn validation_reads_each_map_function_as_its_macro_with_the_line_ending_kept_and_back() {
         // Through a pointer: the accesses go through a map function.
         let crlf = "// bankwise: block=32x8\n__global__ void t(float *o)\n{\n    \
             __shared__ float tile[32][32];\n    float *p = &tile[0][0];\n    \
@@ -436,10 +461,12 @@ mod tests {
             .as_ref()
             .expect("a map function");
         let output = format!("int a;\r\n{}\r\nint b;\r\n", function.definition);
+        let (view, undo) = macro_view(&output, &applied);
         assert_eq!(
-            macro_view(&output, &applied),
+            view,
             format!("int a;\r\n{}\r\nint b;\r\n", function.macro_definition)
         );
+        assert_eq!(apply(&view, &undo).unwrap(), output);
     }
 
     #[test]

@@ -89,6 +89,52 @@ pub enum EditError {
 /// edits that share a byte, or an insertion strictly inside a replaced range, overlap. Every
 /// byte outside the edits is copied.
 pub fn apply<E: Borrow<Edit>>(text: &str, edits: &[E]) -> Result<String, EditError> {
+    Ok(splice(text, &in_order(text, edits)?))
+}
+
+/// `text` with `sorted` (checked, in order) applied.
+fn splice(text: &str, sorted: &[&Edit]) -> String {
+    let mut pieces: Vec<&str> = Vec::with_capacity(2 * sorted.len() + 1);
+    let mut end = text.len();
+    for edit in sorted.iter().rev() {
+        pieces.push(&text[edit.range.end..end]);
+        pieces.push(&edit.replacement);
+        end = edit.range.start;
+    }
+    pieces.push(&text[..end]);
+    // Sized once: the output of a large file is most of its size again.
+    let mut output = String::with_capacity(pieces.iter().map(|piece| piece.len()).sum());
+    for piece in pieces.iter().rev() {
+        output.push_str(piece);
+    }
+    output
+}
+
+/// [`apply`], and the edits that turn its output back into `text`: a caller that must give
+/// back both texts need not hold both while it works on the output.
+pub fn apply_undoably<E: Borrow<Edit>>(
+    text: &str,
+    edits: &[E],
+) -> Result<(String, Vec<Edit>), EditError> {
+    let sorted = in_order(text, edits)?;
+    let output = splice(text, &sorted);
+    let mut undo = Vec::with_capacity(sorted.len());
+    // Where each edit's replacement lands in the output: its start, moved by what the edits
+    // before it added or removed.
+    let mut moved_by: isize = 0;
+    for edit in sorted {
+        let start = edit.range.start.saturating_add_signed(moved_by);
+        undo.push(Edit::replace(
+            start..start + edit.replacement.len(),
+            &text[edit.range.clone()],
+        ));
+        moved_by += edit.replacement.len() as isize - edit.range.len() as isize;
+    }
+    Ok((output, undo))
+}
+
+/// `edits` checked against `text`, without duplicates, in the order [`apply`] makes them.
+fn in_order<'e, E: Borrow<Edit>>(text: &str, edits: &'e [E]) -> Result<Vec<&'e Edit>, EditError> {
     for edit in edits.iter().map(Borrow::borrow) {
         let range = &edit.range;
         if range.start > range.end || range.end > text.len() {
@@ -120,20 +166,7 @@ pub fn apply<E: Borrow<Edit>>(text: &str, edits: &[E]) -> Result<String, EditErr
             });
         }
     }
-    let mut pieces: Vec<&str> = Vec::with_capacity(2 * sorted.len() + 1);
-    let mut end = text.len();
-    for edit in sorted.iter().rev() {
-        pieces.push(&text[edit.range.end..end]);
-        pieces.push(&edit.replacement);
-        end = edit.range.start;
-    }
-    pieces.push(&text[..end]);
-    // Sized once: the output of a large file is most of its size again.
-    let mut output = String::with_capacity(pieces.iter().map(|piece| piece.len()).sum());
-    for piece in pieces.iter().rev() {
-        output.push_str(piece);
-    }
-    Ok(output)
+    Ok(sorted)
 }
 
 #[cfg(test)]
@@ -179,6 +212,24 @@ mod tests {
             Edit::insert(3, "!"),
         ];
         assert_eq!(apply(text, &edits), Ok("a12Bc!".to_string()));
+    }
+
+    #[test]
+    fn the_undo_edits_give_the_text_back() {
+        let text = "ab\r\ncd ef é gh";
+        let edits = [
+            Edit::insert(0, "<"),
+            Edit::insert(0, "<<"),
+            Edit::replace(1..2, "BBB"),
+            Edit::replace(5..7, ""),
+            Edit::replace(5..7, ""),
+            Edit::replace(8..13, "x"),
+            Edit::insert(text.len(), ">"),
+        ];
+        let (output, undo) = apply_undoably(text, &edits).unwrap();
+        assert_eq!(output, apply(text, &edits).unwrap());
+        assert_eq!(output, "<<<aBBB\r\ncexgh>");
+        assert_eq!(apply(&output, &undo).unwrap(), text);
     }
 
     #[test]

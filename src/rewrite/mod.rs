@@ -12,4 +12,4 @@ pub mod forms;
 pub mod guard;
 pub mod soa;
 
-pub use edit::{apply, Applicability, Edit, EditError, Fix};
+pub use edit::{apply, apply_undoably, Applicability, Edit, EditError, Fix};
