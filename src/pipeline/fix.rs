@@ -266,6 +266,8 @@ fn fix_from(
         if output == text {
             (text, None)
         } else {
+            // Given back by `undo` once validation is done.
+            drop(text);
             (output, Some(undo))
         }
     };

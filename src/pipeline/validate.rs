@@ -17,7 +17,8 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 
 /// What the original's accesses of each applied rewrite compute, as the rewritten ones
-/// must: per warp request, a hash of its lanes' element indices with the map applied.
+/// must: per access, how many warp requests it makes and one hash of them all, in order,
+/// each with its lanes' element indices with the map applied.
 /// Taken from the original's affine analyses before the output is analysed, so that they
 /// need not be held beside the output's.
 pub struct Expected {
@@ -32,7 +33,7 @@ pub struct Expected {
 
 /// One access's requests as validation compares them.
 enum Requests {
-    Hashes(Vec<u64>),
+    Digest(Digest),
     /// The analysis has no site for the access.
     NotAnalysed,
     /// The requests could not be enumerated: why, with the access's line.
@@ -69,7 +70,7 @@ impl Expected {
                                     requests(k, &|site| match SiteRequests::of_records(
                                         affine, site, bytes, config,
                                     ) {
-                                        Ok(r) => Requests::Hashes(hashes(&r, &|e| e)),
+                                        Ok(r) => Requests::Digest(Digest::of(&r, &|e| e)),
                                         Err(why) => line(k, why),
                                     })
                                 })
@@ -85,9 +86,9 @@ impl Expected {
                             Some(requests(k, &|site| match SiteRequests::new(
                                 affine, site, array, access, config,
                             ) {
-                                Ok(r) => {
-                                    Requests::Hashes(hashes(&r, &|e| map.apply(e as u64) as i64))
-                                }
+                                Ok(r) => Requests::Digest(Digest::of(&r, &|e| {
+                                    map.apply(e as u64) as i64
+                                })),
                                 Err(why) => line(k, why),
                             }))
                         })
@@ -636,7 +637,7 @@ fn same_members(
     Ok(measured)
 }
 
-/// The hashes expected of an original access beside the requests of the output's access
+/// The digest expected of an original access beside the requests of the output's access
 /// `at` (affine analysis, array, access) that should make them, or why they cannot be
 /// compared.
 fn comparable<'e, 'a>(
@@ -644,14 +645,14 @@ fn comparable<'e, 'a>(
     at: (&'a crate::affine::FunctionAffine, usize, usize),
     new_array: &parse::SharedArray,
     config: &crate::bank::BankConfig,
-) -> Result<(&'e [u64], SiteRequests<'a>), String> {
+) -> Result<(&'e Digest, SiteRequests<'a>), String> {
     let (affine, a, m) = at;
     let access = &new_array.accesses[m];
     let line = access.at.line;
     let site = affine.sites[a].get(m).and_then(Option::as_ref);
     let (before, site) = match (expected, site) {
         (Some(Requests::Failed(why)), Some(_)) => return Err(why.clone()),
-        (Some(Requests::Hashes(hashes)), Some(site)) => (hashes.as_slice(), site),
+        (Some(Requests::Digest(digest)), Some(site)) => (digest, site),
         _ => return Err(format!("line {line}: `{}` is not analysed", access.text)),
     };
     let after = SiteRequests::new(affine, site, new_array, access, config)
@@ -661,19 +662,19 @@ fn comparable<'e, 'a>(
 
 /// How the requests of a rewritten access differ from those expected.
 enum Mismatch {
-    /// Request `request` (of warp `warp`) has other element indices.
-    Elements { request: usize, warp: u32 },
+    /// As many requests, but some with other element indices.
+    Elements { requests: u64 },
     /// As many requests as that.
-    Requests { after: usize, before: usize },
+    Requests { after: u64, before: u64 },
 }
 
 impl Mismatch {
     /// The error for the access `new` at `line`, expected to compute `what` `old`.
     fn describe(&self, line: usize, new: &str, what: &str, old: &str) -> String {
         match self {
-            Mismatch::Elements { request, warp } => format!(
-                "line {line}: `{new}` computes other elements than {what} `{old}` (request \
-                 {request}, warp {warp})"
+            Mismatch::Elements { requests } => format!(
+                "line {line}: `{new}` computes other elements than {what} `{old}` (in its \
+                 {requests} warp requests)"
             ),
             Mismatch::Requests { after, before } => {
                 format!("line {line}: {after} warp requests after the rewrite, {before} before")
@@ -682,41 +683,52 @@ impl Mismatch {
     }
 }
 
-/// Whether `new` makes the requests `expected` hashes: the same warps, in the same order,
-/// with the same lanes.
-fn same_requests(expected: &[u64], new: &SiteRequests) -> Result<(), Mismatch> {
-    let mut index = 0usize;
-    let mut mismatch = None;
-    new.for_each(|warp, _, lanes| {
-        if mismatch.is_none()
-            && expected.get(index) != Some(&request_hash(warp, lanes.iter().copied()))
-        {
-            mismatch = Some(Mismatch::Elements {
-                request: index,
-                warp,
-            });
+/// An access's warp requests as validation compares them: how many, and one hash of them
+/// all in order (the warp and every lane's element index of each). One per access, not one
+/// per request: a large file's rewritten accesses make millions of requests, and this is
+/// held until the output is analysed.
+#[derive(PartialEq, Eq)]
+struct Digest {
+    requests: u64,
+    hash: u64,
+}
+
+impl Digest {
+    /// The digest of `requests`, every element index mapped by `map`.
+    fn of(requests: &SiteRequests, map: &dyn Fn(i64) -> i64) -> Self {
+        let mut hasher = DefaultHasher::new();
+        let mut count = 0u64;
+        requests.for_each(|warp, _, lanes| {
+            warp.hash(&mut hasher);
+            lanes.len().hash(&mut hasher);
+            for lane in lanes {
+                lane.map(map).hash(&mut hasher);
+            }
+            count += 1;
+        });
+        Digest {
+            requests: count,
+            hash: hasher.finish(),
         }
-        index += 1;
-    });
-    match mismatch {
-        Some(mismatch) => Err(mismatch),
-        None if index != expected.len() => Err(Mismatch::Requests {
-            after: index,
-            before: expected.len(),
-        }),
-        None => Ok(()),
     }
 }
 
-/// The hash of each of the requests of `requests`, every element index mapped by `map`.
-fn hashes(requests: &SiteRequests, map: &dyn Fn(i64) -> i64) -> Vec<u64> {
-    let mut hashes = Vec::new();
-    requests.for_each(|warp, _, lanes| {
-        hashes.push(request_hash(warp, lanes.iter().map(|e| e.map(map))));
-    });
-    // Kept until the output is analysed: without the room doubling left.
-    hashes.shrink_to_fit();
-    hashes
+/// Whether `new` makes the requests `expected` digests: the same warps, in the same order,
+/// with the same lanes.
+fn same_requests(expected: &Digest, new: &SiteRequests) -> Result<(), Mismatch> {
+    let after = Digest::of(new, &|e| e);
+    if after.requests != expected.requests {
+        Err(Mismatch::Requests {
+            after: after.requests,
+            before: expected.requests,
+        })
+    } else if after.hash != expected.hash {
+        Err(Mismatch::Elements {
+            requests: after.requests,
+        })
+    } else {
+        Ok(())
+    }
 }
 
 /// The indices of an array's accesses in the order they start in the source, grouped by
@@ -742,15 +754,6 @@ fn in_source_order(
         )
     });
     order
-}
-
-fn request_hash(warp: u32, lanes: impl Iterator<Item = Option<i64>>) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    warp.hash(&mut hasher);
-    for lane in lanes {
-        lane.hash(&mut hasher);
-    }
-    hasher.finish()
 }
 
 #[cfg(test)]
