@@ -11,7 +11,9 @@
 //! - finish within 10 s (a watchdog aborts the run past 60 s, naming the input);
 //! - never make `fix` fail its own validation (an "internal error": its output re-parsed and
 //!   re-analysed must map every access as planned);
-//! - fix once: `fix` on `fix`'s output changes nothing.
+//! - fix once: `fix` on `fix`'s output changes nothing;
+//! - give the input back as it was: `fix` drops it while it validates and rebuilds it from
+//!   the output, for the diff.
 //!
 //! A failing input is written to `target/fuzz/` and the run exits with status 1. Each
 //! thread writes the input it is on to `target/fuzz/current-N.cu` first, so that a crash no
@@ -199,6 +201,9 @@ fn fix_once(text: &str) -> Result<(), String> {
         }
         Err(_) => return Ok(()),
     };
+    if fixed.original != text {
+        return Err("fix gives back another input than it was given".into());
+    }
     if !fixed.changed() {
         return Ok(());
     }
