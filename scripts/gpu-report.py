@@ -11,7 +11,10 @@ and store instructions it executed (nvcc may merge neighbouring accesses into on
 its one block (ncu, clocks as the card ran them). Then, where `scripts/gpu-check run` timed
 them, a second table: the median time of one launch of many blocks (CUDA events), one column
 per RESULTS directory given (runs differ: a launch of a few microseconds is mostly overhead),
-and the ratio of the runs' mean after to their mean before.
+and the ratio of the runs' mean after to their mean before. Last, with the timings and the
+profile, the price of each rewrite: the ALU instructions it adds per block (the shared
+instructions the original executed times `fix`'s mean ALU instructions per rewritten access)
+per excess wavefront it removes (the oracle's), beside that time ratio, cheapest first.
 """
 import csv
 import sys
@@ -121,6 +124,39 @@ def main():
     if times:
         print()
         print_times(cases, times)
+        if ncu:
+            print()
+            print_prices(cases, ncu, times)
+
+
+def time_ratio(program, index, times):
+    """The runs' mean time after over their mean before, or None."""
+    befores = [t[(program, "before", index)] for t in times if t.get((program, "before", index))]
+    afters = [t[(program, "after", index)] for t in times if t.get((program, "after", index))]
+    if not befores or not afters:
+        return None
+    return (sum(afters) / len(afters)) / (sum(befores) / len(befores))
+
+
+def print_prices(cases, ncu, times):
+    rows = []
+    for case in cases:
+        program, index = case["program"], case["index"]
+        alu = number(case.get("fix_alu"))
+        launches = ncu.get((program, "before"), [])
+        launch = int(index)
+        if alu is None or launch >= len(launches):
+            continue
+        shared = (launches[launch].get(SHARED_LD) or 0) + (launches[launch].get(SHARED_ST) or 0)
+        removed = sum(int(case[f"oracle_{k}_before"]) - int(case[f"oracle_{k}_after"]) for k in ("ld", "st"))
+        added = shared * alu
+        price = added / removed if removed > 0 else float("inf")
+        rows.append((price, short_name(program), case["kernel"], alu, shared, removed, time_ratio(program, index, times)))
+    print("| file | kernel | ALU per access | shared instructions | wavefronts removed | ALU added per wavefront | time after / before |")
+    print("|---|---|--:|--:|--:|--:|--:|")
+    for price, name, kernel, alu, shared, removed, ratio in sorted(rows, key=lambda r: r[0]):
+        shown = "–" if ratio is None else f"{ratio:.2f}"
+        print(f"| {name} | `{kernel}` | {alu:.2f} | {int(shared)} | {removed} | {price:.2f} | {shown} |")
 
 
 def timings(path):
@@ -140,9 +176,8 @@ def print_times(cases, times):
         program, index = case["program"], case["index"]
         medians = [(run.get((program, "before", index)), run.get((program, "after", index))) for run in times]
         cells = "".join(f" {arrow(before, after, 1)} |" for before, after in medians)
-        befores = [before for before, _ in medians if before is not None]
-        afters = [after for _, after in medians if after is not None]
-        ratio = f"{sum(afters) / len(afters) / (sum(befores) / len(befores)):.2f}" if befores and afters else "–"
+        ratio = time_ratio(program, index, times)
+        ratio = "–" if ratio is None else f"{ratio:.2f}"
         print(f"| {short_name(program)} | `{case['kernel']}` |{cells} {ratio} |")
 
 

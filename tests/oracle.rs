@@ -1454,6 +1454,8 @@ struct Rewritten {
     /// `fix`'s figures before and after the rewrite.
     before: u64,
     predicted: u64,
+    /// The ALU instructions `fix` counts for each rewritten access.
+    alu: Vec<u64>,
 }
 
 /// Runs `fix --unsafe-fixes` on a testdata file into `work/stem.fixed.cu`: the fixed file
@@ -1499,6 +1501,12 @@ fn run_fix(
                 stored_as,
                 before: a["excess_before"].as_u64().unwrap_or(u64::MAX),
                 predicted: a["excess_after"].as_u64().unwrap_or(u64::MAX),
+                alu: a["accesses"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|access| access["alu"].as_u64())
+                    .collect(),
             }
         })
         .collect();
@@ -2196,7 +2204,7 @@ fn write_gpu_programs() {
     let results = on_every_case(|case| gpu_case(case, work.path(), &driver, &out));
     let mut table = String::from(
         "program\tindex\tkernel\tblock\toracle_ld_before\toracle_st_before\toracle_atom_before\t\
-         oracle_ld_after\toracle_st_after\toracle_atom_after\tfix_before\tfix_after\n",
+         oracle_ld_after\toracle_st_after\toracle_atom_after\tfix_before\tfix_after\tfix_alu\n",
     );
     let mut failures = Vec::new();
     for (path, result) in results {
@@ -2284,16 +2292,25 @@ fn gpu_case(case: &Case, work: &Path, driver: &Path, out: &Path) -> Result<Strin
         let kernels: Vec<&str> = std::iter::once(launch.kernel)
             .chain(launch.callees.iter().copied())
             .collect();
-        let arrays = rewritten
+        let arrays: Vec<&Rewritten> = rewritten
             .iter()
-            .filter(|r| kernels.contains(&r.kernel.as_str()));
-        let (fix_before, fix_after) =
-            arrays.fold((0, 0), |(b, a), r| (b + r.before, a + r.predicted));
+            .filter(|r| kernels.contains(&r.kernel.as_str()))
+            .collect();
+        let (fix_before, fix_after) = arrays
+            .iter()
+            .fold((0, 0), |(b, a), r| (b + r.before, a + r.predicted));
+        // The mean ALU instructions per rewritten access: what the rewrite adds per access.
+        let alu: Vec<u64> = arrays.iter().flat_map(|r| r.alu.iter().copied()).collect();
+        let fix_alu = if alu.is_empty() {
+            "-".to_string()
+        } else {
+            format!("{:.2}", alu.iter().sum::<u64>() as f64 / alu.len() as f64)
+        };
         let kind = |figures: &ByKind, kind: &str| figures.get(kind).copied().unwrap_or(0);
         let [x, y, z] = reported.block;
         let _ = writeln!(
             rows,
-            "{stem}\t{index}\t{}\t{x}x{y}x{z}\t{}\t{}\t{}\t{}\t{}\t{}\t{fix_before}\t{fix_after}",
+            "{stem}\t{index}\t{}\t{x}x{y}x{z}\t{}\t{}\t{}\t{}\t{}\t{}\t{fix_before}\t{fix_after}\t{fix_alu}",
             launch.kernel,
             kind(before, "load"),
             kind(before, "store"),
