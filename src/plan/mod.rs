@@ -321,6 +321,31 @@ struct KernelPlanner<'a> {
     pending: Vec<(usize, Choice)>,
     /// The names more than one function of the file goes by ([`shared_names`]).
     shared_names: &'a HashSet<String>,
+    /// What the function's body declares, walked once for all its arrays, and only when
+    /// an array gets that far (the body is unpacked to walk it).
+    declarations: std::sync::OnceLock<Declarations>,
+}
+
+/// The names a function's body declares, at any depth, or reads as declaring
+/// ([`for_each_declared`]).
+#[derive(Default)]
+struct Declarations {
+    all: HashSet<String>,
+    /// Those of variables other than `__shared__` arrays.
+    locals: HashSet<String>,
+}
+
+impl Declarations {
+    fn of(function: &Function) -> Self {
+        let mut declarations = Declarations::default();
+        for_each_declared(&function.body.statements(), &mut |name, local| {
+            if local {
+                declarations.locals.insert(name.to_string());
+            }
+            declarations.all.insert(name.to_string());
+        });
+        declarations
+    }
 }
 
 /// The names (as reports show them) that several functions of `file` share: overloads, or
@@ -359,6 +384,7 @@ impl<'a> KernelPlanner<'a> {
             decisions: Vec::new(),
             pending: Vec::new(),
             shared_names,
+            declarations: std::sync::OnceLock::new(),
         }
     }
 
@@ -436,13 +462,8 @@ impl<'a> KernelPlanner<'a> {
         // Another variable with the array's name (or a statement that reads as declaring
         // one: `f buf[i];`): a rewrite that writes a subscript of the array in place of an
         // access through a pointer would read that one where it is in scope.
-        let mut declared = HashSet::new();
-        let mut shadows_array = false;
-        for_each_declared(&function.body.statements(), &mut |name, local| {
-            shadows_array |= local && name == array.name;
-            declared.insert(name.to_string());
-        });
-        if shadows_array {
+        let declarations = self.declarations.get_or_init(|| Declarations::of(function));
+        if declarations.locals.contains(&array.name) {
             return left(format!(
                 "a declaration in `{}` names `{}` too (or reads as one): a rewrite that writes \
                  a subscript of the array there would read that instead",
@@ -450,7 +471,7 @@ impl<'a> KernelPlanner<'a> {
                 array.name
             ));
         }
-        if let Some(name) = shadowed_extent_name(&declared, array) {
+        if let Some(name) = shadowed_extent_name(&declarations.all, array) {
             return left(format!(
                 "its extent names `{name}`, which a declaration in `{}` names too (or reads as \
                  one): a rewrite that writes the extent there would read that instead",
