@@ -687,7 +687,6 @@ impl Mismatch {
 /// all in order (the warp and every lane's element index of each). One per access, not one
 /// per request: a large file's rewritten accesses make millions of requests, and this is
 /// held until the output is analysed.
-#[derive(PartialEq, Eq)]
 struct Digest {
     requests: u64,
     hash: u64,
