@@ -57,6 +57,24 @@ def ncu_metrics(path):
     return {key: [by_launch[key][i] for i in ids] for key, ids in order.items()}
 
 
+def launch_metric(ncu, program, when, launch, name):
+    """Nsight's `name` for launch `launch` of `program` `when` (before/after), or None."""
+    launches = ncu.get((program, when), [])
+    return launches[launch].get(name) if launch < len(launches) else None
+
+
+def shared_instructions(ncu, program, when, launch):
+    """The shared loads and stores the launch executed, or None."""
+    loads = launch_metric(ncu, program, when, launch, SHARED_LD)
+    stores = launch_metric(ncu, program, when, launch, SHARED_ST)
+    return None if loads is None or stores is None else loads + stores
+
+
+def oracle_excess(case, when):
+    """The oracle's excess wavefronts of loads and stores, `when` before or after."""
+    return int(case[f"oracle_ld_{when}"]) + int(case[f"oracle_st_{when}"])
+
+
 def arrow(before, after, digits=0):
     def show(value):
         if value is None:
@@ -86,15 +104,12 @@ def main():
         launch = int(index)
 
         def metric(when, name):
-            launches = ncu.get((program, when), [])
-            return launches[launch].get(name) if launch < len(launches) else None
+            return launch_metric(ncu, program, when, launch, name)
 
         def shared(when):
-            loads, stores = metric(when, SHARED_LD), metric(when, SHARED_ST)
-            return None if loads is None or stores is None else loads + stores
+            return shared_instructions(ncu, program, when, launch)
 
-        oracle_before = int(case["oracle_ld_before"]) + int(case["oracle_st_before"])
-        oracle_after = int(case["oracle_ld_after"]) + int(case["oracle_st_after"])
+        oracle_before, oracle_after = oracle_excess(case, "before"), oracle_excess(case, "after")
         values = {
             "oracle_before": oracle_before,
             "oracle_after": oracle_after,
@@ -143,12 +158,10 @@ def print_prices(cases, ncu, times):
     for case in cases:
         program, index = case["program"], case["index"]
         alu = number(case.get("fix_alu"))
-        launches = ncu.get((program, "before"), [])
-        launch = int(index)
-        if alu is None or launch >= len(launches):
+        shared = shared_instructions(ncu, program, "before", int(index))
+        if alu is None or shared is None:
             continue
-        shared = (launches[launch].get(SHARED_LD) or 0) + (launches[launch].get(SHARED_ST) or 0)
-        removed = sum(int(case[f"oracle_{k}_before"]) - int(case[f"oracle_{k}_after"]) for k in ("ld", "st"))
+        removed = oracle_excess(case, "before") - oracle_excess(case, "after")
         added = shared * alu
         price = added / removed if removed > 0 else float("inf")
         rows.append((price, short_name(program), case["kernel"], alu, shared, removed, time_ratio(program, index, times)))
