@@ -7,7 +7,9 @@ use super::types::MemberLayout;
 use std::fmt;
 
 /// A 1-based line and column (columns count bytes, as clang and nvcc do).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Location {
     pub line: usize,
     pub col: usize,
@@ -254,7 +256,7 @@ fn unknown_extent(text: &str) -> String {
     format!("extent `{text}` is unknown")
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AccessKind {
     Load,
     Store,

@@ -49,6 +49,41 @@ impl<T> fmt::Debug for Packed<T> {
     }
 }
 
+/// A vector at rest, packed a chunk at a time: packing holds one chunk's items twice, not
+/// every item (a large file's `fix` report is tens of megabytes).
+pub struct PackedVec<T> {
+    chunks: Vec<Packed<Vec<T>>>,
+    len: usize,
+}
+
+/// Items per chunk of a [`PackedVec`].
+const ITEMS_PER_CHUNK: usize = 4096;
+
+impl<T: Serialize + DeserializeOwned> PackedVec<T> {
+    pub fn new(items: Vec<T>) -> Self {
+        let len = items.len();
+        let mut items = items.into_iter();
+        let mut chunks = Vec::with_capacity(len.div_ceil(ITEMS_PER_CHUNK));
+        loop {
+            let chunk: Vec<T> = items.by_ref().take(ITEMS_PER_CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            chunks.push(Packed::new(&chunk));
+        }
+        PackedVec { chunks, len }
+    }
+
+    /// The items, rebuilt in order.
+    pub fn unpack(self) -> Vec<T> {
+        let mut items = Vec::with_capacity(self.len);
+        for chunk in self.chunks {
+            items.extend(chunk.unpack());
+        }
+        items
+    }
+}
+
 /// A function body at rest: its statements, packed. The instances of a template share
 /// their prototype's bytes.
 #[derive(Debug, Clone, Default)]
@@ -105,6 +140,20 @@ mod tests {
         assert!(!body.is_empty());
         assert!(body.shares(&body.clone()));
         assert!(!body.shares(&Body::new(&statements)));
+    }
+
+    #[test]
+    fn a_packed_vector_unpacks_to_its_items_in_order() {
+        for len in [
+            0,
+            1,
+            ITEMS_PER_CHUNK,
+            ITEMS_PER_CHUNK + 1,
+            3 * ITEMS_PER_CHUNK - 1,
+        ] {
+            let items: Vec<String> = (0..len).map(|i| format!("item {i}")).collect();
+            assert_eq!(PackedVec::new(items.clone()).unpack(), items);
+        }
     }
 
     #[test]

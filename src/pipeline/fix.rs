@@ -3,7 +3,7 @@
 use super::validate;
 use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, KeepAffine, Options};
 use crate::block::ConfigBlocks;
-use crate::parse;
+use crate::parse::{self, PackedVec};
 use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
 use crate::rewrite::guard::assumes_clause;
 use crate::rewrite::{apply, apply_undoably, Applicability, Edit, Fix};
@@ -242,6 +242,9 @@ fn fix_from(
         &mut fixes,
         &mut arrays,
     );
+    // The report waits packed while the output is made and validated: on a large file it is
+    // tens of megabytes, beside the models of the input and then of the output.
+    let packed_arrays = PackedVec::new(arrays);
     let applied: Vec<&Planned> = plan
         .rewrites
         .iter()
@@ -258,6 +261,16 @@ fn fix_from(
         path: shown.clone(),
         message,
     };
+    // What validation compares is taken from the input's analysis before the output exists,
+    // and the analysis is cut down to what validation reads: the input's model and the
+    // output's text are never held together (each is tens of megabytes on a large file).
+    let expected = if applied.is_empty() {
+        None
+    } else {
+        let expected = validate::Expected::of(analysed, &applied, &options.analysis.bank);
+        original.drop_what_validation_does_not_read(&applied);
+        Some(expected)
+    };
     // No edit, no copy of the text: most files need no fix.
     let (mut current, undo) = if edits.is_empty() {
         (text, None)
@@ -271,15 +284,16 @@ fn fix_from(
             (output, Some(undo))
         }
     };
-    if !applied.is_empty() {
-        let expected = validate::Expected::of(analysed, &applied, &options.analysis.bank);
-        original.drop_what_validation_does_not_read(&applied);
+    drop(edits);
+    let packed_fixes = PackedVec::new(fixes);
+    let mut measured = Vec::new();
+    if let Some(expected) = expected {
         let analysed = original.file();
         // One text while the output is analysed, the view: the output and the input come
         // back from it by their undo edits (a large file's texts are tens of megabytes).
         let (view, view_undo) = macro_view(&current, &applied);
         drop(current);
-        let measured = validate::validate(
+        measured = validate::validate(
             path,
             analysed,
             &expected,
@@ -299,12 +313,13 @@ fn fix_from(
         drop(expected);
         current = apply(&view, &view_undo).map_err(|e| internal(e.to_string()))?;
         drop(view);
-        for (planned, excess) in applied.iter().zip(measured) {
-            let outcome = &mut arrays[planned.outcome];
-            outcome.excess_after = Some(excess.iter().sum());
-            for (access, after) in outcome.accesses.iter_mut().zip(excess) {
-                access.excess_after = Some(after);
-            }
+    }
+    let mut arrays = packed_arrays.unpack();
+    for (planned, excess) in applied.iter().zip(measured) {
+        let outcome = &mut arrays[planned.outcome];
+        outcome.excess_after = Some(excess.iter().sum());
+        for (access, after) in outcome.accesses.iter_mut().zip(excess) {
+            access.excess_after = Some(after);
         }
     }
     let (original_text, edited) = match undo {
@@ -319,7 +334,7 @@ fn fix_from(
         original: original_text,
         edited,
         arrays,
-        fixes,
+        fixes: packed_fixes.unpack(),
         fixed_arrays: plan.rewrites.iter().map(|p| p.outcome).collect(),
     })
 }

@@ -18,6 +18,7 @@ use crate::solve::choose::{Choice, ChoiceCache, Options as ChooseOptions};
 use crate::solve::kernel::{allowance, choose_kernel, TIE_BREAK_LAMBDA};
 use crate::solve::maps::{AddressMap, Padding, Swizzle};
 use crate::solve::{ArrayProblem, Family, MapKind};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 
@@ -32,7 +33,7 @@ pub struct Strategy {
 }
 
 /// What became of an array.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Action {
     /// Its accesses go through the chosen map.
     Rewritten,
@@ -57,10 +58,12 @@ impl Action {
 }
 
 /// The chosen map, for reports.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MapSummary {
     pub strategy: Family,
     pub family: MapKind,
+    /// As JSON text when packed: a `Value` reads back only from a self-describing format.
+    #[serde(with = "json_text")]
     pub params: Value,
     /// The map on a linear index `i`.
     pub cuda: String,
@@ -68,8 +71,23 @@ pub struct MapSummary {
     pub description: String,
 }
 
+/// A JSON value written as its text, for the packed report ([`crate::parse::Packed`]).
+mod json_text {
+    use serde::{de::Error as _, Deserialize, Deserializer, Serializer};
+    use serde_json::Value;
+
+    pub fn serialize<S: Serializer>(value: &Value, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&value.to_string())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Value, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        serde_json::from_str(&text).map_err(D::Error::custom)
+    }
+}
+
 /// One access of an array, before and after.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AccessOutcome {
     pub at: Location,
     pub kind: AccessKind,
@@ -81,7 +99,7 @@ pub struct AccessOutcome {
 }
 
 /// One array of one reported function, and what `fix` did with it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArrayOutcome {
     pub function: String,
     pub array: String,

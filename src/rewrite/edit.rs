@@ -6,7 +6,7 @@ use std::fmt;
 use std::ops::Range;
 
 /// The bytes `range` of the original text become `replacement`; an empty range inserts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct Edit {
     pub range: Range<usize>,
     pub replacement: String,
@@ -30,7 +30,9 @@ impl Edit {
 }
 
 /// How safe a fix is to apply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Applicability {
     /// Keeps every result and the shared-memory footprint the user allowed: applied by
     /// default.
@@ -61,7 +63,7 @@ impl fmt::Display for Applicability {
 }
 
 /// The edits that rewrite one array, with what they do and how safe they are.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Fix {
     pub message: String,
     pub applicability: Applicability,

@@ -23,7 +23,7 @@ use crate::parse::{identifier_tokens, one_line, Function, SharedArray};
 use std::fmt;
 
 /// A value a rewrite's map was derived from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Assumption {
     /// An extent as written (`BLOCK_SIZE + 1`) has the value the map was proven for.
     Extent {

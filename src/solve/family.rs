@@ -2,7 +2,7 @@
 //! (`fix --strategy`, `[fix] strategy`, JSON, notes, bench tables) derives from these enums,
 //! so adding a family is a new variant that the compiler then asks for everywhere it matters
 //! (docs/ARCHITECTURE.md, "Adding a hash family").
-use serde::{Serialize, Serializer};
+use serde::{de::Error as _, Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// A search the choice runs on every array: one best map each (`fix --strategy NAME`).
@@ -155,6 +155,14 @@ impl Serialize for Family {
     }
 }
 
+/// Read back from its name, as written (reports are packed while `fix` validates).
+impl<'de> Deserialize<'de> for Family {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        Family::from_name(&name).ok_or_else(|| D::Error::custom(format!("no family `{name}`")))
+    }
+}
+
 /// The shape of a map, whichever search built it (the GH and MIH searches both build bitwise
 /// maps): what the rewriter emits and the reports call the map's family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -176,6 +184,23 @@ pub enum MapKind {
 }
 
 impl MapKind {
+    pub const ALL: [MapKind; 14] = [
+        MapKind::Identity,
+        MapKind::BitvectorXor,
+        MapKind::BitvectorPerm,
+        MapKind::BitwisePerm,
+        MapKind::BitwiseXor,
+        MapKind::FixedXor,
+        MapKind::FixedAdd,
+        MapKind::Padding,
+        MapKind::Swizzle,
+        MapKind::Rap,
+        MapKind::Skew,
+        MapKind::Repitch,
+        MapKind::Rotate,
+        MapKind::StructOfArrays,
+    ];
+
     pub const fn name(self) -> &'static str {
         match self {
             MapKind::Identity => "identity",
@@ -208,6 +233,16 @@ impl Serialize for MapKind {
     }
 }
 
+impl<'de> Deserialize<'de> for MapKind {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        MapKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+            .ok_or_else(|| D::Error::custom(format!("no map kind `{name}`")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +259,35 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), Family::ALL.len());
         assert!(!names.contains(&Family::Identity.name()));
+    }
+
+    #[test]
+    fn every_map_kind_is_listed_and_reads_back_from_its_name() {
+        // Exhaustive: a new kind does not compile here until it is handled.
+        let listed = |kind: MapKind| match kind {
+            MapKind::Identity
+            | MapKind::BitvectorXor
+            | MapKind::BitvectorPerm
+            | MapKind::BitwisePerm
+            | MapKind::BitwiseXor
+            | MapKind::FixedXor
+            | MapKind::FixedAdd
+            | MapKind::Padding
+            | MapKind::Swizzle
+            | MapKind::Rap
+            | MapKind::Skew
+            | MapKind::Repitch
+            | MapKind::Rotate
+            | MapKind::StructOfArrays => MapKind::ALL.contains(&kind),
+        };
+        for kind in MapKind::ALL {
+            assert!(listed(kind));
+            let bytes = postcard::to_allocvec(&kind).unwrap();
+            assert_eq!(postcard::from_bytes::<MapKind>(&bytes).unwrap(), kind);
+        }
+        for family in Family::ALL {
+            let bytes = postcard::to_allocvec(&family).unwrap();
+            assert_eq!(postcard::from_bytes::<Family>(&bytes).unwrap(), family);
+        }
     }
 }

@@ -103,7 +103,7 @@ fn is_primary(expr: &Expr) -> bool {
 }
 
 /// How an array is rewritten.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum FormKind {
     /// `t[r][c]` → `t[r][c ^ f(r)]`: one subscript changes, the declaration stays.
     SwizzleInPlace,
