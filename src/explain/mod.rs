@@ -631,7 +631,8 @@ fn fix_choice<'p>(
 ) -> Result<(&'p dyn AddressMap, String, Option<String>), String> {
     let function = &file.parsed.functions[picked.function];
     let array = &function.arrays[picked.array];
-    let outcome = planned.outcomes.iter().find(|o| {
+    let outcomes = planned.outcomes.unpack();
+    let outcome = outcomes.iter().find(|o| {
         o.function == function.display_name() && o.array == array.name && o.at == array.at
     });
     let rewrite = planned

@@ -26,7 +26,7 @@ pub use chunks::brace_depth_at;
 pub use consts::{identifier_tokens, replace_identifiers, Bindings, ConstEnv, Macro};
 pub use extract::is_atomic;
 pub use model::*;
-pub use packed::{Body, Packed, PackedVec};
+pub use packed::{Body, Packed, PackedVec, PackedVecBuilder};
 pub use source::{
     file_kind, is_c_family, is_cuda, is_header, read_source, read_source_from, restored_bytes,
     LineIndex, SourceError, CUDA_EXTENSIONS, MAX_FILE_BYTES,

@@ -56,31 +56,81 @@ pub struct PackedVec<T> {
     len: usize,
 }
 
+impl<T> Default for PackedVec<T> {
+    fn default() -> Self {
+        PackedVec {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
 /// Items per chunk of a [`PackedVec`].
 const ITEMS_PER_CHUNK: usize = 4096;
 
 impl<T: Serialize + DeserializeOwned> PackedVec<T> {
     pub fn new(items: Vec<T>) -> Self {
-        let len = items.len();
-        let mut items = items.into_iter();
-        let mut chunks = Vec::with_capacity(len.div_ceil(ITEMS_PER_CHUNK));
-        loop {
-            let chunk: Vec<T> = items.by_ref().take(ITEMS_PER_CHUNK).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            chunks.push(Packed::new(&chunk));
+        let mut packed = PackedVecBuilder::default();
+        for item in items {
+            packed.push(item);
         }
-        PackedVec { chunks, len }
+        packed.finish()
     }
 
     /// The items, rebuilt in order.
-    pub fn unpack(self) -> Vec<T> {
+    pub fn unpack(&self) -> Vec<T> {
         let mut items = Vec::with_capacity(self.len);
-        for chunk in self.chunks {
+        for chunk in &self.chunks {
             items.extend(chunk.unpack());
         }
         items
+    }
+}
+
+/// A [`PackedVec`] made an item at a time: at most one chunk's items are held unpacked.
+pub struct PackedVecBuilder<T> {
+    chunks: Vec<Packed<Vec<T>>>,
+    open: Vec<T>,
+    len: usize,
+}
+
+impl<T> Default for PackedVecBuilder<T> {
+    fn default() -> Self {
+        PackedVecBuilder {
+            chunks: Vec::new(),
+            open: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+impl<T: Serialize + DeserializeOwned> PackedVecBuilder<T> {
+    pub fn push(&mut self, item: T) {
+        self.open.push(item);
+        self.len += 1;
+        if self.open.len() == ITEMS_PER_CHUNK {
+            self.chunks.push(Packed::new(&self.open));
+            self.open.clear();
+        }
+    }
+
+    /// How many items were pushed.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn finish(mut self) -> PackedVec<T> {
+        if !self.open.is_empty() {
+            self.chunks.push(Packed::new(&self.open));
+        }
+        PackedVec {
+            chunks: self.chunks,
+            len: self.len,
+        }
     }
 }
 

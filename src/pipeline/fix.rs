@@ -1,10 +1,14 @@
 //! `fix` on one file: analyse, plan, apply the fixes the options allow, and validate the
 //! output (translation validation) before anything may be written.
 use super::validate;
-use crate::analysis::{analyse_text, AnalysedFile, AnalysisError, KeepAffine, Options};
+use crate::analysis::{
+    analyse_text_visiting, is_reported, AnalysedFile, AnalysisError, KeepAffine, Options,
+};
 use crate::block::ConfigBlocks;
 use crate::parse::{self, PackedVec};
-use crate::plan::{self, Action, ArrayOutcome, Planned, Strategy};
+use crate::plan::{
+    self, Action, ArrayOutcome, BatchInput, Plan, PlanInput, Planned, Planner, Strategy,
+};
 use crate::rewrite::guard::assumes_clause;
 use crate::rewrite::{apply, apply_undoably, Applicability, Edit, Fix};
 use std::collections::HashMap;
@@ -99,12 +103,69 @@ fn fix_owned(
     options: &FixOptions,
     config: &ConfigBlocks,
 ) -> Result<FileFix, FixError> {
+    // The plan is made, and what validation needs of each rewrite taken, batch by batch as
+    // the analysis goes: no affine analysis is kept (on a large file they are tens of
+    // megabytes beside the model).
     let analysis = Options {
-        keep_affine: KeepAffine::ForFixes,
+        keep_affine: KeepAffine::Never,
         ..options.analysis.clone()
     };
-    let analysed = analyse_text(path, &text, &analysis, config);
-    fix_from(Analysed::Owned(Box::new(analysed)), text, options, config)
+    let (strategy, bank) = (&options.strategy, &options.analysis.bank);
+    let mut planner: Option<Planner> = None;
+    let mut requests = HashMap::new();
+    let analysed = analyse_text_visiting(
+        path,
+        &text,
+        &analysis,
+        config,
+        &mut |parsed, batch, analyses| {
+            let planner =
+                planner.get_or_insert_with(|| Planner::new(parsed, &text, strategy, bank));
+            let input = BatchInput {
+                parsed,
+                first: batch.start,
+                analyses,
+            };
+            let reported: Vec<usize> = batch
+                .filter(|&f| is_reported(&parsed.functions[f]))
+                .collect();
+            let from = planner.decided();
+            planner.decide(&input, &reported);
+            let rewrites = planner.rewrites_from(from);
+            let taken = crate::parallel::map(rewrites.len(), REWRITES_PER_THREAD, |i| {
+                let (f, a, map) = rewrites[i];
+                validate::rewrite_requests(
+                    input.analysis(f).affine.as_deref(),
+                    a,
+                    &parsed.functions[f].arrays[a],
+                    map,
+                    bank,
+                )
+            });
+            requests.extend(rewrites.iter().map(|&(f, a, _)| (f, a)).zip(taken));
+        },
+    );
+    let planned = planner.map(|planner| Prepared {
+        plan: planner.finish(&analysed),
+        requests,
+    });
+    fix_from(
+        Analysed::Owned(Box::new(analysed)),
+        text,
+        options,
+        config,
+        Some(planned.unwrap_or_default()),
+    )
+}
+
+/// Rewrites whose expectations are taken on one thread at a time, at least.
+const REWRITES_PER_THREAD: usize = 16;
+
+/// A plan made as the input was analysed, with what validation compares for each rewrite.
+#[derive(Default)]
+struct Prepared {
+    plan: Plan,
+    requests: HashMap<(usize, usize), Option<validate::RewriteRequests>>,
 }
 
 /// The analysis a fix starts from: the caller's, or its own, of which it keeps only what
@@ -190,15 +251,18 @@ pub fn fix_analysed(
     options: &FixOptions,
     config: &ConfigBlocks,
 ) -> Result<FileFix, FixError> {
-    fix_from(Analysed::Borrowed(analysed), text, options, config)
+    fix_from(Analysed::Borrowed(analysed), text, options, config, None)
 }
 
 /// [`fix_analysed`] on the caller's analysis or on one it may cut down.
+/// `prepared`: the plan and expectations, when they were made as the input was analysed
+/// (else the analysis has the affine analyses to make them from).
 fn fix_from(
     mut original: Analysed,
     text: String,
     options: &FixOptions,
     config: &ConfigBlocks,
+    prepared: Option<Prepared>,
 ) -> Result<FileFix, FixError> {
     let analysed = original.file();
     // Owned: `original` drops parts of its analysis further down.
@@ -213,14 +277,22 @@ fn fix_from(
             .map_or(0, |at| at.line);
         return Err(FixError::Unparsable { path: shown, line });
     }
-    let mut plan = plan::plan(analysed, &text, &options.strategy, &options.analysis.bank);
-    let mut arrays = plan.outcomes;
+    let (mut plan, requests) = match prepared {
+        Some(prepared) => (prepared.plan, Some(prepared.requests)),
+        None => (
+            plan::plan(analysed, &text, &options.strategy, &options.analysis.bank),
+            None,
+        ),
+    };
     let mut fixes = Vec::new();
-    // Per planned rewrite, whether it goes into the output.
+    // Per planned rewrite, whether it goes into the output; and, by outcome, why those that
+    // do not are left out. The outcomes stay packed (`plan::Planner::finish`) until
+    // validation is done: on a large file they are tens of megabytes, beside the models of
+    // the input and then of the output.
     let mut applies = Vec::with_capacity(plan.rewrites.len());
+    let mut left_out: Vec<(usize, String)> = Vec::new();
     for planned in &mut plan.rewrites {
-        let outcome = &mut arrays[planned.outcome];
-        fixes.push(fix_of(planned, outcome));
+        fixes.push(fix_of(planned, analysed));
         let allowed = match planned.applicability {
             Applicability::Safe => true,
             Applicability::Unsafe => options.unsafe_fixes,
@@ -228,10 +300,10 @@ fn fix_from(
         };
         if !allowed {
             let why = planned.caution.as_deref().unwrap_or("unsafe");
-            not_applied(
-                outcome,
+            left_out.push((
+                planned.outcome,
                 format!("unsafe: {why}; pass --unsafe-fixes to apply it"),
-            );
+            ));
         }
         applies.push(allowed);
     }
@@ -240,11 +312,8 @@ fn fix_from(
         &plan.rewrites,
         &mut applies,
         &mut fixes,
-        &mut arrays,
+        &mut left_out,
     );
-    // The report waits packed while the output is made and validated: on a large file it is
-    // tens of megabytes, beside the models of the input and then of the output.
-    let packed_arrays = PackedVec::new(arrays);
     let applied: Vec<&Planned> = plan
         .rewrites
         .iter()
@@ -267,7 +336,10 @@ fn fix_from(
     let expected = if applied.is_empty() {
         None
     } else {
-        let expected = validate::Expected::of(analysed, &applied, &options.analysis.bank);
+        let expected = match requests {
+            Some(requests) => validate::Expected::with(analysed, &applied, requests),
+            None => validate::Expected::of(analysed, &applied, &options.analysis.bank),
+        };
         original.drop_what_validation_does_not_read(&applied);
         Some(expected)
     };
@@ -314,7 +386,10 @@ fn fix_from(
         current = apply(&view, &view_undo).map_err(|e| internal(e.to_string()))?;
         drop(view);
     }
-    let mut arrays = packed_arrays.unpack();
+    let mut arrays = plan.outcomes.unpack();
+    for (outcome, reason) in left_out {
+        not_applied(&mut arrays[outcome], reason);
+    }
     for (planned, excess) in applied.iter().zip(measured) {
         let outcome = &mut arrays[planned.outcome];
         outcome.excess_after = Some(excess.iter().sum());
@@ -347,7 +422,7 @@ fn share_map_functions(
     rewrites: &[Planned],
     applies: &mut [bool],
     fixes: &mut [Fix],
-    arrays: &mut [ArrayOutcome],
+    left_out: &mut Vec<(usize, String)>,
 ) {
     // Per map function inserted, by name: the fix that inserts it and the last kernel named.
     let mut first: HashMap<&str, (usize, String)> = HashMap::new();
@@ -372,13 +447,13 @@ fn share_map_functions(
         }
         let body = |text: &str| text.split_once('\n').map(|(_, rest)| rest.to_string());
         if body(&shared.text) != body(&function.text) {
-            not_applied(
-                &mut arrays[planned.outcome],
+            left_out.push((
+                planned.outcome,
                 format!(
                     "its copies of the functions it is passed to would differ from those of \
                      `{last}`, whose names they share"
                 ),
-            );
+            ));
             applies[i] = false;
             continue;
         }
@@ -399,21 +474,19 @@ fn share_map_functions(
 
 /// The fix of one planned rewrite: its edits (moved out of it) with the map function's
 /// insertion.
-fn fix_of(planned: &mut Planned, outcome: &ArrayOutcome) -> Fix {
+fn fix_of(planned: &mut Planned, analysed: &AnalysedFile) -> Fix {
     let mut edits = std::mem::take(&mut planned.rewrite.edits);
     if let Some(function) = &planned.rewrite.function {
         edits.push(Edit::insert(function.at, function.text.clone()));
     }
-    let map = outcome
-        .map
-        .as_ref()
-        .map_or(String::new(), |m| m.description.clone());
+    let function = &analysed.parsed.functions[planned.function];
     let assumes = assumes_clause(&planned.rewrite.assumptions);
     Fix {
         message: format!(
-            "store `{}` in `{}` through {map} ({}){assumes}",
-            outcome.array,
-            outcome.function,
+            "store `{}` in `{}` through {} ({}){assumes}",
+            function.arrays[planned.array].name,
+            function.display_name(),
+            planned.description,
             planned.rewrite.form.as_str()
         ),
         applicability: planned.applicability,
@@ -434,6 +507,7 @@ fn not_applied(outcome: &mut ArrayOutcome, reason: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::analyse_text;
     use crate::rewrite::forms::FormKind;
     use crate::solve::Family;
 

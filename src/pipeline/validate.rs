@@ -3,13 +3,16 @@
 //! warp request, must be the map applied to the one the original computed; its re-analysed
 //! excess wavefronts must be the solver's prediction; every other array must cost what it
 //! cost before. Anything else is a bug of the rewriter, and nothing is written.
+use crate::affine::FunctionAffine;
 use crate::analysis::{
     analyse_text_visiting, is_reported, AnalysedFile, FunctionAnalysis, KeepAffine, Options,
 };
 use crate::block::ConfigBlocks;
 use crate::cost::SiteRequests;
 use crate::parse;
+use crate::parse::SharedArray;
 use crate::plan::Planned;
+use crate::solve::maps::AddressMap;
 use crate::solve::soa::{RecordUse, StructOfArrays};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -25,7 +28,7 @@ pub struct Expected {
     /// Per applied rewrite (same order): per member of a struct of arrays (one for a map),
     /// per access of the original, its requests (`None`: the member is not accessed there);
     /// `None` for a function whose affine analysis is missing.
-    rewrites: Vec<Option<Vec<Vec<Option<Requests>>>>>,
+    rewrites: Vec<Option<RewriteRequests>>,
     /// Per function, per array, per access: its excess wavefronts in the input (`None`: not
     /// simulated), which an array not rewritten must keep in the output.
     excess: Vec<Vec<Vec<Option<u64>>>>,
@@ -40,8 +43,64 @@ enum Requests {
     Failed(String),
 }
 
+/// What the accesses of one rewritten array must compute after the rewrite: per member of
+/// a struct of arrays (one for a map), per access of the original, its requests (`None`:
+/// the member is not accessed there).
+pub struct RewriteRequests(Vec<Vec<Option<Requests>>>);
+
+/// [`RewriteRequests`] of `array` (the `a`-th of its function) stored through `map`, from
+/// the input's affine analysis of its function (`None` when it has none).
+pub fn rewrite_requests(
+    affine: Option<&FunctionAffine>,
+    a: usize,
+    array: &SharedArray,
+    map: &dyn AddressMap,
+    config: &crate::bank::BankConfig,
+) -> Option<RewriteRequests> {
+    let affine = affine?;
+    let site = |k: usize| affine.sites[a].get(k).and_then(Option::as_ref);
+    let requests = |k: usize, enumerate: &dyn Fn(&crate::affine::Site) -> Requests| {
+        site(k).map_or(Requests::NotAnalysed, enumerate)
+    };
+    let line = |k: usize, why: String| {
+        Requests::Failed(format!("line {}: {why}", array.accesses[k].at.line))
+    };
+    Some(RewriteRequests(match map.struct_of_arrays() {
+        Some(layout) => (0..layout.members.len())
+            .map(|m| {
+                let bytes = layout.members[m].bytes;
+                (0..array.accesses.len())
+                    .map(|k| {
+                        let uses = layout.uses[k].members(layout.members.len());
+                        uses.contains(&m).then(|| {
+                            requests(k, &|site| match SiteRequests::of_records(
+                                affine, site, bytes, config,
+                            ) {
+                                Ok(r) => Requests::Digest(Digest::of(&r, &|e| e)),
+                                Err(why) => line(k, why),
+                            })
+                        })
+                    })
+                    .collect()
+            })
+            .collect(),
+        None => vec![(0..array.accesses.len())
+            .map(|k| {
+                let access = &array.accesses[k];
+                Some(requests(k, &|site| match SiteRequests::new(
+                    affine, site, array, access, config,
+                ) {
+                    Ok(r) => Requests::Digest(Digest::of(&r, &|e| map.apply(e as u64) as i64)),
+                    Err(why) => line(k, why),
+                }))
+            })
+            .collect()],
+    }))
+}
+
 impl Expected {
-    /// The requests the accesses of each of `applied` must make after the rewrite.
+    /// The requests the accesses of each of `applied` must make after the rewrite, from
+    /// `original`'s affine analyses.
     pub fn of(
         original: &AnalysedFile,
         applied: &[&Planned],
@@ -50,52 +109,32 @@ impl Expected {
         let rewrites = crate::parallel::map(applied.len(), REWRITES_PER_THREAD, |i| {
             let planned = applied[i];
             let (f, a) = (planned.function, planned.array);
-            let affine = original.per_function[f].affine.as_deref()?;
-            let array = &original.parsed.functions[f].arrays[a];
-            let site = |k: usize| affine.sites[a].get(k).and_then(Option::as_ref);
-            let requests = |k: usize, enumerate: &dyn Fn(&crate::affine::Site) -> Requests| {
-                site(k).map_or(Requests::NotAnalysed, enumerate)
-            };
-            let line = |k: usize, why: String| {
-                Requests::Failed(format!("line {}: {why}", array.accesses[k].at.line))
-            };
-            Some(match planned.map.struct_of_arrays() {
-                Some(layout) => (0..layout.members.len())
-                    .map(|m| {
-                        let bytes = layout.members[m].bytes;
-                        (0..array.accesses.len())
-                            .map(|k| {
-                                let uses = layout.uses[k].members(layout.members.len());
-                                uses.contains(&m).then(|| {
-                                    requests(k, &|site| match SiteRequests::of_records(
-                                        affine, site, bytes, config,
-                                    ) {
-                                        Ok(r) => Requests::Digest(Digest::of(&r, &|e| e)),
-                                        Err(why) => line(k, why),
-                                    })
-                                })
-                            })
-                            .collect()
-                    })
-                    .collect(),
-                None => {
-                    let map = planned.map.as_ref();
-                    vec![(0..array.accesses.len())
-                        .map(|k| {
-                            let access = &array.accesses[k];
-                            Some(requests(k, &|site| match SiteRequests::new(
-                                affine, site, array, access, config,
-                            ) {
-                                Ok(r) => Requests::Digest(Digest::of(&r, &|e| {
-                                    map.apply(e as u64) as i64
-                                })),
-                                Err(why) => line(k, why),
-                            }))
-                        })
-                        .collect()]
-                }
-            })
+            rewrite_requests(
+                original.per_function[f].affine.as_deref(),
+                a,
+                &original.parsed.functions[f].arrays[a],
+                planned.map.as_ref(),
+                config,
+            )
         });
+        Self::with_rewrites(original, rewrites)
+    }
+
+    /// [`Expected::of`] from requests taken as the input was analysed (by function and
+    /// array), when its affine analyses were not kept.
+    pub fn with(
+        original: &AnalysedFile,
+        applied: &[&Planned],
+        mut requests: HashMap<(usize, usize), Option<RewriteRequests>>,
+    ) -> Self {
+        let rewrites = applied
+            .iter()
+            .map(|p| requests.remove(&(p.function, p.array)).flatten())
+            .collect();
+        Self::with_rewrites(original, rewrites)
+    }
+
+    fn with_rewrites(original: &AnalysedFile, rewrites: Vec<Option<RewriteRequests>>) -> Self {
         let excess = original
             .per_function
             .iter()
@@ -132,7 +171,7 @@ pub fn validate(
     // is analysed: no affine analysis needs to be kept.
     pinned.keep_affine = KeepAffine::Never;
     let functions = &original.parsed.functions;
-    let shared = crate::plan::shared_names(original);
+    let shared = crate::plan::shared_names(&original.parsed);
     for (function, analysis) in functions.iter().zip(&original.per_function) {
         if shared.contains(&function.display_name()) {
             continue;
@@ -209,13 +248,17 @@ pub fn validate(
                         &context,
                         planned,
                         layout,
-                        requests,
+                        &requests.0,
                         new_analysis,
                         &options.bank,
                     ),
-                    (Some(requests), None) => {
-                        same_elements(&context, planned, &requests[0], new_analysis, &options.bank)
-                    }
+                    (Some(requests), None) => same_elements(
+                        &context,
+                        planned,
+                        &requests.0[0],
+                        new_analysis,
+                        &options.bank,
+                    ),
                 }
                 .map_err(|why| format!("`{}` in `{}`: {why}", array.name, function.display_name()))
             });

@@ -1,10 +1,11 @@
 //! The decisions: what happens to each shared array of a file, all or nothing: every access
 //! of the array goes through the one map chosen for it, or the array is left as it is with
 //! the reason. Arrays without conflicts are left alone silently.
-use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile};
+use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile, FunctionAnalysis};
 use crate::bank::BankConfig;
 use crate::parse::{
-    identifier_tokens, AccessKind, DeclaratorKey, Function, Location, SharedArray, Stmt,
+    identifier_tokens, AccessKind, DeclaratorKey, Function, Location, PackedVec, PackedVecBuilder,
+    ParsedFile, SharedArray, Stmt,
 };
 use crate::rewrite::edit::{Applicability, Edit};
 use crate::rewrite::forms::{
@@ -133,6 +134,8 @@ pub struct Planned {
     pub outcome: usize,
     pub rewrite: Rewrite,
     pub map: Box<dyn AddressMap>,
+    /// The map as the report describes it.
+    pub description: String,
     /// The predicted excess wavefronts of each access.
     pub predicted: Vec<u64>,
     pub applicability: Applicability,
@@ -141,8 +144,10 @@ pub struct Planned {
 }
 
 /// The plan for one file.
+#[derive(Default)]
 pub struct Plan {
-    pub outcomes: Vec<ArrayOutcome>,
+    /// Every array's outcome, in the order `check` reports them.
+    pub outcomes: PackedVec<ArrayOutcome>,
     pub rewrites: Vec<Planned>,
 }
 
@@ -185,64 +190,165 @@ impl Candidate {
     }
 }
 
+/// What the plan reads of an analysed file: its model, and the analysis of each function it
+/// decides. `fix` plans each batch of functions as the analysis makes it, so that no affine
+/// analysis is kept ([`BatchInput`]); `explain` and `check`'s preview plan a whole
+/// [`AnalysedFile`].
+pub trait PlanInput: Sync {
+    fn parsed(&self) -> &ParsedFile;
+    fn analysis(&self, function: usize) -> &FunctionAnalysis;
+}
+
+impl PlanInput for AnalysedFile {
+    fn parsed(&self) -> &ParsedFile {
+        &self.parsed
+    }
+
+    fn analysis(&self, function: usize) -> &FunctionAnalysis {
+        &self.per_function[function]
+    }
+}
+
+/// One batch of the analysis, as [`crate::analysis::analyse_text_visiting`] shows it: the
+/// file's model and the analyses of the functions from `first` on. Only those functions
+/// may be decided from it.
+pub struct BatchInput<'a> {
+    pub parsed: &'a ParsedFile,
+    pub first: usize,
+    pub analyses: &'a [FunctionAnalysis],
+}
+
+impl PlanInput for BatchInput<'_> {
+    fn parsed(&self) -> &ParsedFile {
+        self.parsed
+    }
+
+    fn analysis(&self, function: usize) -> &FunctionAnalysis {
+        &self.analyses[function - self.first]
+    }
+}
+
 /// Decides every array of every reported function of `file` (whose text is `text`) in the
 /// bank model `bank`.
 pub fn plan(file: &AnalysedFile, text: &str, strategy: &Strategy, bank: &BankConfig) -> Plan {
-    let source = Source::new(text);
-    let mut names = Names::new(text);
-    let mut decisions: Vec<(usize, usize, Decision)> = Vec::new();
-    let shared_names = shared_names(file);
-    let mut cache = ChoiceCache::default();
+    let mut planner = Planner::new(&file.parsed, text, strategy, bank);
     let reported: Vec<usize> = (0..file.parsed.functions.len())
         .filter(|&f| is_reported(&file.parsed.functions[f]))
         .collect();
-    // The problems are posed on several threads, a batch of functions at a time (they hold
-    // every warp request of their arrays); the decisions are made in order, since the map
-    // functions' names and the solvers' cache depend on it.
-    for batch in reported.chunks(FUNCTIONS_POSED_AT_ONCE) {
-        let problems = crate::parallel::map(batch.len(), 1, |i| {
-            let kernel = KernelPlanner::new(file, batch[i], strategy, bank, &shared_names);
-            (0..file.parsed.functions[batch[i]].arrays.len())
-                .map(|a| kernel.problem(a, &source))
-                .collect::<Vec<_>>()
-        });
-        for (&f, problems) in batch.iter().zip(problems) {
-            let mut kernel = KernelPlanner::new(file, f, strategy, bank, &shared_names);
-            for (a, problem) in problems.into_iter().enumerate() {
-                kernel.decide(a, problem, &source, &mut names, &mut cache);
-            }
-            for (a, decision) in kernel.finish(&source, &mut names) {
-                decisions.push((f, a, decision));
-            }
+    planner.decide(file, &reported);
+    planner.finish(file)
+}
+
+/// The plan of one file, made a batch of functions at a time ([`plan`] in steps).
+pub struct Planner<'t> {
+    source: Source<'t>,
+    names: Names,
+    decisions: Vec<(usize, usize, Decision)>,
+    shared_names: HashSet<String>,
+    cache: ChoiceCache,
+    strategy: &'t Strategy,
+    bank: &'t BankConfig,
+}
+
+impl<'t> Planner<'t> {
+    pub fn new(
+        parsed: &ParsedFile,
+        text: &'t str,
+        strategy: &'t Strategy,
+        bank: &'t BankConfig,
+    ) -> Self {
+        Planner {
+            source: Source::new(text),
+            names: Names::new(text),
+            decisions: Vec::new(),
+            shared_names: shared_names(parsed),
+            cache: ChoiceCache::default(),
+            strategy,
+            bank,
         }
     }
-    reconcile_instances(file, &mut decisions);
-    // Sized once: a large file has tens of thousands of arrays.
-    let rewrites = decisions
-        .iter()
-        .filter(|(_, _, d)| matches!(d, Decision::Rewrite(..)))
-        .count();
-    let mut plan = Plan {
-        outcomes: Vec::with_capacity(decisions.len()),
-        rewrites: Vec::with_capacity(rewrites),
-    };
-    for (f, a, decision) in decisions {
-        let outcome = outcome(file, f, a, &decision);
-        plan.outcomes.push(outcome);
-        if let Decision::Rewrite(candidate, rewrite, caution) = decision {
-            plan.rewrites.push(Planned {
-                function: f,
-                array: a,
-                outcome: plan.outcomes.len() - 1,
-                rewrite: *rewrite,
-                map: candidate.map,
-                predicted: candidate.per_site,
-                applicability: applicability(&caution),
-                caution,
+
+    /// Decides the arrays of `functions` (reported ones, in the file's order, after those
+    /// decided before) from `input`.
+    pub fn decide(&mut self, input: &dyn PlanInput, functions: &[usize]) {
+        let (strategy, bank) = (self.strategy, self.bank);
+        // The problems are posed on several threads, a batch of functions at a time (they
+        // hold every warp request of their arrays); the decisions are made in order, since
+        // the map functions' names and the solvers' cache depend on it.
+        for batch in functions.chunks(FUNCTIONS_POSED_AT_ONCE) {
+            let source = &self.source;
+            let shared_names = &self.shared_names;
+            let problems = crate::parallel::map(batch.len(), 1, |i| {
+                let kernel = KernelPlanner::new(input, batch[i], strategy, bank, shared_names);
+                (0..input.parsed().functions[batch[i]].arrays.len())
+                    .map(|a| kernel.problem(a, source))
+                    .collect::<Vec<_>>()
             });
+            for (&f, problems) in batch.iter().zip(problems) {
+                let mut kernel = KernelPlanner::new(input, f, strategy, bank, shared_names);
+                for (a, problem) in problems.into_iter().enumerate() {
+                    kernel.decide(a, problem, source, &mut self.names, &mut self.cache);
+                }
+                for (a, decision) in kernel.finish(source, &mut self.names) {
+                    self.decisions.push((f, a, decision));
+                }
+            }
         }
     }
-    plan
+
+    /// How many arrays are decided so far.
+    pub fn decided(&self) -> usize {
+        self.decisions.len()
+    }
+
+    /// The arrays from the `from`-th decided on with a rewrite: function, array and map.
+    pub fn rewrites_from(&self, from: usize) -> Vec<(usize, usize, &dyn AddressMap)> {
+        self.decisions[from..]
+            .iter()
+            .filter_map(|(f, a, decision)| match decision {
+                Decision::Rewrite(candidate, ..) => Some((*f, *a, candidate.map.as_ref())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The plan: the instances of each template reconciled, and the outcomes of the arrays,
+    /// packed as they are made (a large file's are tens of megabytes). `file` needs no
+    /// affine analysis.
+    pub fn finish(self, file: &dyn PlanInput) -> Plan {
+        let mut decisions = self.decisions;
+        reconcile_instances(file, &mut decisions);
+        // Sized once: a large file has tens of thousands of arrays.
+        let rewrites = decisions
+            .iter()
+            .filter(|(_, _, d)| matches!(d, Decision::Rewrite(..)))
+            .count();
+        let mut outcomes = PackedVecBuilder::default();
+        let mut planned = Vec::with_capacity(rewrites);
+        for (f, a, decision) in decisions {
+            let outcome = outcome(file, f, a, &decision);
+            let description = outcome.map.as_ref().map(|m| m.description.clone());
+            let index = outcomes.len();
+            outcomes.push(outcome);
+            if let Decision::Rewrite(candidate, rewrite, caution) = decision {
+                planned.push(Planned {
+                    function: f,
+                    array: a,
+                    outcome: index,
+                    rewrite: *rewrite,
+                    map: candidate.map,
+                    description: description.unwrap_or_default(),
+                    predicted: candidate.per_site,
+                    applicability: applicability(&caution),
+                    caution,
+                });
+            }
+        }
+        Plan {
+            outcomes: outcomes.finish(),
+            rewrites: planned,
+        }
+    }
 }
 
 /// Functions whose arrays' problems are posed before any of them is decided.
@@ -251,9 +357,9 @@ const FUNCTIONS_POSED_AT_ONCE: usize = 256;
 /// Where the `NOLINT` comment is that keeps `fix` off array `a` of function `f`: one that
 /// silences a conflict rule on its declaration, or, when every conflicting access is
 /// silenced, the first of those.
-fn silenced(file: &AnalysedFile, f: usize, a: usize) -> Option<Location> {
-    let suppressions = &file.parsed.suppressions;
-    let array = &file.parsed.functions[f].arrays[a];
+fn silenced(file: &dyn PlanInput, f: usize, a: usize) -> Option<Location> {
+    let suppressions = &file.parsed().suppressions;
+    let array = &file.parsed().functions[f].arrays[a];
     let conflict_rules = [
         Rule::ConflictOnLoad,
         Rule::ConflictOnStore,
@@ -266,7 +372,7 @@ fn silenced(file: &AnalysedFile, f: usize, a: usize) -> Option<Location> {
         return Some(s.at);
     }
     let mut first = None;
-    for (access, cost) in array.accesses.iter().zip(&file.per_function[f].costs[a]) {
+    for (access, cost) in array.accesses.iter().zip(&file.analysis(f).costs[a]) {
         if !cost.as_ref().is_ok_and(|c| c.excess() > 0) {
             continue;
         }
@@ -321,14 +427,14 @@ fn for_each_declared(statements: &[Stmt], visit: &mut impl FnMut(&str, bool)) {
 
 /// Excess wavefronts of an array's accesses as `check` measured them; `None` when one could
 /// not be simulated.
-fn excess_before(file: &AnalysedFile, f: usize, a: usize) -> Option<u64> {
-    crate::analysis::array_excess(&file.per_function[f].costs[a])
+fn excess_before(file: &dyn PlanInput, f: usize, a: usize) -> Option<u64> {
+    crate::analysis::array_excess(&file.analysis(f).costs[a])
 }
 
 /// The decisions of one kernel's arrays: per array first, then (with `--smem-budget`) the
 /// per-kernel choice among the arrays' candidates.
 struct KernelPlanner<'a> {
-    file: &'a AnalysedFile,
+    file: &'a dyn PlanInput,
     function: usize,
     strategy: &'a Strategy,
     bank: &'a BankConfig,
@@ -368,10 +474,10 @@ impl Declarations {
 
 /// The names (as reports show them) that several functions of `file` share: overloads, or
 /// a redefinition nvcc rejects. Counted once per file, so that the check stays linear.
-pub(crate) fn shared_names(file: &AnalysedFile) -> HashSet<String> {
+pub(crate) fn shared_names(parsed: &ParsedFile) -> HashSet<String> {
     let mut seen = HashSet::new();
     let mut shared = HashSet::new();
-    for function in &file.parsed.functions {
+    for function in &parsed.functions {
         let name = function.display_name();
         if !seen.insert(name.clone()) {
             shared.insert(name);
@@ -382,13 +488,13 @@ pub(crate) fn shared_names(file: &AnalysedFile) -> HashSet<String> {
 
 impl<'a> KernelPlanner<'a> {
     fn new(
-        file: &'a AnalysedFile,
+        file: &'a dyn PlanInput,
         function: usize,
         strategy: &'a Strategy,
         bank: &'a BankConfig,
         shared_names: &'a HashSet<String>,
     ) -> Self {
-        let footprint = file.parsed.functions[function]
+        let footprint = file.parsed().functions[function]
             .arrays
             .iter()
             .filter_map(|a| a.bytes())
@@ -434,7 +540,7 @@ impl<'a> KernelPlanner<'a> {
     /// only the analysis: the problems of many arrays are posed on several threads.
     fn problem(&self, a: usize, source: &Source) -> Result<ArrayProblem, Decision> {
         let file = self.file;
-        let function = &file.parsed.functions[self.function];
+        let function = &file.parsed().functions[self.function];
         let array = &function.arrays[a];
         let before = excess_before(file, self.function, a);
         if before == Some(0) {
@@ -473,8 +579,7 @@ impl<'a> KernelPlanner<'a> {
                     .into(),
             );
         }
-        if let Some(reason) = not_rewritable_reason(array, &file.per_function[self.function].block)
-        {
+        if let Some(reason) = not_rewritable_reason(array, &file.analysis(self.function).block) {
             return left(reason);
         }
         // Another variable with the array's name (or a statement that reads as declaring
@@ -496,7 +601,7 @@ impl<'a> KernelPlanner<'a> {
                 function.display_name()
             ));
         }
-        if let Some(why) = &file.per_function[self.function].over_budget {
+        if let Some(why) = &file.analysis(self.function).over_budget {
             return left(format!(
                 "`{}` is not simulated: {why}",
                 function.display_name()
@@ -504,7 +609,8 @@ impl<'a> KernelPlanner<'a> {
         }
         // An assumed shape is pinned by name while the output is checked: a name two
         // functions share (overloads, or a redefinition nvcc rejects) cannot be.
-        let assumed = file.per_function[self.function]
+        let assumed = file
+            .analysis(self.function)
             .block
             .as_ref()
             .is_ok_and(|b| b.is_assumed());
@@ -515,7 +621,7 @@ impl<'a> KernelPlanner<'a> {
                 function.display_name()
             ));
         }
-        let analysis = &file.per_function[self.function];
+        let analysis = &file.analysis(self.function);
         let Some(affine) = analysis.affine.as_ref() else {
             // Analysed, but its affine analysis was not kept (`KeepAffine::ForFixes`): no
             // array of the function has a known conflict, so some access of this one was
@@ -532,7 +638,7 @@ impl<'a> KernelPlanner<'a> {
                 _ => "not analysed".into(),
             });
         };
-        let types = &file.parsed.constants.types;
+        let types = &file.parsed().constants.types;
         ArrayProblem::pose(function, a, affine, types, self.bank)
             .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))
     }
@@ -544,7 +650,7 @@ impl<'a> KernelPlanner<'a> {
         mut problem: ArrayProblem,
         cache: &mut ChoiceCache,
     ) -> Result<Choice, Decision> {
-        let array = &self.file.parsed.functions[self.function].arrays[a];
+        let array = &self.file.parsed().functions[self.function].arrays[a];
         // The launch sets an extern array's size: it is never padded.
         problem.max_extra_bytes = if array.is_extern {
             0
@@ -582,7 +688,7 @@ impl<'a> KernelPlanner<'a> {
         names: &mut Names,
     ) -> Decision {
         let file = self.file;
-        let function = &file.parsed.functions[self.function];
+        let function = &file.parsed().functions[self.function];
         let array = &function.arrays[a];
         let before = choice.excess_before;
         let skipped = choice.families.get(family).and_then(|f| f.skipped.clone());
@@ -634,12 +740,12 @@ impl<'a> KernelPlanner<'a> {
                 .get(function.span.start..function.span.end)
                 .unwrap_or(""),
             pointer_made_at: pointer_made_at(file, self.function, array, source.text),
-            functions: &file.parsed.functions,
+            functions: &file.parsed().functions,
             kernel_arrays: &function.arrays,
             clean_arrays: (0..function.arrays.len())
                 .map(|a| excess_before(file, self.function, a) == Some(0))
                 .collect(),
-            constants: &file.parsed.constants,
+            constants: &file.parsed().constants,
         };
         let mut rewrite = match form(&target, candidate.map.as_ref(), names) {
             Ok(rewrite) => rewrite,
@@ -655,7 +761,7 @@ impl<'a> KernelPlanner<'a> {
             Err(why) => return Decision::LeftAlone(why),
         };
         // The values the map was derived from, each checked where the program is built or run.
-        let block = file.per_function[self.function].block.as_ref().ok();
+        let block = file.analysis(self.function).block.as_ref().ok();
         let assumptions = assumptions(array, rewrite.proven_dims.as_deref(), block);
         match guard_edits(source, function, array, &assumptions) {
             Ok(guards) => rewrite.edits.extend(guards),
@@ -932,13 +1038,13 @@ impl Names {
 /// The line where a pointer is first made from `array`'s name in function `f` (a use of the
 /// name the analysis followed), if one is.
 fn pointer_made_at(
-    file: &AnalysedFile,
+    file: &dyn PlanInput,
     f: usize,
     array: &SharedArray,
     text: &str,
 ) -> Option<usize> {
-    let function = file.parsed.functions[f].span;
-    let affine = file.per_function[f].affine.as_ref()?;
+    let function = file.parsed().functions[f].span;
+    let affine = file.analysis(f).affine.as_ref()?;
     let start = affine
         .followed
         .iter()
@@ -959,10 +1065,10 @@ fn identifier(text: &str) -> String {
 
 /// The instances of a template share their source: an array is rewritten only when every
 /// instance wants the same edits.
-fn reconcile_instances(file: &AnalysedFile, decisions: &mut [(usize, usize, Decision)]) {
+fn reconcile_instances(file: &dyn PlanInput, decisions: &mut [(usize, usize, Decision)]) {
     let mut groups: HashMap<DeclaratorKey, Vec<usize>> = HashMap::new();
     for (i, (f, a, _)) in decisions.iter().enumerate() {
-        let array = &file.parsed.functions[*f].arrays[*a];
+        let array = &file.parsed().functions[*f].arrays[*a];
         groups.entry(array.declarator_key()).or_default().push(i);
     }
     for members in groups.values().filter(|m| m.len() > 1) {
@@ -980,7 +1086,9 @@ fn reconcile_instances(file: &AnalysedFile, decisions: &mut [(usize, usize, Deci
         let first = edits(members[0]);
         let agree = members.iter().all(|&i| edits(i) == first);
         if wanted && !agree {
-            let name = file.parsed.functions[decisions[members[0]].0].name.clone();
+            let name = file.parsed().functions[decisions[members[0]].0]
+                .name
+                .clone();
             for &i in members {
                 decisions[i].2 = Decision::LeftAlone(format!(
                     "the instances of template `{name}` need different rewrites"
@@ -990,10 +1098,10 @@ fn reconcile_instances(file: &AnalysedFile, decisions: &mut [(usize, usize, Deci
     }
 }
 
-fn outcome(file: &AnalysedFile, f: usize, a: usize, decision: &Decision) -> ArrayOutcome {
-    let function = &file.parsed.functions[f];
+fn outcome(file: &dyn PlanInput, f: usize, a: usize, decision: &Decision) -> ArrayOutcome {
+    let function = &file.parsed().functions[f];
     let array = &function.arrays[a];
-    let costs = &file.per_function[f].costs[a];
+    let costs = &file.analysis(f).costs[a];
     let mut outcome = ArrayOutcome {
         function: function.display_name(),
         array: array.name.clone(),
