@@ -33,6 +33,8 @@ pub struct Options {
     pub config_file: Option<PathBuf>,
     /// Whose affine analyses the result keeps ([`KeepAffine`]).
     pub keep_affine: KeepAffine,
+    /// Kernels whose bodies are not read (translation validation's unchanged kernels).
+    pub skipped: Arc<parse::Skipped>,
 }
 
 /// Which functions keep their affine analysis once their accesses are simulated. The
@@ -61,6 +63,7 @@ impl Default for Options {
             compile_db: Arc::default(),
             config_file: None,
             keep_affine: KeepAffine::Every,
+            skipped: Arc::default(),
         }
     }
 }
@@ -128,6 +131,7 @@ pub fn analyse_text_visiting(
         &options.defines,
         &options.include_dirs,
         &block::template_launches_for(&options.launches_elsewhere, path),
+        &options.skipped,
     );
     let (blocks, conflicts) = block::resolve_all(
         &parsed.functions,

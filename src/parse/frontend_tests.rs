@@ -744,7 +744,14 @@ fn quoted_headers_give_their_macros_and_types() {
     let text = "#include \"tile.cuh\"\n#include \"absent.cuh\"\n#include <cuda.h>\n\
         __global__ void k(float *o) {\n  __shared__ float t[TILE];\n  __shared__ Rec r[4];\n  \
         t[threadIdx.x] = o[0];\n  r[threadIdx.x].x = o[1];\n}\n";
-    let file = analyse_file_source(&path, text, &[], std::slice::from_ref(&inc), &[]);
+    let file = analyse_file_source(
+        &path,
+        text,
+        &[],
+        std::slice::from_ref(&inc),
+        &[],
+        &Skipped::default(),
+    );
     let t = array(&file, "k", "t");
     assert_eq!(t.dims, vec![Some(32)]);
     let r = array(&file, "k", "r");
@@ -763,7 +770,7 @@ fn quoted_headers_give_their_macros_and_types() {
         ]
     );
     // Without the include directory the nested header is not found: INNER is unknown.
-    let file = analyse_file_source(&path, text, &[], &[], &[]);
+    let file = analyse_file_source(&path, text, &[], &[], &[], &Skipped::default());
     assert_eq!(array(&file, "k", "t").dims, vec![None]);
 }
 

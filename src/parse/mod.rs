@@ -24,7 +24,7 @@ pub use ast::{
 pub use body::*;
 pub use chunks::brace_depth_at;
 pub use consts::{identifier_tokens, replace_identifiers, Bindings, ConstEnv, Macro};
-pub use extract::is_atomic;
+pub use extract::{is_atomic, Skipped};
 pub use model::*;
 pub use packed::{Body, Packed, PackedVec, PackedVecBuilder};
 pub use source::{
@@ -91,16 +91,18 @@ pub fn analyse_source(text: &str, defines: &[String]) -> ParsedFile {
 }
 
 /// [`analyse_source`] for the file at `path`, with the macros and types of the headers it
-/// includes with quotes (beside it, then in `include_dirs`).
+/// includes with quotes (beside it, then in `include_dirs`), and the kernels whose bodies
+/// are not read (`skipped`).
 pub fn analyse_file_source(
     path: &Path,
     text: &str,
     defines: &[String],
     include_dirs: &[PathBuf],
     launches_elsewhere: &[LaunchSite],
+    skipped: &Skipped,
 ) -> ParsedFile {
     let (prelude, notes) = include::prelude(path, text, include_dirs, defines);
-    let mut parsed = extract::extract_with(text, defines, &prelude, launches_elsewhere);
+    let mut parsed = extract::extract_with(text, defines, &prelude, launches_elsewhere, skipped);
     if !notes.is_empty() {
         parsed.diagnostics.extend(notes);
         parsed.diagnostics.sort_by_key(|d| d.at);

@@ -199,7 +199,14 @@ impl Analysed<'_> {
             applied.iter().map(|p| (p.function, p.array)).collect();
         for (f, function) in file.parsed.functions.iter_mut().enumerate() {
             function.body = Default::default();
+            function.params = Vec::new();
+            function.bindings = Default::default();
+            function.callees = Vec::new();
+            function.assumed_types = Vec::new();
             for (a, array) in function.arrays.iter_mut().enumerate() {
+                array.dim_exprs = crate::parse::Packed::new(&Vec::new());
+                array.dim_texts = Vec::new();
+                array.escapes = Vec::new();
                 if !rewritten.contains(&(f, a)) {
                     array.accesses = Vec::new();
                 }
@@ -336,12 +343,13 @@ fn fix_from(
     let expected = if applied.is_empty() {
         None
     } else {
+        let unchanged = unchanged_kernels(analysed, &text, &edits, &applied);
         let expected = match requests {
             Some(requests) => validate::Expected::with(analysed, &applied, requests),
             None => validate::Expected::of(analysed, &applied, &options.analysis.bank),
         };
         original.drop_what_validation_does_not_read(&applied);
-        Some(expected)
+        Some(expected.skipping(unchanged))
     };
     // No edit, no copy of the text: most files need no fix.
     let (mut current, undo) = if edits.is_empty() {
@@ -386,12 +394,18 @@ fn fix_from(
         current = apply(&view, &view_undo).map_err(|e| internal(e.to_string()))?;
         drop(view);
     }
+    // The input's analysis and the plan's rewrites go before the report is unpacked.
+    let fixed_arrays: Vec<usize> = plan.rewrites.iter().map(|p| p.outcome).collect();
+    let rewritten: Vec<usize> = applied.iter().map(|p| p.outcome).collect();
+    drop(applied);
+    drop(plan.rewrites);
+    drop(original);
     let mut arrays = plan.outcomes.unpack();
     for (outcome, reason) in left_out {
         not_applied(&mut arrays[outcome], reason);
     }
-    for (planned, excess) in applied.iter().zip(measured) {
-        let outcome = &mut arrays[planned.outcome];
+    for (&rewritten, excess) in rewritten.iter().zip(measured) {
+        let outcome = &mut arrays[rewritten];
         outcome.excess_after = Some(excess.iter().sum());
         for (access, after) in outcome.accesses.iter_mut().zip(excess) {
             access.excess_after = Some(after);
@@ -410,8 +424,86 @@ fn fix_from(
         edited,
         arrays,
         fixes: packed_fixes.unpack(),
-        fixed_arrays: plan.rewrites.iter().map(|p| p.outcome).collect(),
+        fixed_arrays,
     })
+}
+
+/// The kernels whose analysis in the output is the input's, which validation does not read
+/// again ([`parse::Skipped`]): every function of the name is a kernel with no edit inside,
+/// that calls no function of the file and launches none; and every edit outside the
+/// functions inserts a map function (a new name), none defines a macro, and no array at
+/// file scope is rewritten. Otherwise none.
+fn unchanged_kernels(
+    analysed: &AnalysedFile,
+    text: &str,
+    edits: &[&Edit],
+    applied: &[&Planned],
+) -> parse::Skipped {
+    let functions = &analysed.parsed.functions;
+    let file_scope = applied
+        .iter()
+        .any(|p| functions[p.function].arrays[p.array].file_scope);
+    let defines_macro = |text: &str| {
+        text.split('#').skip(1).any(|after| {
+            let directive = after.trim_start();
+            directive.starts_with("define") || directive.starts_with("undef")
+        })
+    };
+    if file_scope
+        || edits.iter().any(|e| {
+            defines_macro(&e.replacement) || text.get(e.range.clone()).is_none_or(defines_macro)
+        })
+    {
+        return parse::Skipped::default();
+    }
+    // The functions' spans, sorted by start (instances of a template share one).
+    let mut spans: Vec<(usize, usize)> = functions
+        .iter()
+        .map(|f| (f.span.start, f.span.end))
+        .collect();
+    spans.sort_unstable();
+    spans.dedup();
+    let inserted: std::collections::HashSet<usize> = applied
+        .iter()
+        .filter_map(|p| p.rewrite.function.as_ref().map(|f| f.at))
+        .collect();
+    let mut touched = std::collections::HashSet::new();
+    for edit in edits {
+        let first_after = spans.partition_point(|&(start, _)| start <= edit.range.start);
+        let holder = first_after
+            .checked_sub(1)
+            .map(|s| spans[s])
+            .filter(|&(start, end)| start < edit.range.start && edit.range.end < end);
+        match holder {
+            Some(span) => {
+                touched.insert(span);
+            }
+            None if edit.range.is_empty() && inserted.contains(&edit.range.start) => {}
+            None => return parse::Skipped::default(),
+        }
+    }
+    let defined: std::collections::HashSet<&str> =
+        functions.iter().map(|f| f.name.as_str()).collect();
+    let unchanged = |f: &parse::Function| {
+        f.kind == parse::FunctionKind::Kernel
+            && f.syntax_error.is_none()
+            // Its instances' element types are assumed from its arrays.
+            && f.assumed_types.is_empty()
+            && !touched.contains(&(f.span.start, f.span.end))
+            && !f.callees.iter().any(|c| defined.contains(c.as_str()))
+            && !text.get(f.span.start..f.span.end).is_none_or(|t| t.contains("<<<"))
+    };
+    let mut kernels: HashMap<&str, bool> = HashMap::new();
+    for function in functions {
+        *kernels.entry(&function.name).or_insert(true) &= unchanged(function);
+    }
+    parse::Skipped {
+        kernels: kernels
+            .into_iter()
+            .filter(|&(_, unchanged)| unchanged)
+            .map(|(name, _)| name.to_string())
+            .collect(),
+    }
 }
 
 /// Kernels whose arrays got one map function name (the same array and map, passed to the
@@ -558,6 +650,58 @@ mod tests {
             format!("int a;\r\n{}\r\nint b;\r\n", function.macro_definition)
         );
         assert_eq!(apply(&view, &undo).unwrap(), output);
+    }
+
+    /// The kernels `unchanged_kernels` gives for `text`, every rewrite applied, and `extra`.
+    fn unchanged_in(text: &str, extra: &[Edit]) -> Vec<String> {
+        let analysed = analyse_text(
+            Path::new("t.cu"),
+            text,
+            &crate::analysis::Options::default(),
+            &ConfigBlocks::default(),
+        );
+        let mut plan = plan::plan(&analysed, text, &Strategy::default(), &Default::default());
+        let fixes: Vec<Fix> = plan
+            .rewrites
+            .iter_mut()
+            .map(|planned| fix_of(planned, &analysed))
+            .collect();
+        let edits: Vec<&Edit> = fixes.iter().flat_map(|f| &f.edits).chain(extra).collect();
+        let applied: Vec<&Planned> = plan.rewrites.iter().collect();
+        assert!(!applied.is_empty());
+        let mut kernels: Vec<String> = unchanged_kernels(&analysed, text, &edits, &applied)
+            .kernels
+            .into_iter()
+            .collect();
+        kernels.sort();
+        kernels
+    }
+
+    #[test]
+    fn validation_skips_only_the_kernels_the_rewrite_left_as_they_were() {
+        let others = "__device__ float get(float *s, int i)\n{\n    return s[i];\n}\n\
+            // bankwise: block=32\n__global__ void clean(float *o)\n{\n    \
+            __shared__ float s[32];\n    s[threadIdx.x] = 1;\n    o[0] = s[threadIdx.x];\n}\n\
+            // bankwise: block=32\n__global__ void calls(float *o)\n{\n    \
+            __shared__ float s[32];\n    s[threadIdx.x] = 1;\n    o[0] = get(s, threadIdx.x);\n}\n\
+            __global__ void child(float *o) { o[0] = 1; }\n\
+            // bankwise: block=32\n__global__ void parent(float *o)\n{\n    \
+            child<<<1, 1>>>(o);\n}\n";
+        let text = format!("{others}{TRANSPOSE}");
+        // `t` is rewritten, `calls` calls a function of the file, `parent` launches one.
+        assert_eq!(unchanged_in(&text, &[]), ["child", "clean"]);
+        // An edit outside the functions that is not a map function, or one that defines a
+        // macro, may reach any kernel.
+        let macro_line = text.find("32\n").expect("the macro's value");
+        let top_level = Edit::replace(macro_line..macro_line + 2, "32");
+        assert!(unchanged_in(&text, &[top_level]).is_empty());
+        let body = text.rfind("    for").expect("a loop of `t`");
+        let defines = Edit::insert(body, "#define LOCAL 1\n");
+        assert!(unchanged_in(&text, &[defines]).is_empty());
+        // The output is still validated and fixed as before.
+        let file = fixed(&format!("{others}{TRANSPOSE}"), &FixOptions::default());
+        assert_eq!(outcome(&file, "tile").excess_after, Some(0));
+        assert_eq!(outcome(&file, "tile").action, Action::Rewritten);
     }
 
     #[test]

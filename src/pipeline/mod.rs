@@ -93,8 +93,14 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
         let text = parse::read_source(path, options.max_file_bytes).ok()?;
         let config = Config::for_input(path, options.config_file.as_deref()).ok()?;
         let options = analysis_options(&config, options, path);
-        let parsed =
-            parse::analyse_file_source(path, &text, &options.defines, &options.include_dirs, &[]);
+        let parsed = parse::analyse_file_source(
+            path,
+            &text,
+            &options.defines,
+            &options.include_dirs,
+            &[],
+            &parse::Skipped::default(),
+        );
         Some(parsed.launches)
     });
     let mut launches = ProjectLaunches::new();

@@ -32,6 +32,8 @@ pub struct Expected {
     /// Per function, per array, per access: its excess wavefronts in the input (`None`: not
     /// simulated), which an array not rewritten must keep in the output.
     excess: Vec<Vec<Vec<Option<u64>>>>,
+    /// The kernels whose analysis in the output is the input's: not read again.
+    unchanged: parse::Skipped,
 }
 
 /// One access's requests as validation compares them.
@@ -146,7 +148,17 @@ impl Expected {
                     .collect()
             })
             .collect();
-        Expected { rewrites, excess }
+        Expected {
+            rewrites,
+            excess,
+            unchanged: parse::Skipped::default(),
+        }
+    }
+
+    /// The same, with kernels the rewrite left as they were, which validation need not
+    /// read again (the caller knows the edits: `fix::unchanged_kernels`).
+    pub fn skipping(self, unchanged: parse::Skipped) -> Self {
+        Expected { unchanged, ..self }
     }
 }
 
@@ -170,6 +182,13 @@ pub fn validate(
     // The rewritten functions are compared with the original batch by batch, as the output
     // is analysed: no affine analysis needs to be kept.
     pinned.keep_affine = KeepAffine::Never;
+    // Kernels the rewrite left as they were are not read again: their analysis is the
+    // input's (`fix::unchanged_kernels` says when).
+    let unchanged = &expected.unchanged;
+    pinned.skipped = std::sync::Arc::new(unchanged.clone());
+    let skipped = |function: &parse::Function| {
+        function.kind == parse::FunctionKind::Kernel && unchanged.kernels.contains(&function.name)
+    };
     let functions = &original.parsed.functions;
     let shared = crate::plan::shared_names(&original.parsed);
     for (function, analysis) in functions.iter().zip(&original.per_function) {
@@ -205,7 +224,8 @@ pub fn validate(
         config,
         &mut |parsed, batch, analyses| {
             let paired = pairing.get_or_insert_with(|| {
-                let functions = Functions::pair(old, &parsed.functions, &copies, &splits)?;
+                let functions =
+                    Functions::pair(old, &parsed.functions, &copies, &splits, &skipped)?;
                 let mut of_new = vec![Vec::new(); parsed.functions.len()];
                 for (i, planned) in applied.iter().enumerate() {
                     of_new[functions.new_of_old[planned.function]].push(i);
@@ -270,11 +290,14 @@ pub fn validate(
     parses_as_before(original, &old_index, &rewritten, applied)?;
     let functions = match pairing {
         Some(paired) => paired?.functions,
-        None => Functions::pair(old, &rewritten.parsed.functions, &copies, &splits)?,
+        None => Functions::pair(old, &rewritten.parsed.functions, &copies, &splits, &skipped)?,
     };
     let applied_arrays: HashSet<(usize, usize)> =
         applied.iter().map(|p| (p.function, p.array)).collect();
     for (f, before) in old.iter().enumerate() {
+        if skipped(before) {
+            continue;
+        }
         let n = functions.new_of_old[f];
         let shape = |file: &AnalysedFile, f: usize| {
             file.per_function[f].block.as_ref().ok().map(|b| b.shape)
@@ -437,6 +460,7 @@ impl Functions {
         new: &[parse::Function],
         copies: &HashMap<String, String>,
         splits: &[(usize, usize, &[String])],
+        skipped: &dyn Fn(&parse::Function) -> bool,
     ) -> Result<Self, String> {
         let by_name = |name: &str| old.iter().position(|f| f.name == name);
         let copied = |name: &str| copies.get(name);
@@ -462,6 +486,18 @@ impl Functions {
         let mut arrays = Vec::with_capacity(old.len());
         for (f, &n) in new_of_old.iter().enumerate() {
             let (before, after) = (&old[f], &new[n]);
+            // Read as a name and a place only: no array to pair.
+            if skipped(before) {
+                if before.display_name() != after.display_name() || !after.arrays.is_empty() {
+                    return Err(format!(
+                        "function {f} is `{}` after the rewrite, `{}` expected",
+                        after.display_name(),
+                        before.display_name(),
+                    ));
+                }
+                arrays.push(vec![Vec::new(); before.arrays.len()]);
+                continue;
+            }
             let names: Vec<Vec<&str>> = (0..before.arrays.len())
                 .map(|a| match splits.iter().find(|s| (s.0, s.1) == (f, a)) {
                     Some((_, _, parts)) => parts.iter().map(String::as_str).collect(),

@@ -87,8 +87,12 @@ impl<'s> Extractor<'s> {
             params: parameters(node, self.src),
             body: Body::default(),
         };
+        let skipped = kind == FunctionKind::Kernel
+            && self
+                .skipped
+                .is_some_and(|skipped| skipped.kernels.contains(&function.name));
         let constants = match syntax_error {
-            None => {
+            None if !skipped => {
                 // The body is walked several times: once with a cursor, then from a list.
                 let nodes = Preorder::of(body);
                 let dead = self.dead_branches(body, &nodes);
@@ -101,7 +105,7 @@ impl<'s> Extractor<'s> {
                 function.body = Body::new(&lowering.body(body));
                 constants
             }
-            Some(_) => Vec::new(),
+            _ => Vec::new(),
         };
         let mut prototype = Prototype {
             function: Box::new(function),

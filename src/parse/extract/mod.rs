@@ -89,6 +89,9 @@ struct Extractor<'s> {
     /// Uses of macros standing for `__global__`/`__device__` that were parsed as spaces, in
     /// order ([`specifiers`]).
     specifier_uses: &'s [SpecifierUse],
+    /// Kernels kept as their names, places and kinds only: no arrays, uses or body
+    /// ([`Skipped`]).
+    skipped: Option<&'s Skipped>,
     /// The named namespaces around the item being read, outermost first.
     namespace: Vec<String>,
 }
@@ -130,7 +133,16 @@ fn limit_syntax_errors(diagnostics: &mut Vec<Diagnostic>) {
 }
 
 pub fn extract(src: &str, defines: &[String]) -> ParsedFile {
-    extract_with(src, defines, &Prelude::default(), &[])
+    extract_with(src, defines, &Prelude::default(), &[], &Skipped::default())
+}
+
+/// The kernels (by name) whose bodies the front end does not read: translation validation
+/// skips the output's kernels whose text, callees and context the rewrite left as they were
+/// (`pipeline::validate`), whose analysis is the input's. Each keeps its name, kind, place
+/// and block annotations; it has no arrays and no body.
+#[derive(Debug, Default, Clone)]
+pub struct Skipped {
+    pub kernels: HashSet<String>,
 }
 
 /// [`extract`] with what the file's headers define.
@@ -141,6 +153,7 @@ pub fn extract_with(
     defines: &[String],
     prelude: &Prelude,
     launches_elsewhere: &[LaunchSite],
+    skipped: &Skipped,
 ) -> ParsedFile {
     let parsed = super::pragmas::blank_loop_pragmas(src, |name| {
         macro_body(name, src, defines, prelude).is_some_and(|body| super::pragmas::is_code(&body))
@@ -152,6 +165,7 @@ pub fn extract_with(
         prelude,
         launches_elsewhere,
         &specifier_uses,
+        skipped,
     )
 }
 
@@ -249,6 +263,7 @@ fn extract_parsed(
     prelude: &Prelude,
     launches_elsewhere: &[LaunchSite],
     specifier_uses: &[SpecifierUse],
+    skipped: &Skipped,
 ) -> ParsedFile {
     // Parse plans, cheapest first: 32 KB pieces; the whole file (a boundary may have been
     // wrong, e.g. a macro with braces); one piece per top-level item, which keeps a syntax
@@ -270,6 +285,7 @@ fn extract_parsed(
             prelude,
             launches_elsewhere,
             specifier_uses,
+            skipped,
             &plan,
         );
         if clean {
@@ -293,6 +309,7 @@ fn extract_parsed(
             prelude,
             launches_elsewhere,
             specifier_uses,
+            skipped,
             &super::chunks::whole(src),
         )
         .1
@@ -309,12 +326,14 @@ impl<'s> Extractor<'s> {
         prelude: &Prelude,
         launches_elsewhere: &[LaunchSite],
         specifier_uses: &'s [SpecifierUse],
+        skipped: &'s Skipped,
         ranges: &[std::ops::Range<usize>],
     ) -> (bool, Self) {
         let mut env = ConstEnv::with_command_line(defines);
         prelude.seed(&mut env);
         let mut ex = Extractor::new(src, env);
         ex.specifier_uses = specifier_uses;
+        ex.skipped = Some(skipped);
         let mut clean = true;
         let mut consume = |ex: &mut Extractor,
                            range: &std::ops::Range<usize>,
@@ -449,6 +468,7 @@ impl<'s> Extractor<'s> {
             template_calls: Vec::new(),
             host_functions: HashMap::new(),
             specifier_uses: &[],
+            skipped: None,
             namespace: Vec::new(),
         }
     }
