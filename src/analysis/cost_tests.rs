@@ -534,3 +534,52 @@ fn keep_affine_keeps_the_analyses_asked_for() {
         assert_eq!(excess(&file), excess(&every), "{keep:?}");
     }
 }
+
+#[test]
+fn a_kernel_body_is_dropped_after_its_batch_unless_a_function_calls_it() {
+    // Calling a kernel is not CUDA, but the analysis follows the call like any other.
+    let source = "__global__ void called(float *o) { o[threadIdx.x] = 1; }\n\
+        __global__ void alone(float *o) { o[threadIdx.x] = 2; }\n\
+        __device__ void helper(float *o) { o[0] = 3; }\n\
+        __global__ void caller(float *o) { called(o); helper(o); }\n";
+    let body_kept = |drop_kernel_bodies: bool| {
+        let options = Options {
+            drop_kernel_bodies,
+            ..Options::default()
+        };
+        let file = analyse_text(
+            Path::new("t.cu"),
+            source,
+            &options,
+            &ConfigBlocks::default(),
+        );
+        file.parsed
+            .functions
+            .iter()
+            .map(|f| (f.name.clone(), !f.body.is_empty()))
+            .collect::<Vec<_>>()
+    };
+    let names = |kept: &[(&str, bool)]| {
+        kept.iter()
+            .map(|&(name, kept)| (name.to_string(), kept))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        body_kept(true),
+        names(&[
+            ("called", true),
+            ("alone", false),
+            ("helper", true),
+            ("caller", false)
+        ])
+    );
+    assert_eq!(
+        body_kept(false),
+        names(&[
+            ("called", true),
+            ("alone", true),
+            ("helper", true),
+            ("caller", true)
+        ])
+    );
+}

@@ -10,6 +10,7 @@ use crate::parse::{
     Span,
 };
 use crate::settings::{ConfigError, Settings};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -35,6 +36,9 @@ pub struct Options {
     pub keep_affine: KeepAffine,
     /// Kernels whose bodies are not read (translation validation's unchanged kernels).
     pub skipped: Arc<parse::Skipped>,
+    /// Drop each kernel's body once its batch is shown to the visitor, unless a function
+    /// calls it (`fix`, which plans each batch as it is shown, reads no body after).
+    pub drop_kernel_bodies: bool,
 }
 
 /// Which functions keep their affine analysis once their accesses are simulated. The
@@ -64,6 +68,7 @@ impl Default for Options {
             config_file: None,
             keep_affine: KeepAffine::Every,
             skipped: Arc::default(),
+            drop_kernel_bodies: false,
         }
     }
 }
@@ -185,6 +190,14 @@ pub fn analyse_text_visiting(
     // analyses a file keeps are those of one batch and the ones `keep_affine` asks for.
     let lines = LineIndex::new(text);
     let mut per_function = Vec::with_capacity(parsed.functions.len());
+    // The names any function calls: a kernel no one calls is read by no later analysis.
+    let called: Option<HashSet<String>> = options.drop_kernel_bodies.then(|| {
+        parsed
+            .functions
+            .iter()
+            .flat_map(|f| f.callees.iter().cloned())
+            .collect()
+    });
     let mut blocks = blocks.into_iter();
     for start in (0..parsed.functions.len()).step_by(FUNCTIONS_PER_BATCH) {
         let batch = start..parsed.functions.len().min(start + FUNCTIONS_PER_BATCH);
@@ -256,7 +269,14 @@ pub fn analyse_text_visiting(
                 over_budget,
             });
         }
-        visit(&parsed, batch, &analyses);
+        visit(&parsed, batch.clone(), &analyses);
+        if let Some(called) = &called {
+            for function in &mut parsed.functions[batch] {
+                if function.kind == FunctionKind::Kernel && !called.contains(&function.name) {
+                    function.body = Default::default();
+                }
+            }
+        }
         for mut analysis in analyses {
             let kept = match options.keep_affine {
                 KeepAffine::Every => true,

@@ -125,6 +125,7 @@ impl AnalysisArgs {
             launches_elsewhere: Default::default(),
             keep_affine: KeepAffine::Every,
             skipped: Default::default(),
+            drop_kernel_bodies: false,
             include_dirs: self.include_dirs.clone(),
             compile_db: match &self.compile_commands {
                 Some(path) => std::sync::Arc::new(

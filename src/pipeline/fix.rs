@@ -108,6 +108,7 @@ fn fix_owned(
     // megabytes beside the model).
     let analysis = Options {
         keep_affine: KeepAffine::Never,
+        drop_kernel_bodies: true,
         ..options.analysis.clone()
     };
     let (strategy, bank) = (&options.strategy, &options.analysis.bank);
