@@ -431,9 +431,9 @@ fn fix_from(
 
 /// The kernels whose analysis in the output is the input's, which validation does not read
 /// again ([`parse::Skipped`]): every function of the name is a kernel with no edit inside,
-/// that calls no function of the file and launches none; and every edit outside the
-/// functions inserts a map function (a new name), none defines a macro, and no array at
-/// file scope is rewritten. Otherwise none.
+/// that calls no function of the file, launches none and is called by none; and every edit
+/// outside the functions inserts a map function (a new name), none defines a macro, and no
+/// array at file scope is rewritten. Otherwise none.
 fn unchanged_kernels(
     analysed: &AnalysedFile,
     text: &str,
@@ -485,12 +485,18 @@ fn unchanged_kernels(
     }
     let defined: std::collections::HashSet<&str> =
         functions.iter().map(|f| f.name.as_str()).collect();
+    // A kernel some function calls (not CUDA, but analysed as a call) is read by its caller.
+    let called: std::collections::HashSet<&str> = functions
+        .iter()
+        .flat_map(|f| f.callees.iter().map(String::as_str))
+        .collect();
     let unchanged = |f: &parse::Function| {
         f.kind == parse::FunctionKind::Kernel
             && f.syntax_error.is_none()
             // Its instances' element types are assumed from its arrays.
             && f.assumed_types.is_empty()
             && !touched.contains(&(f.span.start, f.span.end))
+            && !called.contains(f.name.as_str())
             && !f.callees.iter().any(|c| defined.contains(c.as_str()))
             && !text.get(f.span.start..f.span.end).is_none_or(|t| t.contains("<<<"))
     };
@@ -687,10 +693,13 @@ mod tests {
             __shared__ float s[32];\n    s[threadIdx.x] = 1;\n    o[0] = get(s, threadIdx.x);\n}\n\
             __global__ void child(float *o) { o[0] = 1; }\n\
             // bankwise: block=32\n__global__ void parent(float *o)\n{\n    \
-            child<<<1, 1>>>(o);\n}\n";
+            child<<<1, 1>>>(o);\n}\n\
+            __global__ void callee(float *o) { o[0] = 1; }\n\
+            // bankwise: block=32\n__global__ void direct(float *o) { callee(o); }\n";
         let text = format!("{others}{TRANSPOSE}");
-        // `t` is rewritten, `calls` calls a function of the file, `parent` launches one.
-        assert_eq!(unchanged_in(&text, &[]), ["child", "clean"]);
+        // `t` is rewritten, `calls` and `direct` call a function of the file, `parent`
+        // launches one, and `child` and `callee` are called (a launch reads as a call).
+        assert_eq!(unchanged_in(&text, &[]), ["clean"]);
         // An edit outside the functions that is not a map function, or one that defines a
         // macro, may reach any kernel.
         let macro_line = text.find("32\n").expect("the macro's value");
