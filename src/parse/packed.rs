@@ -85,6 +85,15 @@ impl<T: Serialize + DeserializeOwned> PackedVec<T> {
         }
         items
     }
+
+    /// [`Self::unpack`], each chunk's bytes freed once it is rebuilt.
+    pub fn into_vec(self) -> Vec<T> {
+        let mut items = Vec::with_capacity(self.len);
+        for chunk in self.chunks {
+            items.extend(chunk.unpack());
+        }
+        items
+    }
 }
 
 /// A [`PackedVec`] made an item at a time: at most one chunk's items are held unpacked.
@@ -203,6 +212,7 @@ mod tests {
         ] {
             let items: Vec<String> = (0..len).map(|i| format!("item {i}")).collect();
             assert_eq!(PackedVec::new(items.clone()).unpack(), items);
+            assert_eq!(PackedVec::new(items.clone()).into_vec(), items);
         }
     }
 

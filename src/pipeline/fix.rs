@@ -322,6 +322,14 @@ fn fix_from(
         &mut fixes,
         &mut left_out,
     );
+    // What only the report and the fixes read, which have their copies.
+    for planned in &mut plan.rewrites {
+        planned.rewrite.accesses = Vec::new();
+        planned.rewrite.assumptions = Vec::new();
+        if let Some(function) = &mut planned.rewrite.function {
+            function.text = String::new();
+        }
+    }
     let applied: Vec<&Planned> = plan
         .rewrites
         .iter()
@@ -350,6 +358,7 @@ fn fix_from(
             None => validate::Expected::of(analysed, &applied, &options.analysis.bank),
         };
         original.drop_what_validation_does_not_read(&applied);
+        crate::release_freed_memory();
         Some(expected.skipping(unchanged))
     };
     // No edit, no copy of the text: most files need no fix.
@@ -401,7 +410,8 @@ fn fix_from(
     drop(applied);
     drop(plan.rewrites);
     drop(original);
-    let mut arrays = plan.outcomes.unpack();
+    crate::release_freed_memory();
+    let mut arrays = plan.outcomes.into_vec();
     for (outcome, reason) in left_out {
         not_applied(&mut arrays[outcome], reason);
     }
@@ -424,7 +434,7 @@ fn fix_from(
         original: original_text,
         edited,
         arrays,
-        fixes: packed_fixes.unpack(),
+        fixes: packed_fixes.into_vec(),
         fixed_arrays,
     })
 }
