@@ -61,27 +61,14 @@ void host{i}(float *p) {{ kernel{i}<4><<<1, dim3(T{i}, 4)>>>(p); kernel{i}<<<1, 
         ));
     }
     let defines = ["T3=16".to_string()];
-    let skipped = Skipped::default();
-    let (whole_clean, whole) = Extractor::run(
-        &src,
-        &defines,
-        &Prelude::default(),
-        &[],
-        &[],
-        &skipped,
-        &super::super::chunks::whole(&src),
-    );
+    let (prelude, skipped) = (Prelude::default(), Skipped::default());
+    let run = |ranges: &[std::ops::Range<usize>]| {
+        Extractor::run(&src, &defines, &prelude, &[], &[], &skipped, ranges)
+    };
+    let (whole_clean, whole) = run(&super::super::chunks::whole(&src));
     let chunks = super::super::chunks::top_level_chunks(&src, 1024);
     assert!(chunks.len() > 20, "{} chunks", chunks.len());
-    let (chunked_clean, chunked) = Extractor::run(
-        &src,
-        &defines,
-        &Prelude::default(),
-        &[],
-        &[],
-        &skipped,
-        &chunks,
-    );
+    let (chunked_clean, chunked) = run(&chunks);
     assert!(whole_clean && chunked_clean);
     let whole = summary(&whole.finish());
     assert_eq!(whole, summary(&chunked.finish()));
