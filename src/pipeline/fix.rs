@@ -186,8 +186,13 @@ impl Analysed<'_> {
     }
 
     /// Keeps what validation reads beside [`validate::Expected`]: the functions' names,
-    /// places, arrays and block shapes, and the accesses of the arrays `applied` rewrites.
-    fn drop_what_validation_does_not_read(&mut self, applied: &[&Planned]) {
+    /// places, arrays and block shapes, and the accesses of the arrays `applied` rewrites;
+    /// of the `unchanged` kernels, which it pairs by name only, no array.
+    fn drop_what_validation_does_not_read(
+        &mut self,
+        applied: &[&Planned],
+        unchanged: &parse::Skipped,
+    ) {
         let Analysed::Owned(file) = self else {
             return;
         };
@@ -204,6 +209,11 @@ impl Analysed<'_> {
             function.bindings = Default::default();
             function.callees = Vec::new();
             function.assumed_types = Vec::new();
+            if function.kind == parse::FunctionKind::Kernel
+                && unchanged.kernels.contains(&function.name)
+            {
+                function.arrays = Vec::new();
+            }
             for (a, array) in function.arrays.iter_mut().enumerate() {
                 array.dim_exprs = crate::parse::Packed::new(&Vec::new());
                 array.dim_texts = Vec::new();
@@ -357,7 +367,7 @@ fn fix_from(
             Some(requests) => validate::Expected::with(analysed, &applied, requests),
             None => validate::Expected::of(analysed, &applied, &options.analysis.bank),
         };
-        original.drop_what_validation_does_not_read(&applied);
+        original.drop_what_validation_does_not_read(&applied, &unchanged);
         crate::release_freed_memory();
         Some(expected.skipping(unchanged))
     };
