@@ -133,7 +133,7 @@ fn fix_owned(
             let from = planner.decided();
             planner.decide(&input, &reported);
             let rewrites = planner.rewrites_from(from);
-            let taken = crate::parallel::map(rewrites.len(), REWRITES_PER_THREAD, |i| {
+            let taken = crate::parallel::map(rewrites.len(), validate::REWRITES_PER_THREAD, |i| {
                 let (f, a, map) = rewrites[i];
                 validate::rewrite_requests(
                     input.analysis(f).affine.as_deref(),
@@ -158,9 +158,6 @@ fn fix_owned(
         Some(planned.unwrap_or_default()),
     )
 }
-
-/// Rewrites whose expectations are taken on one thread at a time, at least.
-const REWRITES_PER_THREAD: usize = 16;
 
 /// A plan made as the input was analysed, with what validation compares for each rewrite.
 #[derive(Default)]
@@ -209,9 +206,7 @@ impl Analysed<'_> {
             function.bindings = Default::default();
             function.callees = Vec::new();
             function.assumed_types = Vec::new();
-            if function.kind == parse::FunctionKind::Kernel
-                && unchanged.kernels.contains(&function.name)
-            {
+            if unchanged.skips(function) {
                 function.arrays = Vec::new();
             }
             for (a, array) in function.arrays.iter_mut().enumerate() {

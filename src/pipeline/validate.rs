@@ -186,9 +186,7 @@ pub fn validate(
     // input's (`fix::unchanged_kernels` says when).
     let unchanged = &expected.unchanged;
     pinned.skipped = std::sync::Arc::new(unchanged.clone());
-    let skipped = |function: &parse::Function| {
-        function.kind == parse::FunctionKind::Kernel && unchanged.kernels.contains(&function.name)
-    };
+    let skipped = |function: &parse::Function| unchanged.skips(function);
     let functions = &original.parsed.functions;
     let shared = crate::plan::shared_names(&original.parsed);
     for (function, analysis) in functions.iter().zip(&original.per_function) {
@@ -339,7 +337,7 @@ fn excess_of(costs: &[Result<crate::cost::SiteCost, String>]) -> Vec<Option<u64>
 }
 
 /// Rewrites checked on one thread at a time, at least: a small one takes microseconds.
-const REWRITES_PER_THREAD: usize = 16;
+pub(super) const REWRITES_PER_THREAD: usize = 16;
 
 /// The output's functions paired with the input's, indexed by place, and per function the
 /// applied rewrites of its arrays.

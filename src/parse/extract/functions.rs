@@ -87,10 +87,7 @@ impl<'s> Extractor<'s> {
             params: parameters(node, self.src),
             body: Body::default(),
         };
-        let skipped = kind == FunctionKind::Kernel
-            && self
-                .skipped
-                .is_some_and(|skipped| skipped.kernels.contains(&function.name));
+        let skipped = self.skipped.is_some_and(|skipped| skipped.skips(&function));
         let constants = match syntax_error {
             None if !skipped => {
                 // The body is walked several times: once with a cursor, then from a list.

@@ -145,6 +145,13 @@ pub struct Skipped {
     pub kernels: HashSet<String>,
 }
 
+impl Skipped {
+    /// Whether `function` is one of the kernels whose bodies are not read.
+    pub fn skips(&self, function: &Function) -> bool {
+        function.kind == FunctionKind::Kernel && self.kernels.contains(&function.name)
+    }
+}
+
 /// [`extract`] with what the file's headers define.
 /// [`extract`] with what the file's headers define, and the launches in other files of the
 /// run of templates the file may define (each makes an instance).
