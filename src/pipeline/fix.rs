@@ -472,27 +472,21 @@ fn unchanged_kernels(
     {
         return parse::Skipped::default();
     }
-    // The functions' spans, sorted by start (instances of a template share one).
-    let mut spans: Vec<(usize, usize)> = functions
-        .iter()
-        .map(|f| (f.span.start, f.span.end))
-        .collect();
-    spans.sort_unstable();
-    spans.dedup();
+    let index = validate::FunctionIndex::new(functions);
     let inserted: std::collections::HashSet<usize> = applied
         .iter()
         .filter_map(|p| p.rewrite.function.as_ref().map(|f| f.at))
         .collect();
     let mut touched = std::collections::HashSet::new();
     for edit in edits {
-        let first_after = spans.partition_point(|&(start, _)| start <= edit.range.start);
-        let holder = first_after
-            .checked_sub(1)
-            .map(|s| spans[s])
-            .filter(|&(start, end)| start < edit.range.start && edit.range.end < end);
+        // The instances of a template share their span: it is what an edit touches.
+        let holder = index
+            .containing(edit.range.start)
+            .map(|f| functions[f].span)
+            .filter(|span| edit.range.end < span.end);
         match holder {
             Some(span) => {
-                touched.insert(span);
+                touched.insert((span.start, span.end));
             }
             None if edit.range.is_empty() && inserted.contains(&edit.range.start) => {}
             None => return parse::Skipped::default(),

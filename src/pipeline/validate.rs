@@ -402,14 +402,14 @@ fn parses_as_before(
 
 /// The function of a file that contains a byte offset, found by binary search: the
 /// functions are sorted by where they start.
-struct FunctionIndex {
+pub(super) struct FunctionIndex {
     starts: Vec<usize>,
     /// Per function, the largest end of it and the functions before it.
     furthest_end: Vec<usize>,
 }
 
 impl FunctionIndex {
-    fn new(functions: &[parse::Function]) -> Self {
+    pub(super) fn new(functions: &[parse::Function]) -> Self {
         let furthest_end = functions
             .iter()
             .scan(0, |furthest, f| {
@@ -425,7 +425,7 @@ impl FunctionIndex {
 
     /// A function that `offset` lies strictly inside of: one that starts there does not
     /// count, and the first that holds it starts first.
-    fn containing(&self, offset: usize) -> Option<usize> {
+    pub(super) fn containing(&self, offset: usize) -> Option<usize> {
         self.holding(offset).filter(|&f| self.starts[f] < offset)
     }
 
