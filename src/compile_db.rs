@@ -2,18 +2,12 @@
 //! Bear and Ninja write and clang tools read: for each file, the `-I`, `-isystem` and `-D`
 //! it is compiled with, so that `bankwise check --compile-commands build/` reads a file's
 //! headers and macros as its build does.
+use crate::command_line::{
+    self, expand_response_files, split_command, CommandLineError, CompileFlags, Dialect,
+};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-/// What the build passes when compiling one file.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CompileFlags {
-    /// `-I`, `-isystem`, `-iquote` directories, absolute, in order.
-    pub include_dirs: Vec<PathBuf>,
-    /// `-D NAME[=VALUE]`, in order.
-    pub defines: Vec<String>,
-}
 
 /// The database: flags by the canonical path of each file it lists.
 #[derive(Debug, Clone, Default)]
@@ -49,6 +43,12 @@ pub enum CompileDbError {
     },
     #[error("{path}: entry {index} has neither `arguments` nor `command`")]
     NoCommand { path: String, index: usize },
+    #[error("{path}: entry {index}: {source}")]
+    CommandLine {
+        path: String,
+        index: usize,
+        source: CommandLineError,
+    },
 }
 
 impl CompileDb {
@@ -87,7 +87,13 @@ impl CompileDb {
                 }
             };
             let file = canonical(&entry.directory.join(&entry.file));
-            let flags = flags_of(&arguments, &entry.directory);
+            let flags = flags_of(&arguments, &entry.directory).map_err(|source| {
+                CompileDbError::CommandLine {
+                    path: shown.to_string(),
+                    index,
+                    source,
+                }
+            })?;
             if !db.entries.contains_key(&file) {
                 db.files.push(file.clone());
             }
@@ -114,86 +120,14 @@ fn canonical(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
-/// The include directories and definitions in a compiler's `arguments`, relative paths
-/// taken from `directory` (where the compiler ran).
-fn flags_of(arguments: &[String], directory: &Path) -> CompileFlags {
-    let mut flags = CompileFlags::default();
-    let mut args = arguments.iter();
-    while let Some(arg) = args.next() {
-        let include = ["-I", "-isystem", "-iquote", "--include-path"]
-            .iter()
-            .find_map(|flag| {
-                let rest = arg.strip_prefix(flag)?;
-                let rest = rest.strip_prefix('=').unwrap_or(rest);
-                Some(if rest.is_empty() {
-                    args.next().cloned()
-                } else {
-                    Some(rest.to_string())
-                })
-            });
-        if let Some(dir) = include {
-            if let Some(dir) = dir {
-                flags.include_dirs.push(directory.join(dir));
-            }
-            continue;
-        }
-        let define = ["-D", "--define-macro"].iter().find_map(|flag| {
-            let rest = arg.strip_prefix(flag)?;
-            let rest = rest
-                .strip_prefix('=')
-                .filter(|_| flag.len() > 2)
-                .unwrap_or(rest);
-            Some(if rest.is_empty() {
-                args.next().cloned()
-            } else {
-                Some(rest.to_string())
-            })
-        });
-        if let Some(Some(define)) = define {
-            flags.defines.push(define);
-        }
-    }
-    flags
-}
-
-/// A `command` string split into arguments as a POSIX shell would: whitespace separates,
-/// quotes group, a backslash escapes the next character.
-fn split_command(command: &str) -> Vec<String> {
-    let mut arguments = Vec::new();
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = command.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') | (None, '\\') => {
-                if let Some(next) = chars.next() {
-                    current.push(next);
-                }
-                in_word = true;
-            }
-            (Some(_), c) => current.push(c),
-            (None, '"' | '\'') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    arguments.push(std::mem::take(&mut current));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                current.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if in_word {
-        arguments.push(current);
-    }
-    arguments
+/// What `arguments` (the compiler first, run in `directory`) give the source: response
+/// files read, relative paths taken from `directory`.
+fn flags_of(arguments: &[String], directory: &Path) -> Result<CompileFlags, CommandLineError> {
+    let dialect = Dialect::of(arguments.first().map_or("", String::as_str));
+    let rest = arguments.get(1..).unwrap_or_default();
+    let expanded = expand_response_files(command_line::given(rest), dialect, directory)?;
+    let texts: Vec<String> = expanded.into_iter().map(|a| a.text).collect();
+    Ok(command_line::compile_flags(&texts, dialect, directory))
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod analysis;
 pub mod bank;
 pub mod bench;
 pub mod block;
+pub mod command_line;
 pub mod compile_db;
 pub mod cost;
 pub mod explain;

@@ -28,6 +28,8 @@ pub struct Options {
     pub launches_elsewhere: Arc<ProjectLaunches>,
     /// Where quoted includes are looked for after the including file's directory (`-I`).
     pub include_dirs: Vec<PathBuf>,
+    /// Files read before each file (`-include`).
+    pub pre_includes: Vec<PathBuf>,
     /// The build's flags per file (`--compile-commands`), applied by `pipeline`.
     pub compile_db: Arc<crate::compile_db::CompileDb>,
     /// `--config PATH`: the `bankwise.toml` for every file, instead of the nearest one.
@@ -54,6 +56,16 @@ pub enum KeepAffine {
     Never,
 }
 
+impl Options {
+    /// Where the front end finds a file's headers.
+    pub fn header_search(&self) -> parse::HeaderSearch<'_> {
+        parse::HeaderSearch {
+            include_dirs: &self.include_dirs,
+            pre_includes: &self.pre_includes,
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -64,6 +76,7 @@ impl Default for Options {
             command_line: Settings::default(),
             launches_elsewhere: Arc::default(),
             include_dirs: Vec::new(),
+            pre_includes: Vec::new(),
             compile_db: Arc::default(),
             config_file: None,
             keep_affine: KeepAffine::Every,
@@ -134,7 +147,7 @@ pub fn analyse_text_visiting(
         path,
         text,
         &options.defines,
-        &options.include_dirs,
+        options.header_search(),
         &block::template_launches_for(&options.launches_elsewhere, path),
         &options.skipped,
     );

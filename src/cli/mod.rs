@@ -81,6 +81,9 @@ pub struct AnalysisArgs {
     /// own, as nvcc's -I.
     #[arg(short = 'I', value_name = "DIR")]
     pub include_dirs: Vec<PathBuf>,
+    /// A file read before each source, as nvcc's -include: its macros and types apply.
+    #[arg(long = "include", value_name = "FILE")]
+    pub pre_includes: Vec<PathBuf>,
     /// A `compile_commands.json` (or its directory): each file is read with the `-I` and
     /// `-D` its build uses; with no FILES, every CUDA file it lists.
     #[arg(long, value_name = "PATH")]
@@ -127,6 +130,7 @@ impl AnalysisArgs {
             skipped: Default::default(),
             drop_kernel_bodies: false,
             include_dirs: self.include_dirs.clone(),
+            pre_includes: self.pre_includes.clone(),
             compile_db: match &self.compile_commands {
                 Some(path) => std::sync::Arc::new(
                     bankwise::compile_db::CompileDb::read(path).map_err(|e| e.to_string())?,

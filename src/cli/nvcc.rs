@@ -83,12 +83,14 @@ fn pre_build(
     options: &FixOptions,
     log: Option<&Path>,
 ) -> ExitCode {
-    let prepared = prebuild::prepare(args, options);
+    let mut prepared = prebuild::prepare(args, options);
     for report in &prepared.reports {
         if let Some(warning) = report.warning() {
             bankwise::say!("{warning}");
         }
     }
+    let code = prepared.run(compiler);
+    // After the run: a copy nvcc could not compile is logged as the original compiled.
     if let Some(log) = log {
         let lines: String = prepared
             .reports
@@ -107,7 +109,7 @@ fn pre_build(
             );
         }
     }
-    exit_with(prepared.run(compiler), compiler)
+    exit_with(code, compiler)
 }
 
 /// nvcc's exit status as ours; a compiler that cannot start is reported.

@@ -326,11 +326,24 @@ impl ConstEnv {
         (mac.params.is_none() && !body.is_empty()).then_some(body)
     }
 
+    /// Whether `name` is a macro nvcc defines differently from one compilation of the same
+    /// build to another, and the command line does not fix: `__CUDA_ARCH__` (each device
+    /// pass its own, the host pass none) and the toolkit's version. A condition on it holds
+    /// in some configuration nvcc compiles, whichever branch the analysis would pick.
+    pub fn varies_between_passes(&self, name: &str) -> bool {
+        (name.starts_with("__CUDA_ARCH") || name.starts_with("__CUDACC_VER"))
+            && !self.command_line.contains_key(name)
+    }
+
     /// Evaluates an `#if` condition as the preprocessor does: a name that is not a macro
-    /// (nor a known constant) is 0.
+    /// (nor a known constant) is 0. A condition on a macro that
+    /// [varies between passes](Self::varies_between_passes) is undecidable.
     pub fn eval_condition(&self, expr: &Expr) -> Result<bool, Unresolved> {
         let mut scope = Bindings::default();
         for name in expr.names() {
+            if self.varies_between_passes(name) {
+                return Err(Unresolved::UnknownName(name.to_string()));
+            }
             let unknown = Err(Unresolved::UnknownName(name.to_string()));
             if self.eval_name(name, &scope, 0) == unknown {
                 scope.ints.insert(name.to_string(), 0);
@@ -430,6 +443,11 @@ impl ConstEnv {
                 };
                 if name == "defined" {
                     return match args.first().map(|a| &a.kind) {
+                        Some(ExprKind::Name(macro_name))
+                            if self.varies_between_passes(macro_name) =>
+                        {
+                            Err(Unresolved::UnknownName(macro_name.clone()))
+                        }
                         Some(ExprKind::Name(macro_name)) => {
                             Ok(i64::from(self.is_defined(macro_name)))
                         }

@@ -81,7 +81,9 @@ fn loads_stores_compound_updates_and_atomics() {
         Some("atomicAdd")
     );
     assert_eq!(h.accesses[4].indices.unpack()[0].to_string(), "(v & 63)");
-    assert!(t.rewritable() && h.rewritable());
+    // A new layout changes `sizeof(t)`, not the size of one scalar element.
+    assert_eq!(escape_tags(t), vec!["size-or-type-read"]);
+    assert!(!t.rewritable() && h.rewritable());
 }
 
 #[test]
@@ -129,6 +131,124 @@ __global__ void k(float *out) {
     let ok = array(&file, "k", "ok");
     assert!(ok.rewritable());
     assert_eq!(kinds(ok), vec![("load", 13)]);
+}
+
+#[test]
+fn a_name_in_a_branch_this_configuration_leaves_out_escapes() {
+    let file = parse(
+        "__global__ void k(float *out, float s) {
+  __shared__ float t[32][32];
+  __shared__ float u[32][32];
+  __shared__ float w[32][32];
+  t[threadIdx.y][threadIdx.x] = u[threadIdx.y][threadIdx.x] = w[threadIdx.y][threadIdx.x] = 1;
+#ifdef SCALE_INPUT
+  out[0] = s * t[threadIdx.x][threadIdx.y];
+#else
+  out[0] = t[threadIdx.x][threadIdx.y];
+#endif
+#if 0
+  out[1] = u[0][threadIdx.x];
+#elif 1
+  out[1] = w[0][threadIdx.x];
+#else
+  out[2] = u[1][threadIdx.x];
+#endif
+}",
+    );
+    let t = array(&file, "k", "t");
+    assert_eq!(escape_tags(t), vec!["inactive-branch"]);
+    assert_eq!(
+        t.reason().unwrap(),
+        "named at line 7 under `#ifdef SCALE_INPUT`, a branch this configuration leaves out; \
+         every configuration must be rewritten alike"
+    );
+    let u = array(&file, "k", "u");
+    assert_eq!(escape_tags(u), vec!["inactive-branch"]);
+    assert_eq!(u.escapes[0].at.line, 12);
+    // `w` is named in the live branch only.
+    assert!(array(&file, "k", "w").rewritable());
+    // Defined, the other branch is the dead one.
+    let defined = parse_with(
+        "__global__ void k(float *out) {
+  __shared__ float t[32][32];
+  t[threadIdx.y][threadIdx.x] = 1;
+#ifdef SCALE_INPUT
+  out[0] = t[threadIdx.x][threadIdx.y];
+#else
+  out[0] = t[threadIdx.x][threadIdx.y] + 1;
+#endif
+}",
+        &["SCALE_INPUT"],
+    );
+    let t = array(&defined, "k", "t");
+    assert_eq!(
+        t.reason().unwrap(),
+        "named at line 6 under `#else after #ifdef SCALE_INPUT`, a branch this configuration \
+         leaves out; every configuration must be rewritten alike"
+    );
+}
+
+#[test]
+fn an_element_given_to_a_constructor_escapes() {
+    let file = parse(
+        "struct Ref { float &v; __device__ Ref(float &x) : v(x) {} };
+__global__ void k(float *out) {
+  __shared__ float a[32][32], b[32][32], c[32][32], d[32][32];
+  Ref r(a[threadIdx.x][threadIdx.y]);
+  cuda::atomic_ref<float, cuda::thread_scope_block> ar(b[threadIdx.y][threadIdx.x]);
+  Ref q{c[threadIdx.x][threadIdx.y]};
+  float v{d[threadIdx.x][threadIdx.y]};
+  auto w{d[threadIdx.y][threadIdx.x]};
+  // Read as the declaration of a function `e`: not seen as an access, so an escape.
+  auto e(c[threadIdx.y][threadIdx.x]);
+  out[0] = r.v + q.v + v + w + e + a[0][threadIdx.x];
+}",
+    );
+    for (name, var, line) in [("a", "r", 4), ("b", "ar", 5), ("c", "q", 6)] {
+        let arr = array(&file, "k", name);
+        assert!(
+            escape_tags(arr)
+                .iter()
+                .all(|t| *t == "constructor-argument"),
+            "{name}"
+        );
+        assert_eq!(arr.escapes[0].at.line, line, "{name}");
+        assert!(
+            arr.reason()
+                .unwrap()
+                .contains(&format!("constructor of `{var}`")),
+            "{name}"
+        );
+    }
+    // A built-in type only reads the element; `a`'s later use is still seen.
+    let d = array(&file, "k", "d");
+    assert!(d.rewritable());
+    assert_eq!(kinds(d), vec![("load", 7), ("load", 8)]);
+    assert_eq!(kinds(array(&file, "k", "a")), vec![("load", 11)]);
+}
+
+#[test]
+fn sizeof_and_decltype_of_more_than_a_scalar_element_escape() {
+    let file = parse(
+        "struct Body { float x, m; };
+__global__ void k(float *out) {
+  __shared__ float a[32][32], b[32][32], c[32][32], d[32][32];
+  __shared__ Body s[64];
+  out[0] = a[threadIdx.x][0] * sizeof(a[0]);
+  out[1] = b[threadIdx.x][0] * sizeof(b);
+  out[2] = c[threadIdx.x][0] + sizeof(decltype(c));
+  decltype(d[0][0]) z = d[threadIdx.x][0] * sizeof(d[1][2]) + sizeof((d[0][1]));
+  out[3] = z;
+  decltype(s[0].m) m = s[threadIdx.x].m;
+  out[4] = m;
+}",
+    );
+    for (name, line) in [("a", 5), ("b", 6), ("c", 7), ("s", 10)] {
+        let arr = array(&file, "k", name);
+        assert_eq!(escape_tags(arr), vec!["size-or-type-read"], "{name}");
+        assert_eq!(arr.escapes[0].at.line, line, "{name}");
+    }
+    assert!(array(&file, "k", "d").rewritable());
 }
 
 #[test]
@@ -748,7 +868,10 @@ fn quoted_headers_give_their_macros_and_types() {
         &path,
         text,
         &[],
-        std::slice::from_ref(&inc),
+        HeaderSearch {
+            include_dirs: std::slice::from_ref(&inc),
+            pre_includes: &[],
+        },
         &[],
         &Skipped::default(),
     );
@@ -770,7 +893,14 @@ fn quoted_headers_give_their_macros_and_types() {
         ]
     );
     // Without the include directory the nested header is not found: INNER is unknown.
-    let file = analyse_file_source(&path, text, &[], &[], &[], &Skipped::default());
+    let file = analyse_file_source(
+        &path,
+        text,
+        &[],
+        HeaderSearch::default(),
+        &[],
+        &Skipped::default(),
+    );
     assert_eq!(array(&file, "k", "t").dims, vec![None]);
 }
 

@@ -91,30 +91,59 @@ fn includes(text: &str) -> Vec<Include> {
         .collect()
 }
 
+/// Where a file's headers come from besides its own `#include` lines.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HeaderSearch<'a> {
+    /// Where includes are looked for after the including file's directory (`-I`).
+    pub include_dirs: &'a [PathBuf],
+    /// Files read before the file itself (`-include`).
+    pub pre_includes: &'a [PathBuf],
+}
+
 /// The prelude of the file at `path` whose text is `text`, and notes for the quoted headers
-/// that could not be read.
+/// and pre-included files that could not be read.
 pub fn prelude(
     path: &Path,
     text: &str,
-    include_dirs: &[PathBuf],
+    search: HeaderSearch,
     defines: &[String],
 ) -> (Prelude, Vec<Diagnostic>) {
+    let include_dirs = search.include_dirs;
     let (found, missing) = resolve(path, text, include_dirs);
-    let notes = missing
-        .into_iter()
-        .map(|(line, name)| Diagnostic {
+    let mut notes: Vec<Diagnostic> = search
+        .pre_includes
+        .iter()
+        .filter(|file| !file.is_file())
+        .map(|file| Diagnostic {
             severity: Severity::Note,
-            at: Location { line, col: 1 },
+            at: Location { line: 1, col: 1 },
             message: format!(
-                "header \"{name}\" not found beside the file or in the include directories \
-                 (-I): its macros and types are unknown"
+                "pre-included file {} (-include) not found: its macros and types are unknown",
+                file.display()
             ),
         })
         .collect();
+    notes.extend(missing.into_iter().map(|(line, name)| Diagnostic {
+        severity: Severity::Note,
+        at: Location { line, col: 1 },
+        message: format!(
+            "header \"{name}\" not found beside the file or in the include directories \
+             (-I): its macros and types are unknown"
+        ),
+    }));
     let mut prelude = Prelude::default();
     let mut seen: Vec<PathBuf> = Vec::new();
-    // Depth-first in include order, with an explicit stack: no recursion.
-    let mut pending: Vec<(PathBuf, usize)> = found.into_iter().rev().map(|h| (h, 0)).collect();
+    // Depth-first in include order, the pre-included files first, with an explicit stack:
+    // no recursion.
+    let mut pending: Vec<(PathBuf, usize)> = search
+        .pre_includes
+        .iter()
+        .filter(|file| file.is_file())
+        .cloned()
+        .chain(found)
+        .rev()
+        .map(|h| (h, 0))
+        .collect();
     while let Some((header, depth)) = pending.pop() {
         let canonical = std::fs::canonicalize(&header).unwrap_or_else(|_| header.clone());
         if seen.contains(&canonical) || depth >= MAX_DEPTH || seen.len() >= MAX_HEADERS {

@@ -25,6 +25,7 @@ pub use body::*;
 pub use chunks::brace_depth_at;
 pub use consts::{identifier_tokens, replace_identifiers, Bindings, ConstEnv, Macro};
 pub use extract::{is_atomic, Skipped};
+pub use include::HeaderSearch;
 pub use model::*;
 pub use packed::{Body, Packed, PackedVec, PackedVecBuilder};
 pub use source::{
@@ -35,7 +36,7 @@ pub use suppress::Suppression;
 pub use types::{Member, MemberLayout, TypeTable};
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use syntax::SyntaxTree;
 use tree_sitter::Parser;
 
@@ -90,18 +91,18 @@ pub fn analyse_source(text: &str, defines: &[String]) -> ParsedFile {
     extract::extract(text, defines)
 }
 
-/// [`analyse_source`] for the file at `path`, with the macros and types of the headers it
-/// includes with quotes (beside it, then in `include_dirs`), and the kernels whose bodies
-/// are not read (`skipped`).
+/// [`analyse_source`] for the file at `path`, with the macros and types of the files
+/// `headers` pre-includes and of the headers it includes (beside it, then in `headers`'
+/// include directories), and the kernels whose bodies are not read (`skipped`).
 pub fn analyse_file_source(
     path: &Path,
     text: &str,
     defines: &[String],
-    include_dirs: &[PathBuf],
+    headers: HeaderSearch,
     launches_elsewhere: &[LaunchSite],
     skipped: &Skipped,
 ) -> ParsedFile {
-    let (prelude, notes) = include::prelude(path, text, include_dirs, defines);
+    let (prelude, notes) = include::prelude(path, text, headers, defines);
     let mut parsed = extract::extract_with(text, defines, &prelude, launches_elsewhere, skipped);
     if !notes.is_empty() {
         parsed.diagnostics.extend(notes);

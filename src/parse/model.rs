@@ -398,6 +398,15 @@ pub enum EscapeKind {
     BoundToReference(String),
     /// A pointer made from the array that the affine stage could not follow (why).
     Pointer(String),
+    /// Named in a preprocessor branch this configuration leaves out (the directive that
+    /// opens it): a rewrite made here would leave that branch's accesses as they are.
+    InactiveBranch(String),
+    /// An element passed to the constructor of an object (`Ref r(a[i][j])`,
+    /// `cuda::atomic_ref<float, S> r(a[i])`), which may keep its address: the variable.
+    ConstructorArgument(String),
+    /// Named by `sizeof`, `alignof` or `decltype` other than as one scalar element: padding,
+    /// flattening and a struct-of-arrays split change what it gives.
+    Unevaluated,
 }
 
 /// A use of the array that bankwise cannot follow: the array must not be rewritten.
@@ -428,6 +437,9 @@ impl EscapeKind {
             EscapeKind::UsedAsPointer => "used-as-pointer",
             EscapeKind::BoundToReference(_) => "bound-to-reference",
             EscapeKind::Pointer(_) => "pointer",
+            EscapeKind::InactiveBranch(_) => "inactive-branch",
+            EscapeKind::ConstructorArgument(_) => "constructor-argument",
+            EscapeKind::Unevaluated => "size-or-type-read",
         }
     }
 }
@@ -473,6 +485,20 @@ impl Escape {
                 write!(f, "bound to reference `{var}` at line {line} (`{text}`)")
             }
             EscapeKind::Pointer(why) => write!(f, "{why} (line {line}, `{text}`)"),
+            EscapeKind::ConstructorArgument(var) => write!(
+                f,
+                "an element passed to the constructor of `{var}` at line {line} (`{text}`)"
+            ),
+            EscapeKind::Unevaluated => write!(
+                f,
+                "its size or type is read at line {line} (`{text}`), which a new layout would \
+                 change"
+            ),
+            EscapeKind::InactiveBranch(directive) => write!(
+                f,
+                "named at line {line} under `{directive}`, a branch this configuration leaves \
+                 out; every configuration must be rewritten alike"
+            ),
         }
     }
 }

@@ -97,7 +97,7 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
             path,
             &text,
             &options.defines,
-            &options.include_dirs,
+            options.header_search(),
             &[],
             &parse::Skipped::default(),
         );
@@ -201,6 +201,9 @@ fn with_build_flags(input: &Path, options: &mut Options) {
     options
         .include_dirs
         .extend(flags.include_dirs.iter().cloned());
+    options
+        .pre_includes
+        .extend(flags.pre_includes.iter().cloned());
 }
 
 /// The configuration of `input` and the fix options under it: the one way `fix` reads

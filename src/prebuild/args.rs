@@ -2,6 +2,7 @@
 //! the defines, include paths, language and dependency-file options around them. Every
 //! option that takes a value is known by name (from `nvcc --help`, CUDA 13), so that a value
 //! (`-o out.cu`, `-MF deps.d`, `-I include`) is never taken for an input.
+use crate::command_line::{self, CompileFlags, Dialect};
 use std::path::{Path, PathBuf};
 
 /// nvcc's options that take a value, as `(long name, short name)`: `--long VALUE`,
@@ -143,16 +144,17 @@ pub struct NvccCommand {
     pub args: Vec<String>,
     /// The inputs nvcc compiles as CUDA: `.cu` files, or every input under `-x cu`.
     pub inputs: Vec<Input>,
-    /// `-D` definitions in order (`NAME` or `NAME=VALUE`), less those a later `-U` removes.
-    pub defines: Vec<String>,
-    /// `-I` directories in order.
-    pub include_dirs: Vec<String>,
+    /// What decides the source nvcc sees: `-D`/`-U`, include directories, `-include`
+    /// ([`command_line::compile_flags`]), from the arguments, the response files they name
+    /// and nvcc's environment flags.
+    pub flags: CompileFlags,
+    /// Why the command line could not be read whole (a response file that cannot be read):
+    /// then what nvcc compiles is not known, and nothing is rewritten.
+    pub unreadable: Option<String>,
     /// The `-std` dialect, if given.
     pub std: Option<String>,
     /// Why nothing is rewritten, when the run only preprocesses or lists dependencies.
     pub pass_through: Option<String>,
-    /// Response files (`@file`, `--options-file`): passed on unread.
-    pub response_files: Vec<String>,
     /// `-MD`/`-MMD`: nvcc writes a dependency file beside the compile.
     pub writes_dependencies: bool,
     /// `-MF FILE`.
@@ -186,31 +188,46 @@ fn named(name: &str, option: &(&str, &str)) -> bool {
     name == option.0 || name == option.1
 }
 
-/// Reads nvcc's arguments.
+/// Reads nvcc's arguments as nvcc does: with `NVCC_PREPEND_FLAGS` and `NVCC_APPEND_FLAGS`
+/// around them and every response file read (relative to the working directory). Only an
+/// input given among `args` can be replaced by a copy.
 pub fn parse(args: &[String]) -> NvccCommand {
     let mut command = NvccCommand {
         args: args.to_vec(),
         ..NvccCommand::default()
     };
+    let arguments = match command_line::expand_response_files(
+        command_line::with_nvcc_environment(args),
+        Dialect::Nvcc,
+        Path::new(""),
+    ) {
+        Ok(arguments) => arguments,
+        Err(err) => {
+            command.unreadable = Some(err.to_string());
+            command_line::given(args)
+        }
+    };
+    let texts: Vec<String> = arguments.iter().map(|a| a.text.clone()).collect();
+    command.flags = command_line::compile_flags(&texts, Dialect::Nvcc, Path::new(""));
     let mut language: Option<String> = None;
     let mut files: Vec<Input> = Vec::new();
     let mut i = 0;
-    while i < args.len() {
-        let arg = &args[i];
+    while i < arguments.len() {
+        let argument = &arguments[i];
+        let arg = &argument.text;
         i += 1;
-        if let Some(file) = arg.strip_prefix('@') {
-            command.response_files.push(file.to_string());
-            continue;
-        }
         let Some(body) = arg
             .strip_prefix("--")
             .or_else(|| arg.strip_prefix('-'))
             .filter(|b| !b.is_empty())
         else {
-            files.push(Input {
-                index: i - 1,
-                path: PathBuf::from(arg),
-            });
+            // An input named in a response file is compiled as it is.
+            if let Some(index) = argument.given {
+                files.push(Input {
+                    index,
+                    path: PathBuf::from(arg),
+                });
+            }
             continue;
         };
         let (name, attached) = match body.split_once('=') {
@@ -222,7 +239,7 @@ pub fn parse(args: &[String]) -> NvccCommand {
                 Some(value) => Some(value.to_string()),
                 None => {
                     i += 1;
-                    args.get(i - 1).cloned()
+                    arguments.get(i - 1).map(|a| a.text.clone())
                 }
             };
             (name, value)
@@ -239,20 +256,10 @@ pub fn parse(args: &[String]) -> NvccCommand {
         };
         let value = value.unwrap_or_default();
         match option {
-            "define-macro" => command.defines.extend(list(&value)),
-            "undefine-macro" => {
-                for name in list(&value) {
-                    command
-                        .defines
-                        .retain(|d| d.split('=').next() != Some(name.as_str()));
-                }
-            }
-            "include-path" => command.include_dirs.extend(list(&value)),
             "x" => language = Some(value),
             "std" => command.std = Some(value),
             "dependency-output" => command.dependency_file = Some(value),
             "output-file" => command.output = Some(value),
-            "options-file" => command.response_files.extend(list(&value)),
             _ => {}
         }
         if let Some(flag) = PASS_THROUGH_FLAGS.iter().find(|o| named(option, o)) {
@@ -284,15 +291,6 @@ fn long_name(name: &str) -> Option<&'static str> {
         .map(|o| o.0)
 }
 
-/// A list option's value split at commas, as nvcc splits it.
-fn list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .filter(|v| !v.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,8 +317,11 @@ mod tests {
              -x cu -c /src/k.cu -o CMakeFiles/t.dir/k.cu.o",
         );
         assert_eq!(inputs(&command), vec![(15, "/src/k.cu")]);
-        assert_eq!(command.defines, vec!["TILE=32", "NDEBUG"]);
-        assert_eq!(command.include_dirs, vec!["/src/include"]);
+        assert_eq!(command.flags.defines, vec!["TILE=32", "NDEBUG"]);
+        assert_eq!(
+            command.flags.include_dirs,
+            vec![PathBuf::from("/src/include")]
+        );
         assert_eq!(command.std.as_deref(), Some("c++17"));
         assert_eq!(command.pass_through, None);
         assert!(command.writes_dependencies);
@@ -341,9 +342,21 @@ mod tests {
              --pre-include pre.cu -include pre2.cu -odir dir.cu -optf opts.cu -U Y.cu k.cu",
         );
         assert_eq!(inputs(&command), vec![(36, "k.cu")]);
-        assert_eq!(command.include_dirs, vec!["inc.cu", "other.cu"]);
-        assert_eq!(command.defines, vec!["X.cu"]);
-        assert_eq!(command.response_files, vec!["opts.cu"]);
+        assert_eq!(
+            command.flags.include_dirs,
+            vec![
+                PathBuf::from("inc.cu"),
+                PathBuf::from("other.cu"),
+                PathBuf::from("sys.cu")
+            ]
+        );
+        assert_eq!(command.flags.defines, vec!["X.cu"]);
+        assert_eq!(
+            command.flags.pre_includes,
+            vec![PathBuf::from("pre.cu"), PathBuf::from("pre2.cu")]
+        );
+        // `opts.cu` does not exist.
+        assert!(command.unreadable.is_some());
     }
 
     #[test]
@@ -352,15 +365,19 @@ mod tests {
             "-Ia -I b -I=c --include-path d --include-path=e -include-path f \
              -DA -D B=2 --define-macro C=3 --define-macro=D,E=5 -D=F k.cu",
         );
-        assert_eq!(command.include_dirs, vec!["a", "b", "c", "d", "e", "f"]);
-        assert_eq!(command.defines, vec!["A", "B=2", "C=3", "D", "E=5", "F"]);
+        let dirs: Vec<PathBuf> = ["a", "b", "c", "d", "e", "f"].map(PathBuf::from).into();
+        assert_eq!(command.flags.include_dirs, dirs);
+        assert_eq!(
+            command.flags.defines,
+            vec!["A", "B=2", "C=3", "D", "E=5", "F"]
+        );
         assert_eq!(inputs(&command), vec![(16, "k.cu")]);
     }
 
     #[test]
     fn undefining_removes_earlier_definitions() {
         let command = parsed("-DA=1 -DB -UA --undefine-macro=B -DA=2 k.cu");
-        assert_eq!(command.defines, vec!["A=2"]);
+        assert_eq!(command.flags.defines, vec!["A=2"]);
     }
 
     #[test]
@@ -409,15 +426,28 @@ mod tests {
     }
 
     #[test]
-    fn response_files_are_kept_unread() {
-        let command = parsed("@CMakeFiles/t.dir/includes_CUDA.rsp -c k.cu -o k.o");
+    fn response_files_are_read_and_their_inputs_left_as_they_are() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let rsp = dir.path().join("includes_CUDA.rsp");
+        std::fs::write(&rsp, "-I/src/include -DTILE=32 other.cu").expect("written");
+        let line = format!("@{} -c k.cu -o k.o", rsp.display());
+        let command = parsed(&line);
+        assert_eq!(command.flags.defines, vec!["TILE=32"]);
         assert_eq!(
-            command.response_files,
-            vec!["CMakeFiles/t.dir/includes_CUDA.rsp"]
+            command.flags.include_dirs,
+            vec![PathBuf::from("/src/include")]
+        );
+        // `other.cu` is compiled as the response file names it.
+        assert_eq!(inputs(&command), vec![(2, "k.cu")]);
+        assert_eq!(command.unreadable, None);
+        let line = format!("--options-file={} k.cu", rsp.display());
+        assert_eq!(parsed(&line).flags.defines, vec!["TILE=32"]);
+        let command = parsed("-optf missing.rsp k.cu");
+        assert_eq!(
+            command.unreadable.as_deref().map(|m| m.split(':').next()),
+            Some(Some("cannot read the response file missing.rsp"))
         );
         assert_eq!(inputs(&command), vec![(2, "k.cu")]);
-        let command = parsed("--options-file=a.rsp,b.rsp k.cu");
-        assert_eq!(command.response_files, vec!["a.rsp", "b.rsp"]);
     }
 
     #[test]

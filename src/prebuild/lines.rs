@@ -3,41 +3,113 @@
 use similar::{DiffTag, TextDiff};
 
 /// `output` (a rewrite of `original`) with `#line 1 "shown"` on top and, wherever lines were
-/// inserted or removed, a `#line N "shown"` before the next unchanged line N of the original.
-/// Inserted lines count on from the line before them. A directive never splits a
-/// backslash-continued line (a macro definition): it waits for the line after it.
+/// inserted or removed, a `#line` directive before the next unchanged line of the original
+/// that gives it the line and file it had there: its own number, or what the file's own
+/// `#line` directives made of it. Inserted lines count on from the line before them. A
+/// directive never splits a backslash-continued line (a macro definition): it waits for the
+/// line after it.
 pub fn with_line_directives(original: &str, output: &str, shown: &str) -> String {
     let name = quoted(shown);
     let mut text = format!("#line 1 {name}\n");
     let diff = TextDiff::from_lines(original, output);
+    let old_lines = diff.old_slices();
     let new_lines = diff.new_slices();
-    // The line number the compiler gives the next line written.
-    let mut presumed = 1;
+    let in_original = presumed_positions(old_lines, &name);
+    // Where the compiler puts the next line written.
+    let mut presumed = Presumed {
+        line: 1,
+        file: name.clone(),
+    };
     let mut continued = false;
     for op in diff.ops() {
         let new_range = op.new_range();
         match op.tag() {
             DiffTag::Equal => {
                 for (k, line) in new_lines[new_range].iter().enumerate() {
-                    let original_line = op.old_range().start + k + 1;
-                    if presumed != original_line && !continued {
-                        text.push_str(&format!("#line {original_line} {name}\n"));
-                        presumed = original_line;
+                    let wanted = &in_original[op.old_range().start + k];
+                    if presumed != *wanted && !continued {
+                        text.push_str(&format!("#line {} {}\n", wanted.line, wanted.file));
+                        presumed = wanted.clone();
                     }
                     continued = push_line(&mut text, line);
-                    presumed += 1;
+                    presumed.advance(line);
                 }
             }
             DiffTag::Delete => {}
             DiffTag::Insert | DiffTag::Replace => {
                 for line in &new_lines[new_range] {
                     continued = push_line(&mut text, line);
-                    presumed += 1;
+                    presumed.advance(line);
                 }
             }
         }
     }
     text
+}
+
+/// The line number and file (as a C string literal) the compiler gives a line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Presumed {
+    line: usize,
+    file: String,
+}
+
+impl Presumed {
+    /// Moves past `line`: a `#line N ["file"]` directive (or GNU's `# N "file"`) sets what
+    /// the next line is, any other line counts one.
+    fn advance(&mut self, line: &str) {
+        match line_directive(line) {
+            Some((number, file)) => {
+                self.line = number;
+                if let Some(file) = file {
+                    self.file = file;
+                }
+            }
+            None => self.line += 1,
+        }
+    }
+}
+
+/// Where each line of `lines` is as the compiler sees the original (named `name`).
+fn presumed_positions(lines: &[&str], name: &str) -> Vec<Presumed> {
+    let mut presumed = Presumed {
+        line: 1,
+        file: name.to_string(),
+    };
+    lines
+        .iter()
+        .map(|line| {
+            let here = presumed.clone();
+            presumed.advance(line);
+            here
+        })
+        .collect()
+}
+
+/// A `#line N "file"` or `# N "file"` directive: the number and the file's literal, if any.
+fn line_directive(line: &str) -> Option<(usize, Option<String>)> {
+    let rest = line.trim_start().strip_prefix('#')?.trim_start();
+    let rest = rest.strip_prefix("line").map_or(rest, str::trim_start);
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    let number = rest[..digits].parse().ok()?;
+    let after = rest[digits..].trim();
+    if !after.is_empty() && !after.starts_with('"') && !after.starts_with("//") {
+        return None;
+    }
+    let file = after
+        .strip_prefix('"')
+        .and_then(|tail| {
+            let mut escaped = false;
+            tail.char_indices().find_map(|(i, c)| {
+                let end = !escaped && c == '"';
+                escaped = !escaped && c == '\\';
+                end.then_some(i)
+            })
+        })
+        .map(|end| after[..end + 2].to_string());
+    Some((number, file))
 }
 
 /// Appends `line`; true when it continues on the next line (ends with a backslash).
@@ -148,6 +220,39 @@ mod tests {
             mapped,
             "#line 1 \"k.cu\"\n#define F(x) \\\n    /* added */ \\\n    (x)\n#line 3 \"k.cu\"\nint a;\n"
         );
+    }
+
+    #[test]
+    fn the_files_own_line_directives_are_kept() {
+        let original = "a\n#line 100 \"gen.cu\"\nb\nc\n# 7 \"x.cu\" 2\nd\n";
+        let output = "a\n#line 100 \"gen.cu\"\nnew\nb\nc\n# 7 \"x.cu\" 2\ninserted\nd\n";
+        let mapped = with_line_directives(original, output, "/src/k.cu");
+        assert_eq!(
+            mapped,
+            "#line 1 \"/src/k.cu\"\na\n#line 100 \"gen.cu\"\nnew\n#line 100 \"gen.cu\"\nb\nc\n\
+             # 7 \"x.cu\" 2\ninserted\n#line 7 \"x.cu\"\nd\n"
+        );
+        // Unchanged, the file keeps its own directives and gets only the first.
+        assert_eq!(
+            with_line_directives(original, original, "k.cu"),
+            format!("#line 1 \"k.cu\"\n{original}")
+        );
+    }
+
+    #[test]
+    fn what_is_a_line_directive() {
+        assert_eq!(line_directive("#line 12"), Some((12, None)));
+        assert_eq!(
+            line_directive("  #  line 3 \"a\\\"b.cu\""),
+            Some((3, Some("\"a\\\"b.cu\"".into())))
+        );
+        assert_eq!(
+            line_directive("# 7 \"x.cu\" 1 3"),
+            Some((7, Some("\"x.cu\"".into())))
+        );
+        assert_eq!(line_directive("#lineup 3"), None);
+        assert_eq!(line_directive("#define X 1"), None);
+        assert_eq!(line_directive("x = 1;"), None);
     }
 
     #[test]

@@ -82,6 +82,8 @@ impl InputReport {
 pub struct Prepared {
     /// The arguments to run nvcc with.
     pub args: Vec<String>,
+    /// The arguments as given: what runs when nvcc fails on the copies.
+    original: Vec<String>,
     /// One per CUDA input, in order; empty for a run that passes through.
     pub reports: Vec<InputReport>,
     /// Why nothing was rewritten (`-M`, `-E`), when the run passes through.
@@ -100,6 +102,7 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
     let command = args::parse(args);
     let mut prepared = Prepared {
         args: args.to_vec(),
+        original: args.to_vec(),
         reports: Vec::new(),
         pass_through: command.pass_through.clone(),
         rewritten: Vec::new(),
@@ -109,8 +112,20 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
     if command.pass_through.is_some() || command.inputs.is_empty() {
         return prepared;
     }
+    if let Some(why) = &command.unreadable {
+        for input in &command.inputs {
+            let shown = args[input.index].clone();
+            prepared.reports.push(InputReport {
+                outcome: Outcome::Failed(format!("{shown}: {why}")),
+                path: shown,
+                unknown_block: None,
+            });
+        }
+        return prepared;
+    }
     let mut options = options.clone();
     options.analysis.defines = command
+        .flags
         .defines
         .iter()
         .chain(&options.analysis.defines)
@@ -119,8 +134,14 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
     options
         .analysis
         .include_dirs
-        .extend(command.include_dirs.iter().map(PathBuf::from));
-    let mut include_dirs: Vec<String> = Vec::new();
+        .extend(command.flags.include_dirs.iter().cloned());
+    options
+        .analysis
+        .pre_includes
+        .extend(command.flags.pre_includes.iter().cloned());
+    // The directory whose quoted includes the copies resolve: one per command line, since
+    // nvcc gives every input the same search path.
+    let mut quote_dir: Option<PathBuf> = None;
     for (n, input) in command.inputs.iter().enumerate() {
         if !input.path.is_file() {
             // nvcc says what is wrong with it.
@@ -133,21 +154,13 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
                 if !fixed.changed() {
                     (Outcome::Unchanged, unknown_block)
                 } else {
-                    match write_copy(&mut prepared, n, &input.path, &fixed) {
+                    match place_copy(&mut prepared, n, &input.path, &fixed, &mut quote_dir) {
                         Ok(copy) => {
-                            if let Some(dir) = original_dir(&input.path) {
-                                if !include_dirs.contains(&dir) {
-                                    include_dirs.push(dir);
-                                }
-                            }
                             prepared.args[input.index] = copy.to_string_lossy().into_owned();
                             prepared.rewritten.push((copy, shown.clone()));
                             (rewritten(&fixed), unknown_block)
                         }
-                        Err(err) => (
-                            Outcome::Failed(format!("{shown}: cannot write the fixed copy: {err}")),
-                            None,
-                        ),
+                        Err(why) => (Outcome::Failed(format!("{shown}: {why}")), None),
                     }
                 }
             }
@@ -159,17 +172,64 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
             unknown_block,
         });
     }
-    // The copies live elsewhere: their quoted includes must still find the originals'
-    // neighbours, first.
-    let mut with_includes: Vec<String> = include_dirs
-        .into_iter()
-        .flat_map(|dir| ["-I".to_string(), dir])
-        .collect();
-    with_includes.append(&mut prepared.args);
-    prepared.args = with_includes;
+    // The copies live in a private directory: their quoted includes must find the
+    // original's neighbours first, as the original's would, and nothing else may change
+    // (an angled include still searches `-I` only). nvcc hands `-Xcompiler` to every
+    // preprocessing of the file, the device passes' included.
+    if let Some(dir) = quote_dir {
+        let mut with_quote = vec![
+            "-Xcompiler".to_string(),
+            format!("-iquote,{}", dir.to_string_lossy()),
+        ];
+        with_quote.append(&mut prepared.args);
+        prepared.args = with_quote;
+    }
     prepared
 }
 
+/// Why a copy could not be placed where it resolves its includes as the original does.
+#[derive(Debug, thiserror::Error)]
+enum CopyError {
+    #[error("cannot write the fixed copy: {0}")]
+    Io(#[from] std::io::Error),
+    #[error(
+        "its directory's name holds a comma, which nvcc's -Xcompiler would split; compiled \
+         as written"
+    )]
+    CommaInDirectory,
+    #[error(
+        "another input of this nvcc run, in {0}, was rewritten: nvcc gives every input the \
+         same include path, so only that directory's inputs are rewritten"
+    )]
+    OtherDirectory(String),
+    #[error("no temporary directory without characters nvcc or make would misread")]
+    NoPlainTemporaryDirectory,
+}
+
+/// Writes the fixed copy of input `n` and returns its path; `quote_dir` is the directory
+/// whose quoted includes the copies resolve, set by the first.
+fn place_copy(
+    prepared: &mut Prepared,
+    n: usize,
+    path: &Path,
+    fixed: &FileFix,
+    quote_dir: &mut Option<PathBuf>,
+) -> Result<PathBuf, CopyError> {
+    let absolute = std::path::absolute(path)?;
+    let dir = absolute.parent().map(Path::to_path_buf).unwrap_or_default();
+    if dir.to_string_lossy().contains(',') {
+        return Err(CopyError::CommaInDirectory);
+    }
+    match quote_dir {
+        Some(first) if *first != dir => {
+            return Err(CopyError::OtherDirectory(first.display().to_string()))
+        }
+        _ => {}
+    }
+    let copy = write_copy(prepared, n, &absolute, fixed)?;
+    *quote_dir = Some(dir);
+    Ok(copy)
+}
 /// Fixes one input; a failure is described in one line that starts with the file's name.
 fn rewrite_input(path: &Path, options: &FixOptions) -> Result<FileFix, String> {
     pipeline::fix_file(path, options).map_err(|err| {
@@ -217,48 +277,94 @@ fn rewritten(fixed: &FileFix) -> Outcome {
     }
 }
 
-/// The directory of the original, absolute.
-fn original_dir(path: &Path) -> Option<String> {
-    let absolute = std::path::absolute(path).ok()?;
-    Some(absolute.parent()?.to_string_lossy().into_owned())
-}
-
-/// Writes the fixed text of input `n` into the temporary directory under the original's
-/// file name (nvcc names its default outputs after it), with `#line` directives naming the
-/// original by its absolute path.
+/// Writes the fixed text of the input at `absolute` into the private temporary directory,
+/// under the original's file name (nvcc names its default outputs after it), with `#line`
+/// directives naming the original. The copy sits deep enough that no `..` of its includes
+/// climbs out of the private directory: a quoted include that is not beside it (nothing
+/// is) is looked for in the original's directory next, as the original's would be, and
+/// never in a directory another user could write.
 fn write_copy(
     prepared: &mut Prepared,
     n: usize,
-    path: &Path,
+    absolute: &Path,
     fixed: &FileFix,
-) -> std::io::Result<PathBuf> {
+) -> Result<PathBuf, CopyError> {
     if prepared._copies.is_none() {
-        prepared._copies = Some(tempfile::Builder::new().prefix("bankwise-").tempdir()?);
+        prepared._copies = Some(private_directory()?);
     }
     let root = prepared
         ._copies
         .as_ref()
         .map(|dir| dir.path().to_path_buf())
         .unwrap_or_default();
+    let depth = absolute
+        .parent()
+        .map_or(0, |dir| dir.components().count())
+        .max(parent_steps(&fixed.original));
     // One directory per input: two inputs may share a file name.
-    let dir = root.join(n.to_string());
+    let mut dir = root.join(n.to_string());
+    for _ in 0..depth {
+        dir.push("d");
+    }
     std::fs::create_dir_all(&dir)?;
-    let name = path.file_name().unwrap_or(OsStr::new("input.cu"));
+    let name = absolute.file_name().unwrap_or(OsStr::new("input.cu"));
     let copy = dir.join(name);
-    let absolute = std::path::absolute(path)?;
     let text =
         lines::with_line_directives(&fixed.original, fixed.output(), &absolute.to_string_lossy());
     std::fs::write(&copy, crate::parse::restored_bytes(&text))?;
     Ok(copy)
 }
 
+/// The most `..` steps any `#include` line of `text` takes.
+fn parent_steps(text: &str) -> usize {
+    text.lines()
+        .filter(|line| {
+            line.trim_start()
+                .strip_prefix('#')
+                .is_some_and(|rest| rest.trim_start().starts_with("include"))
+        })
+        .map(|line| line.matches("..").count())
+        .max()
+        .unwrap_or(0)
+}
+
+/// A new directory only this user can read, under `$TMPDIR` or else `/tmp`, whose path
+/// holds nothing nvcc's shell commands or a dependency file would misread (`$`, `#`,
+/// spaces, quotes).
+fn private_directory() -> Result<tempfile::TempDir, CopyError> {
+    let plain = |dir: &Path| {
+        dir.to_str().is_some_and(|d| {
+            d.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-' | '+'))
+        })
+    };
+    let candidates = [std::env::temp_dir(), PathBuf::from("/tmp")];
+    let base = candidates
+        .iter()
+        .find(|dir| plain(dir) && dir.is_dir())
+        .ok_or(CopyError::NoPlainTemporaryDirectory)?;
+    Ok(tempfile::Builder::new()
+        .prefix("bankwise-")
+        .tempdir_in(base)?)
+}
+
 impl Prepared {
-    /// Runs `compiler` with the prepared arguments (stdin, stdout and stderr are nvcc's
-    /// own), then names the originals in the dependency file it wrote. Returns nvcc's exit
-    /// status (128 + the signal that ended it), or the error that kept it from starting.
-    pub fn run(&self, compiler: &OsStr) -> Result<i32, std::io::Error> {
-        let code = run_compiler(compiler, &self.args)?;
+    /// Runs `compiler` with the prepared arguments, then names the originals in the
+    /// dependency file it wrote. When nvcc fails on a rewritten copy, the original command
+    /// runs instead (stdin, stdout and stderr its own), and the reports say so: a pre-build
+    /// step never breaks a build. Returns nvcc's exit status (128 + the signal that ended
+    /// it), or the error that kept it from starting.
+    pub fn run(&mut self, compiler: &OsStr) -> Result<i32, std::io::Error> {
+        if self.rewritten.is_empty() {
+            return run_compiler(compiler, &self.args);
+        }
+        // Held back until it is known whether the copies compiled.
+        let output = Command::new(compiler).args(&self.args).output()?;
+        let code = exit_code(&output.status);
         if code == 0 {
+            use std::io::Write;
+            let _ = std::io::stdout().write_all(&output.stdout);
+            let _ = std::io::stderr().write_all(&output.stderr);
             if let Some(file) = &self.dependency_file {
                 if let Err(err) = restore_dependencies(file, &self.rewritten) {
                     crate::say!(
@@ -267,16 +373,44 @@ impl Prepared {
                     );
                 }
             }
+            return Ok(code);
         }
-        Ok(code)
+        let why = first_error(&output.stderr, code);
+        for report in &mut self.reports {
+            if matches!(report.outcome, Outcome::Rewritten { .. }) {
+                report.outcome = Outcome::Failed(format!(
+                    "{}: nvcc failed on the rewritten copy ({why})",
+                    report.path
+                ));
+            }
+        }
+        crate::say!(
+            "bankwise: warning: nvcc failed on the rewritten copy ({why}); compiling the \
+             original"
+        );
+        run_compiler(compiler, &self.original)
     }
+}
+
+/// The first line of nvcc's error output that says what failed, else its exit status.
+fn first_error(stderr: &[u8], code: i32) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    text.lines()
+        .find(|line| line.contains("error"))
+        .or_else(|| text.lines().find(|line| !line.trim().is_empty()))
+        .map(|line| line.trim().chars().take(200).collect())
+        .unwrap_or_else(|| format!("exit status {code}"))
 }
 
 /// Runs `compiler` with `args` (stdin, stdout and stderr its own) and returns its exit
 /// status, 128 + the signal that ended it.
 pub fn run_compiler<S: AsRef<OsStr>>(compiler: &OsStr, args: &[S]) -> std::io::Result<i32> {
     let status = Command::new(compiler).args(args).status()?;
-    Ok(status.code().unwrap_or_else(|| 128 + signal_of(&status)))
+    Ok(exit_code(&status))
+}
+
+fn exit_code(status: &std::process::ExitStatus) -> i32 {
+    status.code().unwrap_or_else(|| 128 + signal_of(status))
 }
 
 #[cfg(unix)]
@@ -298,10 +432,13 @@ fn restore_dependencies(file: &Path, rewritten: &[(PathBuf, String)]) -> std::io
     }
     let mut text = std::fs::read_to_string(file)?;
     for (copy, original) in rewritten {
-        text = text.replace(
-            &make_escaped(&copy.to_string_lossy()),
-            &make_escaped(original),
-        );
+        // The copy's directory is plain (`private_directory`), its file name the
+        // original's: make escapes `#` and spaces, nvcc spaces only.
+        let copy = copy.to_string_lossy();
+        let nvcc_escaped = copy.replace(' ', "\\ ");
+        for written in [make_escaped(&copy), nvcc_escaped, copy.to_string()] {
+            text = text.replace(&written, &make_escaped(original));
+        }
     }
     std::fs::write(file, text)
 }

@@ -120,6 +120,39 @@ impl<'s> Extractor<'s> {
         }
     }
 
+    /// Whether the operand of `operator` (`sizeof`, `alignof`, `decltype`) is one element of
+    /// `array` of a scalar type (`sizeof(a[i][j])`), which no map changes.
+    fn scalar_element_of(&self, operator: Node, array: &SharedArray) -> bool {
+        let Some(mut operand) = child(operator, FIELDS.value)
+            .or_else(|| child(operator, FIELDS.argument))
+            .or_else(|| named_children(operator).into_iter().next())
+        else {
+            return false;
+        };
+        let mut rank = 0;
+        loop {
+            match symbols::kind(operand) {
+                "parenthesized_expression" => match named_children(operand).into_iter().next() {
+                    Some(inner) => operand = inner,
+                    None => return false,
+                },
+                "subscript_expression" => match child(operand, FIELDS.argument) {
+                    Some(inner) => {
+                        rank += 1;
+                        operand = inner;
+                    }
+                    None => return false,
+                },
+                "identifier" => {
+                    return self.text(operand) == array.name
+                        && rank == array.dims.len()
+                        && self.env.types.is_scalar(&array.elem_type);
+                }
+                _ => return false,
+            }
+        }
+    }
+
     /// Finds the function's shared arrays and classifies every use; returns the body's
     /// integer constants, for binding per template instantiation.
     /// `dead` are the body's dead `#if` branches ([`Extractor::dead_branches`]).
@@ -208,19 +241,50 @@ impl<'s> Extractor<'s> {
         // goes: looking them up among the ancestors took time in the square of an
         // expression's depth (31,775 reads in one sum: 2.1 s).
         let mut scopes: Vec<(usize, usize)> = Vec::new();
+        // The outermost node of each dead branch: a name in one is an access in another
+        // configuration.
+        let mut dead_nodes = Vec::new();
+        // (array name, variable, declarator) of each object constructed from an element.
+        let mut constructed: Vec<(&str, String, Node)> = Vec::new();
+        // (array name, operator) of each `sizeof`/`alignof`/`decltype` that names an array.
+        let mut unevaluated: Vec<(&str, Node)> = Vec::new();
         nodes.walk_with_ancestors(|node, ancestors| {
             let depth = ancestors.len();
             while scopes.last().is_some_and(|&(d, _)| d >= depth) {
                 scopes.pop();
             }
             if is_dead(node) {
+                dead_nodes.push(node);
                 return false;
             }
             // The innermost scope around the node (the body's for its own statements).
             let scope = scopes.last().map_or(body.id(), |&(_, id)| id);
             match symbols::kind(node) {
-                // Operands of sizeof/alignof/decltype are not evaluated: no access.
-                "sizeof_expression" | "alignof_expression" | "decltype" => return false,
+                // Operands of sizeof/alignof/decltype are not evaluated: no access, but
+                // what they give may depend on the layout.
+                "sizeof_expression" | "alignof_expression" | "decltype" => {
+                    for token in identifier_tokens(self.text(node)) {
+                        if candidates.contains(token) {
+                            unevaluated.push((token, node));
+                        }
+                    }
+                    return false;
+                }
+                // In a body, `Ref r(a[i][j]);` parses as the declaration of a function `r`:
+                // it constructs `r` from the element. Its names are not parameters.
+                "function_declarator" => {
+                    if let Some(parameters) = child(node, FIELDS.parameters) {
+                        let var = child(node, FIELDS.declarator)
+                            .map(|d| leftmost_identifier(d, self.src).to_string())
+                            .unwrap_or_default();
+                        for token in identifier_tokens(self.text(parameters)) {
+                            if candidates.contains(token) {
+                                constructed.push((token, var.clone(), node));
+                            }
+                        }
+                    }
+                    return false;
+                }
                 "gnu_asm_expression" => {
                     // An asm statement holds no scope: the names in it resolve where it is.
                     let mut inner_uses = Vec::new();
@@ -308,12 +372,45 @@ impl<'s> Extractor<'s> {
         function.callees = callees;
         self.template_calls.extend(template_calls);
 
+        // Escapes no use in the walk shows: names in dead branches, objects built from an
+        // element.
+        let mut unseen: Vec<Vec<Escape>> = vec![Vec::new(); arrays.len()];
+        for node in dead_nodes {
+            for token in identifier_tokens(self.text(node)) {
+                for (i, array) in arrays.iter().enumerate() {
+                    // Any array of the name: scopes are not followed into a dead branch.
+                    if array.name == token && unseen[i].is_empty() {
+                        unseen[i].push(self.inactive_branch_escape(node));
+                    }
+                }
+            }
+        }
+        for (name, var, node) in constructed {
+            for (i, array) in arrays.iter().enumerate() {
+                if array.name == name {
+                    let kind = EscapeKind::ConstructorArgument(var.clone());
+                    unseen[i].push(self.escape(kind, node, None));
+                }
+            }
+        }
+        for (name, node) in unevaluated {
+            for (i, array) in arrays.iter().enumerate() {
+                if array.name == name && !self.scalar_element_of(node, array) {
+                    unseen[i].push(self.escape(EscapeKind::Unevaluated, node, None));
+                }
+            }
+        }
         let body_text = self.text(body);
         let mut kept = Vec::new();
         for (i, mut array) in arrays.into_iter().enumerate() {
-            if i >= local_count && uses[i].is_empty() && asm_uses[i].is_empty() {
+            if i >= local_count
+                && uses[i].is_empty()
+                && asm_uses[i].is_empty()
+                && unseen[i].is_empty()
+            {
                 continue;
             }
+            array.escapes.append(&mut unseen[i]);
             for lineage in &uses[i] {
                 self.classify_use(&mut array, lineage);
             }

@@ -4,6 +4,7 @@ use super::walk::{named_children, Preorder};
 use super::Extractor;
 use crate::parse::ast;
 use crate::parse::consts::{identifier_tokens, Macro};
+use crate::parse::model::{Escape, EscapeKind};
 use crate::parse::symbols::{self, child, FIELDS};
 use crate::parse::syntax::Node;
 
@@ -43,7 +44,11 @@ impl<'s> Extractor<'s> {
                         .trim_start_matches('#')
                         .trim_start()
                         .starts_with("elifndef");
-                child(node, FIELDS.name).map(|name| self.env.is_defined(self.text(name)) != negated)
+                let name = self.text(child(node, FIELDS.name)?);
+                if self.env.varies_between_passes(name) {
+                    return None;
+                }
+                Some(self.env.is_defined(name) != negated)
             }
             _ => child(node, FIELDS.condition)
                 .and_then(|cond| self.env.eval_condition(&ast::lower(cond, self.src)).ok()),
@@ -103,6 +108,36 @@ impl<'s> Extractor<'s> {
             true
         });
         dead
+    }
+}
+
+impl Extractor<'_> {
+    /// The escape of an array named in `dead`, a branch of a preprocessor conditional that
+    /// this configuration leaves out, naming the directive that opens the branch.
+    pub(super) fn inactive_branch_escape(&self, dead: Node) -> Escape {
+        let first_line = |node: Node| {
+            let text = self.text(node);
+            text.lines().next().unwrap_or(text).trim().to_string()
+        };
+        let opens_itself = matches!(
+            symbols::kind(dead),
+            "preproc_else" | "preproc_elif" | "preproc_elifdef"
+        );
+        let directive = match dead.parent() {
+            // A dead `#else` names the conditional it belongs to.
+            Some(parent) if opens_itself && first_line(dead).starts_with("#else") => {
+                format!("{} after {}", first_line(dead), first_line(parent))
+            }
+            Some(parent) if !opens_itself => first_line(parent),
+            _ => first_line(dead),
+        };
+        Escape {
+            at: self.at(dead),
+            text: directive.clone(),
+            kind: EscapeKind::InactiveBranch(directive),
+            name_use: None,
+            calls: Vec::new(),
+        }
     }
 }
 

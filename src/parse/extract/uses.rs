@@ -176,6 +176,15 @@ impl<'s> Extractor<'s> {
                     .escapes
                     .push(self.escape(EscapeKind::BoundToReference(var), site, None));
             }
+            // `Ref r{a[i][j]}`, `Ref r = Ref(a[i][j])` is a call the affine stage follows.
+            "argument_list" | "initializer_list" => match self.constructed_object(lineage, user) {
+                Some(var) => {
+                    let site = lineage.parent(user + 1).unwrap_or(parent);
+                    let kind = EscapeKind::ConstructorArgument(var);
+                    array.escapes.push(self.escape(kind, site, None));
+                }
+                None => array.accesses.push(access(AccessKind::Load, None)),
+            },
             "pointer_expression" if operator == "&" => match self.atomic_call(lineage, user + 1) {
                 Some(op) => array.accesses.push(access(AccessKind::Atomic, Some(op))),
                 None => array.escapes.push(self.escape(
@@ -186,6 +195,31 @@ impl<'s> Extractor<'s> {
             },
             _ => array.accesses.push(access(AccessKind::Load, None)),
         }
+    }
+
+    /// The variable of class type that the argument at `level` initializes
+    /// (`Ref r{a[i][j]}`, `Ref r(a[i][j])`), if any: its constructor may keep the element's
+    /// address. A built-in type (`float v{a[i]}`) only reads it.
+    fn constructed_object(&self, lineage: &Lineage, level: usize) -> Option<String> {
+        let declarator = lineage
+            .parent(level + 1)
+            .filter(|d| d.kind() == "init_declarator")?;
+        let declaration = lineage
+            .parent(level + 2)
+            .filter(|d| d.kind() == "declaration")?;
+        let ty = child(declaration, FIELDS.type_)?;
+        let builtin = match ty.kind() {
+            // `auto v{a[i]}` is the element's own type.
+            "primitive_type" | "sized_type_specifier" | "placeholder_type_specifier" | "auto" => {
+                true
+            }
+            "type_identifier" => {
+                let name = self.text(ty);
+                crate::parse::types::builtin(name).is_some() || self.env.types.is_scalar(name)
+            }
+            _ => false,
+        };
+        (!builtin).then(|| leftmost_identifier(declarator, self.src).to_string())
     }
 
     /// The atomic function whose first argument is the address at `level`, if any.
