@@ -11,7 +11,8 @@ const TRANSPOSE: &str = "examples/cmake/transpose.cu";
 
 /// Writes `args.txt` (one argument per line), a copy of each `.cu`/`.cpp` source that exists
 /// as `source0`, `source1`…, and, given `-MF FILE`, a dependency file on the last source;
-/// prints to both streams and exits with $FAKE_NVCC_EXIT.
+/// prints to both streams and exits with $FAKE_NVCC_EXIT. With $FAKE_NVCC_FAIL_ON_COPY set,
+/// fails on bankwise's copy as nvcc fails on a `static_assert`.
 const FAKE_NVCC: &str = r#"#!/bin/sh
 out="$FAKE_NVCC_DIR"
 : > "$out/args.txt"
@@ -26,6 +27,11 @@ for a in "$@"; do
     if [ "$previous" = "-MF" ]; then depfile="$a"; fi
     previous="$a"
 done
+if [ -n "$FAKE_NVCC_FAIL_ON_COPY" ]; then
+    case "$source" in
+        */bankwise-*) echo "$source(3): error: static assertion failed" >&2; exit 2 ;;
+    esac
+fi
 if [ -n "$depfile" ]; then printf 'k.o : %s \\\n    /usr/include/stdio.h\n' "$source" > "$depfile"; fi
 echo "fake nvcc: out"
 echo "fake nvcc: err" >&2
@@ -607,4 +613,266 @@ fn werror_builds_of_every_testdata_kernel_pass_through_the_pre_build_step() {
     let failures = failures.into_inner().expect("not poisoned");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(kernels.len() >= 50, "{} kernels", kernels.len());
+}
+
+/// A transpose whose tile extent `TILE` the file does not define.
+const TILED_BY_FLAGS: &str = "#include <tilecfg.h>\n// bankwise: block=32x8\n\
+    __global__ void k(float *o)\n{\n    __shared__ float t[TILE][TILE];\n    \
+    for (int j = 0; j < TILE; j += 8)\n        t[threadIdx.y + j][threadIdx.x] = o[j];\n    \
+    for (int j = 0; j < TILE; j += 8)\n        o[j] = t[threadIdx.x][threadIdx.y + j];\n}\n";
+
+#[test]
+fn every_flag_that_reaches_nvcc_reaches_the_analysis() {
+    let fake = Fake::new();
+    let kernel = fake.write("tiled.cu", TILED_BY_FLAGS);
+    let kernel = kernel.to_str().expect("a UTF-8 path");
+    let dir = fake.path("");
+    let dir = dir.to_str().expect("a UTF-8 path");
+    for sub in ["sys", "inc"] {
+        std::fs::create_dir_all(fake.path(sub)).expect("a directory");
+        fake.write(&format!("{sub}/tilecfg.h"), "#define TILE 32\n");
+    }
+    fake.write("pre.h", "#define TILE 32\n");
+    fake.write("inc.rsp", &format!("-I\"{dir}/inc\""));
+    fake.write("outer.rsp", &format!("@{dir}/inc.rsp -DUNUSED"));
+    let rewritten = |fake: &Fake| fake.source(0).contains("^ threadIdx.x]");
+    // Without them, the extent is unknown and the file compiled as written.
+    fake.run(&[], &["-c", kernel]);
+    assert!(!rewritten(&fake));
+    let isystem = format!("{dir}/sys");
+    let optf = format!("{dir}/inc.rsp");
+    let at_file = format!("@{dir}/outer.rsp");
+    let pre = format!("{dir}/pre.h");
+    let cases: [&[&str]; 7] = [
+        &["-isystem", &isystem],
+        &["--system-include", &isystem],
+        &["--options-file", &optf],
+        &["-optf", &optf],
+        &[&at_file],
+        &["-include", &pre],
+        &["-Xcompiler", "-DTILE=32"],
+    ];
+    for flags in cases {
+        let args: Vec<&str> = flags.iter().copied().chain(["-c", kernel]).collect();
+        fake.run(&[], &args);
+        assert!(rewritten(&fake), "{flags:?}");
+    }
+    for variable in ["NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"] {
+        let output = fake
+            .command()
+            .env(variable, "-DTILE=32 -DOTHER")
+            .args(["nvcc", "--", "-c", kernel])
+            .output()
+            .expect("bankwise runs");
+        assert_eq!(output.status.code(), Some(0));
+        assert!(rewritten(&fake), "{variable}");
+    }
+    // A response file that cannot be read: what nvcc compiles is unknown.
+    let output = fake.run(&[], &["-DTILE=32", "@missing.rsp", "-c", kernel]);
+    assert!(text(&output.stderr).contains(&format!(
+        "bankwise: warning: {kernel}: cannot read the response file missing.rsp"
+    )));
+    assert_eq!(fake.args(), ["-DTILE=32", "@missing.rsp", "-c", kernel]);
+}
+
+#[test]
+fn a_branch_a_system_header_selects_is_never_half_rewritten() {
+    let fake = Fake::new();
+    std::fs::create_dir_all(fake.path("sys")).expect("a directory");
+    fake.write("sys/scale.h", "#define SCALE_INPUT\n");
+    let kernel = fake.write(
+        "scaled.cu",
+        "#include <scale.h>\n// bankwise: block=32x8\n__global__ void k(float *o, float s)\n{\n    \
+         __shared__ float t[32][32];\n    for (int j = 0; j < 32; j += 8)\n        \
+         t[threadIdx.y + j][threadIdx.x] = o[j];\n    for (int j = 0; j < 32; j += 8) {\n\
+         #ifdef SCALE_INPUT\n        o[j] = s * t[threadIdx.x][threadIdx.y + j];\n#else\n        \
+         o[j] = t[threadIdx.x][threadIdx.y + j];\n#endif\n    }\n}\n",
+    );
+    let kernel = kernel.to_str().expect("a UTF-8 path");
+    let isystem = fake.path("sys");
+    let isystem = isystem.to_str().expect("a UTF-8 path");
+    let log = fake.path("log");
+    for args in [&["-c", kernel][..], &["-isystem", isystem, "-c", kernel]] {
+        let output = fake
+            .command()
+            .env("BANKWISE_LOG", &log)
+            .args(["nvcc", "--"])
+            .args(args)
+            .output()
+            .expect("bankwise runs");
+        assert_eq!(output.status.code(), Some(0));
+        // Both branches name `t`: it is left as written in every configuration.
+        assert_eq!(fake.args(), args);
+    }
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("the log"),
+        format!("{kernel}: unchanged\n{kernel}: unchanged\n")
+    );
+    // `check` says which branch stopped it, in either configuration.
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(["check", kernel])
+        .output()
+        .expect("bankwise runs");
+    assert!(text(&output.stdout).contains("named at line 10 under `#ifdef SCALE_INPUT`"));
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(["check", "-I", isystem, kernel])
+        .output()
+        .expect("bankwise runs");
+    assert!(
+        text(&output.stdout).contains("named at line 12 under `#else after #ifdef SCALE_INPUT`")
+    );
+}
+
+#[test]
+fn a_copy_nvcc_rejects_is_replaced_by_the_original() {
+    let fake = Fake::new();
+    let log = fake.path("log");
+    let output = fake
+        .command()
+        .env("FAKE_NVCC_FAIL_ON_COPY", "1")
+        .env("BANKWISE_LOG", &log)
+        .args(["nvcc", "--", "-c", TRANSPOSE, "-o", "k.o"])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    // The second run is the original command line, its output shown as nvcc's.
+    assert_eq!(fake.args(), ["-c", TRANSPOSE, "-o", "k.o"]);
+    assert_eq!(text(&output.stdout), "fake nvcc: out\n");
+    let stderr = text(&output.stderr);
+    let absolute_transpose = absolute(TRANSPOSE);
+    assert!(
+        stderr.starts_with("bankwise: warning: nvcc failed on the rewritten copy ("),
+        "{stderr}"
+    );
+    assert!(stderr.contains("error: static assertion failed); compiling the original\n"));
+    assert!(stderr.ends_with("fake nvcc: err\n"), "{stderr}");
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    assert!(logged.starts_with(&format!("{TRANSPOSE}: nvcc failed on the rewritten copy (")));
+    assert!(logged.ends_with("); compiled the original\n"), "{logged}");
+    assert!(!logged.contains(&absolute_transpose) || logged.contains("/bankwise-"));
+}
+
+#[test]
+fn a_name_that_is_not_utf8_is_compiled_as_given() {
+    use std::os::unix::ffi::OsStrExt;
+    let fake = Fake::new();
+    let name = std::ffi::OsStr::from_bytes(b"k\xff.cu");
+    let path = fake.dir.path().join(name);
+    std::fs::copy(TRANSPOSE, &path).expect("copied");
+    for launcher in [false, true] {
+        let mut command = fake.command();
+        if launcher {
+            command.arg(fake.nvcc());
+        } else {
+            command.args(["nvcc", "--"]);
+        }
+        let output = command
+            .arg("-c")
+            .arg(&path)
+            .output()
+            .expect("bankwise runs");
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        assert!(text(&output.stderr)
+            .starts_with("bankwise: warning: an argument is not UTF-8; compiling the originals"));
+    }
+}
+
+#[test]
+fn a_temporary_directory_with_odd_characters_is_not_used() {
+    let fake = Fake::new();
+    let odd = fake.path("tmp #1");
+    std::fs::create_dir_all(&odd).expect("a directory");
+    let depfile = fake.path("k.o.d");
+    let depfile = depfile.to_str().expect("a UTF-8 path");
+    let output = fake
+        .command()
+        .env("TMPDIR", &odd)
+        .args([
+            "nvcc", "--", "-MD", "-MF", depfile, "-c", TRANSPOSE, "-o", "k.o",
+        ])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let copy = fake.args()[6].clone();
+    assert!(copy.starts_with("/tmp/bankwise-"), "{copy}");
+    assert!(std::fs::read_to_string(depfile)
+        .expect("the dependency file")
+        .starts_with(&format!("k.o : {TRANSPOSE} ")));
+}
+
+#[test]
+fn the_files_own_line_directives_survive_the_copy() {
+    let fake = Fake::new();
+    let original = std::fs::read_to_string(TRANSPOSE).expect("the example exists");
+    let with_line = original.replacen('\n', "\n#line 100 \"generated.cu\"\n", 1);
+    let kernel = fake.write("generated.cu", &with_line);
+    let kernel = kernel.to_str().expect("a UTF-8 path");
+    fake.run(&[], &["-c", kernel]);
+    let source = fake.source(0);
+    assert!(source.contains("^ threadIdx.x]"));
+    // Every directive bankwise adds after the file's own names the file's presumed name.
+    let after: Vec<&str> = source
+        .lines()
+        .skip_while(|l| !l.starts_with("#line 100"))
+        .filter(|l| l.starts_with("#line"))
+        .collect();
+    assert!(after.len() > 1, "{source}");
+    assert!(
+        after.iter().all(|l| l.ends_with(" \"generated.cu\"")),
+        "{after:?}"
+    );
+}
+
+#[test]
+fn relative_includes_resolve_as_for_the_original_and_never_in_tmpdir() {
+    let Some(nvcc) = real_nvcc() else {
+        println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
+        return;
+    };
+    let fake = Fake::new();
+    // Another user's file where the old copy's `../../config.h` led.
+    let tmpdir = fake.path("tmp");
+    std::fs::create_dir_all(&tmpdir).expect("a directory");
+    std::fs::write(tmpdir.join("config.h"), "#error \"hijacked\"\n").expect("written");
+    // The project: the real config two levels up, a decoy `tilecfg.h` beside the kernel
+    // that an angled include must not find, the real one in -I.
+    let project = fake.path("project");
+    let src = project.join("a/src");
+    std::fs::create_dir_all(&src).expect("a directory");
+    std::fs::create_dir_all(project.join("inc")).expect("a directory");
+    std::fs::write(project.join("config.h"), "#define SCALE 2.0f\n").expect("written");
+    std::fs::write(project.join("inc/tilecfg.h"), "#define TILE 32\n").expect("written");
+    std::fs::write(src.join("tilecfg.h"), "#error \"decoy\"\n").expect("written");
+    let kernel = src.join("k.cu");
+    std::fs::write(
+        &kernel,
+        TILED_BY_FLAGS.replace(
+            "#include <tilecfg.h>\n",
+            "#include <tilecfg.h>\n#include \"../../config.h\"\n",
+        ),
+    )
+    .expect("written");
+    let log = fake.path("log");
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .env("TMPDIR", &tmpdir)
+        .env("BANKWISE_LOG", &log)
+        .arg(&nvcc)
+        .arg("-arch=sm_90")
+        .arg("-I")
+        .arg(project.join("inc"))
+        .arg("-c")
+        .arg(&kernel)
+        .arg("-o")
+        .arg(fake.path("k.o"))
+        .output()
+        .expect("bankwise runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("the log"),
+        format!(
+            "{}: rewritten: 1 array, 992 -> 0 excess wavefronts\n",
+            kernel.display()
+        )
+    );
 }

@@ -29,7 +29,7 @@ pub struct NvccArgs {
     /// nvcc's arguments, after `--`. The first may be the compiler itself (a path, or a name
     /// starting with `nvcc`); else $BANKWISE_NVCC, else `nvcc` on PATH.
     #[arg(last = true, value_name = "NVCC_ARGS")]
-    nvcc_args: Vec<String>,
+    nvcc_args: Vec<OsString>,
 }
 
 pub fn run(args: NvccArgs) -> ExitCode {
@@ -43,25 +43,23 @@ pub fn run(args: NvccArgs) -> ExitCode {
         Err(code) => return code,
     };
     let (compiler, nvcc_args) = match args.nvcc_args.split_first() {
-        Some((first, rest)) if prebuild::is_compiler(OsStr::new(first)) => {
-            (OsString::from(first), rest)
-        }
+        Some((first, rest)) if prebuild::is_compiler(first) => (first.clone(), rest),
         _ => (
             std::env::var_os("BANKWISE_NVCC").unwrap_or_else(|| OsString::from("nvcc")),
             args.nvcc_args.as_slice(),
         ),
     };
     let log = args.log.or_else(log_from_env);
-    pre_build(&compiler, nvcc_args, &options, log.as_deref())
+    match utf8(nvcc_args) {
+        Some(utf8) => pre_build(&compiler, &utf8, &options, log.as_deref()),
+        None => compile_as_given(&compiler, nvcc_args),
+    }
 }
 
 /// `bankwise COMPILER ARGS...`: the launcher form, with the default options.
 pub fn run_launcher(compiler: &OsStr, args: &[OsString]) -> ExitCode {
-    let utf8: Option<Vec<String>> = args.iter().map(|a| a.clone().into_string().ok()).collect();
-    let Some(utf8) = utf8 else {
-        // Not readable as text: compiled exactly as given.
-        bankwise::say!("bankwise: warning: an argument is not UTF-8; compiling the originals");
-        return exit_with(prebuild::run_compiler(compiler, args), compiler);
+    let Some(utf8) = utf8(args) else {
+        return compile_as_given(compiler, args);
     };
     pre_build(
         compiler,
@@ -69,6 +67,18 @@ pub fn run_launcher(compiler: &OsStr, args: &[OsString]) -> ExitCode {
         &FixOptions::default(),
         log_from_env().as_deref(),
     )
+}
+
+/// The arguments as text, if they all are.
+fn utf8(args: &[OsString]) -> Option<Vec<String>> {
+    args.iter().map(|a| a.clone().into_string().ok()).collect()
+}
+
+/// An argument that is not text (a file name in another encoding) cannot be read: the
+/// originals are compiled exactly as given.
+fn compile_as_given(compiler: &OsStr, args: &[OsString]) -> ExitCode {
+    bankwise::say!("bankwise: warning: an argument is not UTF-8; compiling the originals");
+    exit_with(prebuild::run_compiler(compiler, args), compiler)
 }
 
 fn log_from_env() -> Option<PathBuf> {

@@ -183,7 +183,7 @@ fn a_name_in_a_branch_this_configuration_leaves_out_escapes() {
     let t = array(&defined, "k", "t");
     assert_eq!(
         t.reason().unwrap(),
-        "named at line 6 under `#else after #ifdef SCALE_INPUT`, a branch this configuration \
+        "named at line 7 under `#else after #ifdef SCALE_INPUT`, a branch this configuration \
          leaves out; every configuration must be rewritten alike"
     );
 }

@@ -376,11 +376,14 @@ impl<'s> Extractor<'s> {
         // element.
         let mut unseen: Vec<Vec<Escape>> = vec![Vec::new(); arrays.len()];
         for node in dead_nodes {
-            for token in identifier_tokens(self.text(node)) {
+            let text = self.text(node);
+            for token in identifier_tokens(text) {
                 for (i, array) in arrays.iter().enumerate() {
                     // Any array of the name: scopes are not followed into a dead branch.
                     if array.name == token && unseen[i].is_empty() {
-                        unseen[i].push(self.inactive_branch_escape(node));
+                        let at =
+                            node.start_byte() + (token.as_ptr() as usize - text.as_ptr() as usize);
+                        unseen[i].push(self.inactive_branch_escape(node, at));
                     }
                 }
             }

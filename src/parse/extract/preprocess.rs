@@ -112,9 +112,9 @@ impl<'s> Extractor<'s> {
 }
 
 impl Extractor<'_> {
-    /// The escape of an array named in `dead`, a branch of a preprocessor conditional that
-    /// this configuration leaves out, naming the directive that opens the branch.
-    pub(super) fn inactive_branch_escape(&self, dead: Node) -> Escape {
+    /// The escape of an array named at byte `at` in `dead`, a branch of a preprocessor
+    /// conditional that this configuration leaves out, naming the directive that opens it.
+    pub(super) fn inactive_branch_escape(&self, dead: Node, at: usize) -> Escape {
         let first_line = |node: Node| {
             let text = self.text(node);
             text.lines().next().unwrap_or(text).trim().to_string()
@@ -132,7 +132,7 @@ impl Extractor<'_> {
             _ => first_line(dead),
         };
         Escape {
-            at: self.at(dead),
+            at: self.lines.location(at),
             text: directive.clone(),
             kind: EscapeKind::InactiveBranch(directive),
             name_use: None,
