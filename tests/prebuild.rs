@@ -876,3 +876,37 @@ fn relative_includes_resolve_as_for_the_original_and_never_in_tmpdir() {
         )
     );
 }
+
+#[test]
+fn an_extent_that_differs_between_architectures_is_compiled_as_written() {
+    let Some(nvcc) = real_nvcc() else {
+        println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
+        return;
+    };
+    let fake = Fake::new();
+    let kernel = fake.write(
+        "arch.cu",
+        "#if __CUDA_ARCH__ >= 800\n#define TILE 64\n#else\n#define TILE 32\n#endif\n\
+         // bankwise: block=32x8\n__global__ void k(float *o)\n{\n    \
+         __shared__ float t[TILE][TILE];\n    for (int j = 0; j < TILE; j += 8)\n        \
+         t[threadIdx.y + j][threadIdx.x] = o[j];\n    __syncthreads();\n    \
+         for (int j = 0; j < TILE; j += 8)\n        o[j] = t[threadIdx.x][threadIdx.y + j];\n}\n",
+    );
+    let log = fake.path("log");
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .env("BANKWISE_LOG", &log)
+        .arg(&nvcc)
+        .args(["-arch=sm_90", "-c"])
+        .arg(&kernel)
+        .arg("-o")
+        .arg(fake.path("arch.o"))
+        .output()
+        .expect("bankwise runs");
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    // No rewrite to fall back from: the host pass sees 32, the sm_90 pass 64.
+    assert_eq!(text(&output.stderr), "");
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("the log"),
+        format!("{}: unchanged\n", kernel.display())
+    );
+}

@@ -125,6 +125,10 @@ pub struct ConstEnv {
     /// worked out is `None`, so a member defined through itself ends. Without it a member
     /// that names another instance's member twice doubles the work at every level.
     record_values: std::sync::Mutex<HashMap<String, Option<i64>>>,
+    /// Macros defined two ways in the branches of a conditional the analysis cannot decide
+    /// (`#if __CUDA_ARCH__ >= 800`), with its first line: which definition a compilation
+    /// sees depends on the pass.
+    pub ambiguous: HashMap<String, String>,
 }
 
 /// A struct template's parameters and what its members say in terms of them.

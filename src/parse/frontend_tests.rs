@@ -189,6 +189,50 @@ fn a_name_in_a_branch_this_configuration_leaves_out_escapes() {
 }
 
 #[test]
+fn an_extent_that_differs_between_nvccs_passes_escapes() {
+    let src = "#if __CUDA_ARCH__ >= 800
+#define TILE 64
+#else
+#define TILE 32
+#endif
+#define ROWS (TILE / 4)
+#ifdef __CUDA_ARCH__
+#define WIDTH 32
+#else
+#define WIDTH 32
+#endif
+__global__ void k(float *o) {
+  __shared__ float t[ROWS][33];
+  __shared__ float u[WIDTH];
+  t[threadIdx.x % 8][threadIdx.x] = u[threadIdx.x] = 1;
+#if __CUDA_ARCH__ >= 700
+  o[0] = t[0][threadIdx.x] + u[threadIdx.x];
+#else
+  o[0] = t[1][threadIdx.x] + u[0];
+#endif
+}";
+    let file = parse(src);
+    let t = array(&file, "k", "t");
+    assert_eq!(escape_tags(t), vec!["ambiguous-extent"]);
+    assert_eq!(
+        t.reason().unwrap(),
+        "its extent uses `TILE`, which `#if __CUDA_ARCH__ >= 800` defines two ways: nvcc's \
+         passes (host, each architecture) see different sizes"
+    );
+    // The same definition twice is one extent; both branches of `__CUDA_ARCH__` are code
+    // nvcc compiles, so both are accesses.
+    let u = array(&file, "k", "u");
+    assert!(u.rewritable());
+    assert_eq!(kinds(u), vec![("store", 15), ("load", 17), ("load", 19)]);
+    // Fixed on the command line, the architecture decides: one extent, and the branch for
+    // older ones is left out.
+    let file = parse_with(src, &["__CUDA_ARCH__=900"]);
+    let t = array(&file, "k", "t");
+    assert_eq!(t.dims, vec![Some(16), Some(33)]);
+    assert_eq!(escape_tags(t), vec!["inactive-branch"]);
+}
+
+#[test]
 fn an_element_given_to_a_constructor_escapes() {
     let file = parse(
         "struct Ref { float &v; __device__ Ref(float &x) : v(x) {} };

@@ -29,6 +29,8 @@ pub struct Prelude {
     /// Integer constants (`constexpr int kTile = 32;`, in a namespace also by qualified name).
     pub values: Vec<(String, i64)>,
     pub records: Vec<(String, TemplateRecord)>,
+    /// [`ConstEnv::ambiguous`].
+    pub ambiguous: Vec<(String, String)>,
 }
 
 impl Prelude {
@@ -44,6 +46,8 @@ impl Prelude {
             env.records()
                 .map(|(name, record)| (name.to_string(), record.clone())),
         );
+        self.ambiguous
+            .extend(env.ambiguous.iter().map(|(m, d)| (m.clone(), d.clone())));
     }
 
     /// Gives `env` these definitions beneath its own (the file's come later and the first
@@ -58,6 +62,11 @@ impl Prelude {
         }
         for (name, record) in &self.records {
             env.define_record(name, record.clone());
+        }
+        for (name, directive) in &self.ambiguous {
+            env.ambiguous
+                .entry(name.clone())
+                .or_insert_with(|| directive.clone());
         }
     }
 }

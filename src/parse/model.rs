@@ -404,6 +404,10 @@ pub enum EscapeKind {
     /// An element passed to the constructor of an object (`Ref r(a[i][j])`,
     /// `cuda::atomic_ref<float, S> r(a[i])`), which may keep its address: the variable.
     ConstructorArgument(String),
+    /// An extent that uses a macro defined two ways under a conditional the analysis cannot
+    /// decide (`#if __CUDA_ARCH__ >= 800`): the macro and the conditional's first line. The
+    /// array's size differs between nvcc's passes.
+    AmbiguousExtent(String, String),
     /// Named by `sizeof`, `alignof` or `decltype` other than as one scalar element: padding,
     /// flattening and a struct-of-arrays split change what it gives.
     Unevaluated,
@@ -440,6 +444,7 @@ impl EscapeKind {
             EscapeKind::InactiveBranch(_) => "inactive-branch",
             EscapeKind::ConstructorArgument(_) => "constructor-argument",
             EscapeKind::Unevaluated => "size-or-type-read",
+            EscapeKind::AmbiguousExtent(..) => "ambiguous-extent",
         }
     }
 }
@@ -488,6 +493,11 @@ impl Escape {
             EscapeKind::ConstructorArgument(var) => write!(
                 f,
                 "an element passed to the constructor of `{var}` at line {line} (`{text}`)"
+            ),
+            EscapeKind::AmbiguousExtent(name, directive) => write!(
+                f,
+                "its extent uses `{name}`, which `{directive}` defines two ways: nvcc's \
+                 passes (host, each architecture) see different sizes"
             ),
             EscapeKind::Unevaluated => write!(
                 f,

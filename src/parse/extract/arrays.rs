@@ -157,6 +157,18 @@ impl<'s> Extractor<'s> {
                 Some((_, at, span)) => (at, span),
                 None => (self.at(node), Span::of(decl)),
             };
+            let escapes = dim_texts
+                .iter()
+                .find_map(|text| self.ambiguous_macro_in(text))
+                .map(|(name, directive)| Escape {
+                    kind: EscapeKind::AmbiguousExtent(name, directive),
+                    at,
+                    text: dim_texts.join("]["),
+                    name_use: None,
+                    calls: Vec::new(),
+                })
+                .into_iter()
+                .collect();
             arrays.push(SharedArray {
                 name: self.text(node).to_string(),
                 elem_type,
@@ -171,7 +183,7 @@ impl<'s> Extractor<'s> {
                 at,
                 decl_span,
                 accesses: Vec::new(),
-                escapes: Vec::new(),
+                escapes,
             });
         }
         arrays

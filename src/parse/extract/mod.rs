@@ -564,17 +564,19 @@ impl<'s> Extractor<'s> {
     /// file, following `#ifdef`/`#if` branches that can be decided and both branches otherwise.
     /// Order matters: a function is analysed with the definitions that precede it.
     fn scan_top_level(&mut self, root: Node) {
-        // Each level's items, and whether it opened a named namespace.
-        let mut stack = vec![(named_children(root).into_iter(), false)];
-        while let Some((items, _)) = stack.last_mut() {
+        // Each level's items, whether it opened a named namespace, and the innermost
+        // undecidable conditional around it.
+        let mut stack = vec![(named_children(root).into_iter(), false, None::<Node>)];
+        while let Some((items, _, undecided)) = stack.last_mut() {
+            let undecided = *undecided;
             let Some(item) = items.next() else {
-                if let Some((_, true)) = stack.pop() {
+                if let Some((_, true, _)) = stack.pop() {
                     self.namespace.pop();
                 }
                 continue;
             };
             match symbols::kind(item) {
-                "preproc_def" | "preproc_function_def" => self.define(item),
+                "preproc_def" | "preproc_function_def" => self.define(item, undecided),
                 "function_definition" => {
                     self.function(item);
                     self.host_function(item);
@@ -612,10 +614,10 @@ impl<'s> Extractor<'s> {
                     };
                     match child(item, FIELDS.body) {
                         Some(body) if symbols::kind(body) == "declaration_list" => {
-                            stack.push((named_children(body).into_iter(), named))
+                            stack.push((named_children(body).into_iter(), named, undecided))
                         }
                         // `extern "C" __global__ void k() {…}`: the body is the item itself.
-                        Some(body) => stack.push((vec![body].into_iter(), named)),
+                        Some(body) => stack.push((vec![body].into_iter(), named, undecided)),
                         None if named => {
                             self.namespace.pop();
                         }
@@ -623,10 +625,14 @@ impl<'s> Extractor<'s> {
                     }
                 }
                 "declaration_list" | "preproc_else" => {
-                    stack.push((named_children(item).into_iter(), false))
+                    stack.push((named_children(item).into_iter(), false, undecided))
                 }
                 "preproc_ifdef" | "preproc_if" | "preproc_elif" | "preproc_elifdef" => {
-                    stack.push((self.live_preproc_items(item).into_iter(), false))
+                    let undecided = match self.preproc_condition(item) {
+                        None => Some(item),
+                        Some(_) => undecided,
+                    };
+                    stack.push((self.live_preproc_items(item).into_iter(), false, undecided))
                 }
                 _ => {}
             }

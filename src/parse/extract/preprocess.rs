@@ -55,7 +55,10 @@ impl<'s> Extractor<'s> {
         }
     }
 
-    pub(super) fn define(&mut self, node: Node) {
+    /// Records a `#define`; `undecided` is the innermost conditional around it that the
+    /// analysis cannot decide, where a second, different definition makes the macro
+    /// ambiguous.
+    pub(super) fn define(&mut self, node: Node, undecided: Option<Node>) {
         let Some(name) = child(node, FIELDS.name) else {
             return;
         };
@@ -68,6 +71,13 @@ impl<'s> Extractor<'s> {
         let body = child(node, FIELDS.value).map_or("", |value| self.text(value));
         let line = self.at(node).line;
         let name = self.text(name).to_string();
+        if let (Some(conditional), Some(earlier)) = (undecided, self.env.source_macro(&name)) {
+            if earlier.body.trim() != body.trim() {
+                let text = self.text(conditional);
+                let directive = text.lines().next().unwrap_or(text).trim().to_string();
+                self.env.ambiguous.entry(name.clone()).or_insert(directive);
+            }
+        }
         if self.env.macro_named(&name).is_none() {
             let mut mentioned: Vec<&str> = identifier_tokens(body).collect();
             mentioned.sort_unstable();
@@ -140,6 +150,38 @@ impl Extractor<'_> {
         }
     }
 }
+
+impl Extractor<'_> {
+    /// The first macro `text` uses, directly or through other macros, that is
+    /// [ambiguous](crate::parse::ConstEnv::ambiguous), with the conditional that makes it so.
+    pub(super) fn ambiguous_macro_in(&self, text: &str) -> Option<(String, String)> {
+        if self.env.ambiguous.is_empty() {
+            return None;
+        }
+        let mut pending: Vec<(String, usize)> = identifier_tokens(text)
+            .map(|t| (t.to_string(), 0))
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        while let Some((name, depth)) = pending.pop() {
+            if !seen.insert(name.clone()) {
+                continue;
+            }
+            if let Some(directive) = self.env.ambiguous.get(&name) {
+                return Some((name, directive.clone()));
+            }
+            if depth < MAX_MACRO_DEPTH {
+                if let Some(mac) = self.env.macro_named(&name) {
+                    pending
+                        .extend(identifier_tokens(&mac.body).map(|t| (t.to_string(), depth + 1)));
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Macros inside macros followed when looking for an ambiguous one.
+const MAX_MACRO_DEPTH: usize = 16;
 
 /// Substitutes a function-like macro's parameters by the argument texts.
 pub(super) fn expand_macro(mac: &Macro, args: &[&str]) -> String {
