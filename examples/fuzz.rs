@@ -13,7 +13,13 @@
 //!   re-analysed must map every access as planned);
 //! - fix once: `fix` on `fix`'s output changes nothing;
 //! - give the input back as it was: `fix` drops it while it validates and rebuilds it from
-//!   the output, for the diff.
+//!   the output, for the diff;
+//! - hold in every configuration: inputs with preprocessor branches (`#ifdef CFG`,
+//!   `#if __CUDA_ARCH__ >= 800`) are fixed again with each branch selected (`-D CFG`,
+//!   `-D __CUDA_ARCH__=800`), and in the default configuration's output, every line the
+//!   fuzzer marked (`// fuzz:N`: an access in a branch, an element bound to a reference or
+//!   given to a constructor) that names an array the fix rewrote must have been rewritten
+//!   too; else that configuration, or what the reference reaches, would use the old layout.
 //!
 //! A failing input is written to `target/fuzz/` and the run exits with status 1. Each
 //! thread writes the input it is on to `target/fuzz/current-N.cu` first, so that a crash no
@@ -188,11 +194,23 @@ fn run_one(text: &str) -> Result<(), String> {
 }
 
 fn fix_once(text: &str) -> Result<(), String> {
+    fix_in(text, &[])?;
+    for (macro_name, define) in [("CFG", "CFG"), ("__CUDA_ARCH__", "__CUDA_ARCH__=800")] {
+        if text.contains(macro_name) {
+            fix_in(text, &[define.to_string()]).map_err(|why| format!("-D {define}: {why}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// The checks of the module's documentation in the configuration `defines` give.
+fn fix_in(text: &str, defines: &[String]) -> Result<(), String> {
     let path = Path::new("fuzz.cu");
-    let options = FixOptions {
+    let mut options = FixOptions {
         unsafe_fixes: true,
         ..FixOptions::default()
     };
+    options.analysis.defines = defines.to_vec();
     let config = ConfigBlocks::default();
     let fixed = match fix_text(path, text, &options, &config) {
         Ok(fixed) => fixed,
@@ -207,6 +225,7 @@ fn fix_once(text: &str) -> Result<(), String> {
     if !fixed.changed() {
         return Ok(());
     }
+    every_marked_line_rewritten(text, fixed.output())?;
     match fix_text(path, fixed.output(), &options, &config) {
         Ok(again) if again.changed() => Err("fix changes its own output".into()),
         Ok(_) => Ok(()),
@@ -215,6 +234,138 @@ fn fix_once(text: &str) -> Result<(), String> {
         }
         Err(why) => Err(format!("fix's output is refused: {why}")),
     }
+}
+
+/// The oracle of every configuration: each line of `input` marked `// fuzz:N` that names an
+/// array `output` rewrote (`A[`) is changed in `output`.
+fn every_marked_line_rewritten(input: &str, output: &str) -> Result<(), String> {
+    let rewritten: Vec<&str> = identifiers_of_subscripts(input)
+        .into_iter()
+        .filter(|name| {
+            let marker = format!("// bankwise: `{name}` ");
+            output.contains(&marker) && !input.contains(&marker)
+        })
+        .collect();
+    if rewritten.is_empty() {
+        return Ok(());
+    }
+    let output_lines: Vec<&str> = output.lines().collect();
+    let blocks = top_level_blocks(&output_lines);
+    let input_lines: Vec<&str> = input.lines().collect();
+    let outside = outside_functions(&input_lines);
+    for (line, outside) in input_lines.iter().zip(outside) {
+        let Some(at) = line.find("// fuzz:") else {
+            continue;
+        };
+        // A declaration keeps its line under most maps; a statement a mutation moved out
+        // of every function is no code.
+        if outside || line.contains("__shared__") {
+            continue;
+        }
+        let marker = &line[at..];
+        let Some(name) = rewritten
+            .iter()
+            .find(|name| names_subscript(&line[..at], name))
+        else {
+            continue;
+        };
+        // A function copied for the rewrite keeps its original beside the copy: one of
+        // them changed is enough, and an unchanged line matters only in a function where
+        // the array is rewritten (an `extern __shared__` array of another kernel has the
+        // same name).
+        let after: Vec<usize> = (0..output_lines.len())
+            .filter(|&k| output_lines[k].ends_with(marker))
+            .collect();
+        if after.iter().any(|&k| output_lines[k] != *line) {
+            continue;
+        }
+        let rewritten_here = |k: usize| {
+            output_lines
+                .iter()
+                .zip(&blocks)
+                .filter(|(_, &b)| b == blocks[k])
+                .any(|(l, _)| {
+                    l.contains(&format!("// bankwise: `{name}` "))
+                        || l.contains(&format!("accesses to `{name}` go through"))
+                })
+        };
+        if after.is_empty() || after.iter().any(|&k| rewritten_here(k)) {
+            return Err(format!(
+                "`{name}` is rewritten but this line keeps the old layout: {}",
+                line.trim()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// For each line, the top-level block (a function, with the lines before it) it is in:
+/// braces counted, those in comments and literals too (a generated or mutated input may
+/// miscount; the oracle then only compares more lines).
+fn top_level_blocks(lines: &[&str]) -> Vec<usize> {
+    let mut depth: i64 = 0;
+    let mut block = 0;
+    lines
+        .iter()
+        .map(|line| {
+            let here = block;
+            for c in line.chars() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth <= 0 {
+                            depth = 0;
+                            block += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            here
+        })
+        .collect()
+}
+
+/// For each line, whether it starts outside every brace.
+fn outside_functions(lines: &[&str]) -> Vec<bool> {
+    let mut depth: i64 = 0;
+    lines
+        .iter()
+        .map(|line| {
+            let outside = depth <= 0;
+            depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            outside
+        })
+        .collect()
+}
+
+/// Whether `text` subscripts `name` (`name[`, not `xname[`).
+fn names_subscript(text: &str, name: &str) -> bool {
+    text.match_indices(&format!("{name}[")).any(|(at, _)| {
+        !text[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// The identifiers written before a `[` in `text`.
+fn identifiers_of_subscripts(text: &str) -> Vec<&str> {
+    let mut names: Vec<&str> = text
+        .match_indices('[')
+        .filter_map(|(at, _)| {
+            let before = &text[..at];
+            let start = before
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map_or(0, |p| p + 1);
+            let name = &before[start..];
+            (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+        })
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 /// Input `i` of `seed`: a generated kernel, or (one in three) a mutated testdata file.
@@ -301,7 +452,9 @@ fn mutate(rng: &mut fastrand::Rng, text: &str) -> String {
         }
         let at = rng.usize(0..bytes.len());
         let len = rng.usize(0..64).min(bytes.len() - at);
-        match rng.u8(0..5) {
+        match rng.u8(0..7) {
+            5 => bytes = in_branches(rng, &bytes),
+            6 => bytes = bound_to_reference(rng, &bytes),
             0 => {
                 bytes.drain(at..at + len);
             }
@@ -353,6 +506,93 @@ fn mutate(rng: &mut fastrand::Rng, text: &str) -> String {
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
+/// One line of `bytes` that subscripts something, by index, if any.
+fn subscripting_line(rng: &mut fastrand::Rng, lines: &[Vec<u8>]) -> Option<usize> {
+    let candidates: Vec<usize> = (0..lines.len())
+        .filter(|&i| {
+            lines[i].contains(&b'[') && lines[i].ends_with(b";") && !lines[i].starts_with(b"#")
+        })
+        .collect();
+    (!candidates.is_empty()).then(|| candidates[rng.usize(0..candidates.len())])
+}
+
+/// `bytes` with a line that subscripts something put in both branches of a conditional,
+/// the second copy with its first number changed, each line marked for the oracle.
+fn in_branches(rng: &mut fastrand::Rng, bytes: &[u8]) -> Vec<u8> {
+    let mut lines: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    let Some(i) = subscripting_line(rng, &lines) else {
+        return bytes.to_vec();
+    };
+    let line = String::from_utf8_lossy(&lines[i]).into_owned();
+    let other = match line.find(|c: char| c.is_ascii_digit()) {
+        Some(at) => format!("{}1{}", &line[..at], &line[at..]),
+        None => line.clone(),
+    };
+    let condition = [
+        "#ifdef CFG",
+        "#ifndef CFG",
+        "#if __CUDA_ARCH__ >= 800",
+        "#if defined(CFG) && CFG > 1",
+    ][rng.usize(0..4)];
+    let n = rng.u32(0..1_000_000);
+    let text = format!("{condition}\n{line} // fuzz:{n}a\n#else\n{other} // fuzz:{n}b\n#endif");
+    lines[i] = text.into_bytes();
+    lines.join(&b'\n')
+}
+
+/// `bytes` with an element that a line subscripts bound to a reference or given to a
+/// constructor on the line after, marked for the oracle.
+fn bound_to_reference(rng: &mut fastrand::Rng, bytes: &[u8]) -> Vec<u8> {
+    let mut lines: Vec<Vec<u8>> = bytes.split(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    let Some(i) = subscripting_line(rng, &lines) else {
+        return bytes.to_vec();
+    };
+    let line = String::from_utf8_lossy(&lines[i]).into_owned();
+    let Some(element) = first_element(&line) else {
+        return bytes.to_vec();
+    };
+    let n = rng.u32(0..1_000_000);
+    let binding = match rng.u8(0..4) {
+        0 => format!("auto &fuzz_r{n} = {element}; fuzz_r{n} += 1;"),
+        1 => format!("FuzzRef fuzz_r{n}({element});"),
+        2 => format!("FuzzRef fuzz_r{n}{{{element}}};"),
+        _ => format!("cuda::atomic_ref<float, cuda::thread_scope_block> fuzz_r{n}({element});"),
+    };
+    // After the line: it may declare the array.
+    lines.insert(i + 1, format!("{binding} // fuzz:{n}").into_bytes());
+    lines.join(&b'\n')
+}
+
+/// The first `name[…]…[…]` in `line`, brackets balanced.
+fn first_element(line: &str) -> Option<&str> {
+    let open = line.find('[')?;
+    let start = line[..open]
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .map_or(0, |p| p + 1);
+    if start == open {
+        return None;
+    }
+    let mut depth = 0;
+    let mut end = None;
+    for (k, c) in line[open..].char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(open + k + 1);
+                    if !line[open + k + 1..].starts_with('[') {
+                        break;
+                    }
+                }
+            }
+            _ if depth == 0 => break,
+            _ => {}
+        }
+    }
+    end.map(|end| &line[start..end])
+}
+
 const TYPES: &[(&str, &str)] = &[
     ("float", "1.0f"),
     ("double", "1.0"),
@@ -367,7 +607,10 @@ const TYPES: &[(&str, &str)] = &[
 /// A plausible kernel: shared arrays of any element type and rank, affine and non-affine
 /// subscripts, loops, macros, templates, pointers, vector casts, and a launch or annotation.
 fn generate(rng: &mut fastrand::Rng) -> String {
-    let mut out = String::from("struct Rec { float v; int k; };\n");
+    let mut out = String::from(
+        "struct Rec { float v; int k; };\n\
+         struct FuzzRef { float &v; __device__ FuzzRef(float &x) : v(x) {} };\n",
+    );
     let tile = [8, 16, 17, 32, 33, 64][rng.usize(0..6)];
     let rows = [1, 2, 4, 8, 32][rng.usize(0..5)];
     out.push_str(&format!("#define TILE {tile}\n#define ROWS {rows}\n"));
@@ -447,7 +690,26 @@ fn generate(rng: &mut fastrand::Rng) -> String {
             0 if template => "N".to_string(),
             _ => [1, 2, 17, 32][rng.usize(0..4)].to_string(),
         };
-        let statement = match rng.u8(0..11) {
+        let marker = rng.u32(0..1_000_000);
+        let statement = match rng.u8(0..14) {
+            11 => {
+                let condition =
+                    ["#ifdef CFG", "#ifndef CFG", "#if __CUDA_ARCH__ >= 800"][rng.usize(0..3)];
+                format!(
+                    "\n{condition}\n    {name}{} = {value}; // fuzz:{marker}a\n#else\n    \
+                     acc += (float){name}{}{member}; // fuzz:{marker}b\n#endif",
+                    subscript(rng, "tx"),
+                    subscript(rng, "ty")
+                )
+            }
+            12 => format!(
+                "{{ auto &r = {name}{}; r = {value}; }} // fuzz:{marker}",
+                subscript(rng, "tx")
+            ),
+            13 if *ty == "float" => format!(
+                "FuzzRef r{marker}({name}{}); acc += r{marker}.v; // fuzz:{marker}",
+                subscript(rng, "tx")
+            ),
             9 => format!("put<{ty}, {width}>(&{name}{first}, tx, {value});"),
             10 => format!("nsf::put2<{ty}, {width}>(&{name}{first}, tx, {value});"),
             0 => format!("{name}{} = {value};", subscript(rng, "tx")),

@@ -477,7 +477,7 @@ mod tests {
         // What was read from a file has no index among the arguments given.
         assert_eq!(expanded[0].given, Some(0));
         assert_eq!(expanded[1].given, None);
-        assert_eq!(expanded[8].given, Some(7));
+        assert_eq!(expanded[8].given, Some(6));
         let missing = expand_response_files(given(&words("@nope.rsp")), Dialect::Nvcc, dir.path())
             .expect_err("missing");
         assert!(missing

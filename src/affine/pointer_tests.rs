@@ -306,3 +306,76 @@ __global__ void k(float *out) {
         ]
     );
 }
+
+#[test]
+fn a_pointer_that_reaches_a_name_another_configuration_uses_escapes() {
+    // The helper's parameter, a local pointer and an object built from one: each is used
+    // where no access of this configuration shows it.
+    let analysed = analyse(
+        "__device__ void fill(float *h, int t) {
+  h[t] = 1;
+#ifdef SCALE
+  h[t + 32] = 2;
+#endif
+}
+struct Ref { float &v; __device__ Ref(float &x) : v(x) {} };
+__device__ void wrap(float *w, int t) {
+  Ref r(w[t]);
+  r.v = 3;
+}
+__global__ void k(float *o) {
+  __shared__ float a[64], b[64], c[64], d[64];
+  fill(a, threadIdx.x);
+  float *p = b;
+#ifndef SCALE
+  p[threadIdx.x] = 1;
+#else
+  p[threadIdx.x + 1] = 1;
+#endif
+  wrap(c, threadIdx.x);
+  float *q = d;
+  q[threadIdx.x] = 4;
+  o[0] = a[0] + b[0] + c[0] + d[0];
+}",
+        [32, 1, 1],
+    );
+    let lost = analysed.lost();
+    for array in ["a", "b", "c"] {
+        assert!(
+            lost.iter()
+                .any(|(name, tag)| name == array
+                    && (tag == "inactive-branch" || tag == "unseen-use")),
+            "{array}: {lost:?}"
+        );
+    }
+    assert!(lost.iter().all(|(name, _)| name != "d"), "{lost:?}");
+    let function = analysed.parsed.functions.last().expect("a kernel");
+    let why: Vec<String> = analysed
+        .affine
+        .pointer_escapes
+        .iter()
+        .map(|e| {
+            let escape = crate::parse::Escape {
+                kind: e.kind.clone(),
+                at: crate::parse::Location { line: 14, col: 3 },
+                text: function.arrays[e.array].name.clone(),
+                name_use: None,
+                calls: Vec::new(),
+            };
+            escape.to_string()
+        })
+        .collect();
+    assert!(
+        why.contains(
+            &"a pointer into it (`a`, line 14) reaches `h`, which line 4 names under `#ifdef \
+              SCALE`, a branch this configuration leaves out"
+                .to_string()
+        ),
+        "{why:?}"
+    );
+    assert!(
+        why.iter()
+            .any(|w| w.ends_with("reaches `w`, which line 9 gives to the constructor of `r`")),
+        "{why:?}"
+    );
+}

@@ -233,6 +233,33 @@ __global__ void k(float *o) {
 }
 
 #[test]
+fn an_array_declared_in_both_branches_of_an_undecidable_conditional_escapes() {
+    let file = parse(
+        "__global__ void k(float *o) {
+#if __CUDA_ARCH__ >= 800
+  __shared__ float v[64];
+#else
+  __shared__ float v[32];
+#endif
+  v[threadIdx.x] = 1;
+  o[0] = v[threadIdx.x ^ 1];
+}",
+    );
+    let function = &file.functions[0];
+    let declared: Vec<_> = function.arrays.iter().filter(|a| a.name == "v").collect();
+    assert_eq!(declared.len(), 2);
+    for v in declared {
+        assert_eq!(escape_tags(v), vec!["declared-in-branches"]);
+    }
+    let reasons: Vec<String> = function.arrays.iter().filter_map(|a| a.reason()).collect();
+    assert!(reasons.contains(
+        &"declared at line 5 and again at line 3, in branches of a preprocessor conditional: \
+          a rewrite would change one declaration"
+            .to_string()
+    ));
+}
+
+#[test]
 fn an_element_given_to_a_constructor_escapes() {
     let file = parse(
         "struct Ref { float &v; __device__ Ref(float &x) : v(x) {} };

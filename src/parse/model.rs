@@ -110,6 +110,47 @@ pub struct Function {
     /// The body's statements (empty when the function has a syntax error); the instances of
     /// a template share their prototype's.
     pub body: Body,
+    /// Uses of parameters and local variables that the analysis does not follow: in a
+    /// preprocessor branch this configuration leaves out, or given to a constructor. A
+    /// pointer into a shared array that reaches one is used there too.
+    pub unseen_uses: Vec<UnseenUse>,
+}
+
+/// A use of a name that the analysis does not follow.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UnseenUse {
+    pub name: String,
+    pub at: Location,
+    pub how: Unseen,
+}
+
+/// How a use escapes the analysis.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Unseen {
+    /// In a preprocessor branch that this configuration leaves out, opened by the
+    /// directive (`#ifdef SCALE`, `#else after #ifdef SCALE`).
+    InactiveBranch(String),
+    /// Given to the constructor of the variable (`Ref r(p[i])`), which may keep its address.
+    Constructor(String),
+    /// Declared in a branch of a conditional the analysis cannot decide (its first line),
+    /// whose declarations the code after it sees.
+    DeclaredInBranch(String),
+}
+
+impl fmt::Display for Unseen {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Unseen::InactiveBranch(directive) => write!(
+                f,
+                "names under `{directive}`, a branch this configuration leaves out"
+            ),
+            Unseen::Constructor(var) => write!(f, "gives to the constructor of `{var}`"),
+            Unseen::DeclaredInBranch(directive) => write!(
+                f,
+                "declares under `{directive}`, whose branches the analysis follows apart"
+            ),
+        }
+    }
 }
 
 impl Function {
@@ -408,6 +449,12 @@ pub enum EscapeKind {
     /// decide (`#if __CUDA_ARCH__ >= 800`): the macro and the conditional's first line. The
     /// array's size differs between nvcc's passes.
     AmbiguousExtent(String, String),
+    /// A pointer into the array reaches a variable or parameter that a preprocessor branch
+    /// this configuration leaves out names.
+    ReachesUnseenUse(UnseenUse),
+    /// Declared twice in one scope, in the branches of a conditional the analysis cannot
+    /// decide (`#if __CUDA_ARCH__ >= 800`): the line of the other declaration.
+    DeclaredInBranches(usize),
     /// Named by `sizeof`, `alignof` or `decltype` other than as one scalar element: padding,
     /// flattening and a struct-of-arrays split change what it gives.
     Unevaluated,
@@ -445,6 +492,8 @@ impl EscapeKind {
             EscapeKind::ConstructorArgument(_) => "constructor-argument",
             EscapeKind::Unevaluated => "size-or-type-read",
             EscapeKind::AmbiguousExtent(..) => "ambiguous-extent",
+            EscapeKind::ReachesUnseenUse(_) => "unseen-use",
+            EscapeKind::DeclaredInBranches(_) => "declared-in-branches",
         }
     }
 }
@@ -493,6 +542,16 @@ impl Escape {
             EscapeKind::ConstructorArgument(var) => write!(
                 f,
                 "an element passed to the constructor of `{var}` at line {line} (`{text}`)"
+            ),
+            EscapeKind::ReachesUnseenUse(unseen) => write!(
+                f,
+                "a pointer into it (`{text}`, line {line}) reaches `{}`, which line {} {}",
+                unseen.name, unseen.at.line, unseen.how
+            ),
+            EscapeKind::DeclaredInBranches(other) => write!(
+                f,
+                "declared at line {line} and again at line {other}, in branches of a \
+                 preprocessor conditional: a rewrite would change one declaration"
             ),
             EscapeKind::AmbiguousExtent(name, directive) => write!(
                 f,

@@ -275,6 +275,7 @@ impl<'a> Executor<'a> {
                         self.assign(name, Value::Data(format!("`{name}`")));
                     }
                     Some(_) => {
+                        self.check_inactive(name, &new, expr.span);
                         self.assign(name, new.clone());
                     }
                     None => {

@@ -26,7 +26,9 @@ use pointers::Pointer;
 use super::class::{classify, Class};
 use super::digits::{normalize, Context, DigitAffine, NotAffine};
 use super::sym::{Atom, AtomValues, LoopId, Op, Sym};
-use crate::parse::{AccessKind, Bindings, ConstEnv, EscapeKind, Function, Lambda, Span, Stmt};
+use crate::parse::{
+    AccessKind, Bindings, ConstEnv, EscapeKind, Function, Lambda, Span, Stmt, UnseenUse,
+};
 use std::collections::{HashMap, HashSet};
 use std::sync::OnceLock;
 
@@ -398,6 +400,8 @@ struct Executor<'a> {
     constants: &'a ConstEnv,
     /// Template bindings of the function whose body runs (the callee's while inlining).
     bindings: &'a Bindings,
+    /// The names a dead preprocessor branch of the function whose body runs uses.
+    unseen_uses: &'a [UnseenUse],
     block: [u32; 3],
     /// Access span → (array, access) pairs.
     accesses: HashMap<Span, Vec<(usize, usize)>>,
@@ -504,6 +508,7 @@ pub fn analyse_function(
         functions,
         constants,
         bindings: &function.bindings,
+        unseen_uses: &function.unseen_uses,
         block,
         accesses,
         named_accesses: function.arrays.iter().any(|a| a.record_scalar),

@@ -129,6 +129,19 @@ impl<'a> Executor<'a> {
         self.escape_array(pointer.array, span, kind);
     }
 
+    /// A pointer bound to `name` at `span` (a declaration, an assignment, a parameter of
+    /// the function whose body runs) escapes when a dead preprocessor branch names `name`:
+    /// another configuration uses it there.
+    pub(super) fn check_inactive(&mut self, name: &str, value: &Value, span: Span) {
+        let Value::Pointer(pointer) = value else {
+            return;
+        };
+        if let Some(named) = self.unseen_uses.iter().find(|n| n.name == name) {
+            let kind = EscapeKind::ReachesUnseenUse(named.clone());
+            self.escape_array(pointer.array, span, kind);
+        }
+    }
+
     pub(super) fn escape_array(&mut self, array: usize, span: Span, kind: EscapeKind) {
         self.pointer_escapes.push(PointerEscape {
             array,

@@ -1,6 +1,6 @@
 //! Statements: blocks and their scopes, branches joined by a select, declarations, and the
 //! local names they bind.
-use super::pointers::{origin, Pointer};
+use super::pointers::{origin, Lvalue, Pointer};
 use super::{is_integer, Executor, LambdaDef, Value};
 use crate::affine::sym::{Op, Sym, Unknown};
 use crate::parse::{Decl, EscapeKind, Stmt};
@@ -180,6 +180,14 @@ impl<'a> Executor<'a> {
             }
             return;
         }
+        // `auto &r = p[i];`: writes through `r` reach the element unseen.
+        let writable = !decl.ty.split_whitespace().any(|w| w == "const");
+        if let (true, true, Some(init)) = (decl.reference, writable, &decl.init) {
+            if let Lvalue::Place(place) = self.lvalue(init) {
+                let kind = EscapeKind::BoundToReference(decl.name.clone());
+                self.escape(&place.pointer, init.span, kind);
+            }
+        }
         let value = match &decl.init {
             Some(init) => match self.eval(init) {
                 Value::Pointer(p) if decl.reference || decl.array => {
@@ -202,6 +210,9 @@ impl<'a> Executor<'a> {
             }
             None => Value::Int(Sym::Unknown(Unknown::UnknownName(decl.name.clone()))),
         };
+        if let Some(init) = &decl.init {
+            self.check_inactive(&decl.name, &value, init.span);
+        }
         self.locals.push((decl.name.clone(), value.bounded()));
     }
 

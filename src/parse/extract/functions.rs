@@ -86,6 +86,7 @@ impl<'s> Extractor<'s> {
             arrays: Vec::new(),
             params: parameters(node, self.src),
             body: Body::default(),
+            unseen_uses: Vec::new(),
         };
         let skipped = self.skipped.is_some_and(|skipped| skipped.skips(&function));
         let constants = match syntax_error {
@@ -244,7 +245,10 @@ impl<'s> Extractor<'s> {
         // The outermost node of each dead branch: a name in one is an access in another
         // configuration.
         let mut dead_nodes = Vec::new();
-        // (array name, variable, declarator) of each object constructed from an element.
+        // Names declared in the branches of an undecidable conditional, with where it starts
+        // and its first line.
+        let mut branch_declared: Vec<(&str, Location, String)> = Vec::new();
+        // (name, variable, declarator) of each object constructed from what a name gives.
         let mut constructed: Vec<(&str, String, Node)> = Vec::new();
         // (array name, operator) of each `sizeof`/`alignof`/`decltype` that names an array.
         let mut unevaluated: Vec<(&str, Node)> = Vec::new();
@@ -273,17 +277,53 @@ impl<'s> Extractor<'s> {
                 // In a body, `Ref r(a[i][j]);` parses as the declaration of a function `r`:
                 // it constructs `r` from the element. Its names are not parameters.
                 "function_declarator" => {
-                    if let Some(parameters) = child(node, FIELDS.parameters) {
-                        let var = child(node, FIELDS.declarator)
-                            .map(|d| leftmost_identifier(d, self.src).to_string())
-                            .unwrap_or_default();
+                    let var = child(node, FIELDS.declarator)
+                        .map(|d| leftmost_identifier(d, self.src).to_string())
+                        .unwrap_or_default();
+                    // `DECL(float, tile, 64)`: a macro's use, read as a declaration.
+                    let macro_use = self.env.macro_named(&var).is_some();
+                    let parameters = child(node, FIELDS.parameters).filter(|_| !macro_use);
+                    if let Some(parameters) = parameters {
                         for token in identifier_tokens(self.text(parameters)) {
-                            if candidates.contains(token) {
+                            constructed.push((token, var.clone(), node));
+                        }
+                    }
+                    return false;
+                }
+                // Its branches are one scope with the body around them, which the lowered
+                // body cannot say: a pointer kept in a variable declared in one is not
+                // followed.
+                "preproc_if" | "preproc_ifdef" | "preproc_elif" | "preproc_elifdef"
+                    if self.preproc_condition(node).is_none() =>
+                {
+                    let (at, directive) = (self.at(node), self.directive_line(node));
+                    walk(node, |inner| {
+                        if symbols::kind(inner) == "declaration" {
+                            for declarator in children_in(inner, FIELDS.declarator) {
+                                let name = leftmost_identifier(declarator, self.src);
+                                branch_declared.push((name, at, directive.clone()));
+                            }
+                        }
+                        true
+                    });
+                }
+                // `Ref r{p[i]}`: an object built from what a pointer reaches (an element of
+                // an array is classified where it is used).
+                "init_declarator" => {
+                    let value = child(node, FIELDS.value).filter(|v| {
+                        matches!(symbols::kind(*v), "argument_list" | "initializer_list")
+                    });
+                    let object = node.parent().is_some_and(|d| {
+                        symbols::kind(d) == "declaration" && self.declares_object(d)
+                    });
+                    if let (Some(value), true) = (value, object) {
+                        let var = leftmost_identifier(node, self.src).to_string();
+                        for token in identifier_tokens(self.text(value)) {
+                            if !candidates.contains(token) {
                                 constructed.push((token, var.clone(), node));
                             }
                         }
                     }
-                    return false;
                 }
                 "gnu_asm_expression" => {
                     // An asm statement holds no scope: the names in it resolve where it is.
@@ -375,17 +415,79 @@ impl<'s> Extractor<'s> {
         // Escapes no use in the walk shows: names in dead branches, objects built from an
         // element.
         let mut unseen: Vec<Vec<Escape>> = vec![Vec::new(); arrays.len()];
+        // The variables and parameters a dead branch names: where a pointer into an array
+        // may go that no access of this configuration shows.
+        let declared: HashSet<&str> = others_in_scope
+            .values()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        for &node in &dead_nodes {
+            let text = self.text(node);
+            for token in identifier_tokens(text) {
+                if declared.contains(token) && !function.unseen_uses.iter().any(|n| n.name == token)
+                {
+                    let at = node.start_byte() + offset_in(text, token);
+                    let (at, directive) = self.inactive_branch(node, at);
+                    function.unseen_uses.push(UnseenUse {
+                        name: token.to_string(),
+                        at,
+                        how: Unseen::InactiveBranch(directive),
+                    });
+                }
+            }
+        }
         for node in dead_nodes {
             let text = self.text(node);
             for token in identifier_tokens(text) {
                 for (i, array) in arrays.iter().enumerate() {
                     // Any array of the name: scopes are not followed into a dead branch.
                     if array.name == token && unseen[i].is_empty() {
-                        let at =
-                            node.start_byte() + (token.as_ptr() as usize - text.as_ptr() as usize);
-                        unseen[i].push(self.inactive_branch_escape(node, at));
+                        let at = node.start_byte() + offset_in(text, token);
+                        let (at, directive) = self.inactive_branch(node, at);
+                        unseen[i].push(Escape {
+                            at,
+                            text: directive.clone(),
+                            kind: EscapeKind::InactiveBranch(directive),
+                            name_use: None,
+                            calls: Vec::new(),
+                        });
                     }
                 }
+            }
+        }
+        for declared in shared_in_scope.values() {
+            for (k, &i) in declared.iter().enumerate() {
+                let twin = declared[..k].iter().chain(&declared[k + 1..]).find(|&&j| {
+                    arrays[j].name == arrays[i].name && arrays[j].decl_span != arrays[i].decl_span
+                });
+                if let Some(&j) = twin {
+                    unseen[i].push(Escape {
+                        kind: EscapeKind::DeclaredInBranches(arrays[j].at.line),
+                        at: arrays[i].at,
+                        text: arrays[i].name.clone(),
+                        name_use: None,
+                        calls: Vec::new(),
+                    });
+                }
+            }
+        }
+        for (name, at, directive) in branch_declared {
+            if !function.unseen_uses.iter().any(|u| u.name == name) {
+                function.unseen_uses.push(UnseenUse {
+                    name: name.to_string(),
+                    at,
+                    how: Unseen::DeclaredInBranch(directive),
+                });
+            }
+        }
+        for &(name, ref var, node) in &constructed {
+            if declared.contains(name) && !function.unseen_uses.iter().any(|u| u.name == name) {
+                function.unseen_uses.push(UnseenUse {
+                    name: name.to_string(),
+                    at: self.at(node),
+                    how: Unseen::Constructor(var.clone()),
+                });
             }
         }
         for (name, var, node) in constructed {
@@ -460,6 +562,11 @@ impl<'s> Extractor<'s> {
 }
 
 /// The names of the parameters of the function whose body is `body`.
+/// The offset of `token`, a slice of `text`, in it.
+fn offset_in(text: &str, token: &str) -> usize {
+    token.as_ptr() as usize - text.as_ptr() as usize
+}
+
 fn function_parameters(body: Node, src: &str) -> HashSet<String> {
     let mut names = HashSet::new();
     let declarator = body.parent().and_then(|f| child(f, FIELDS.declarator));

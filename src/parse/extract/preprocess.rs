@@ -4,7 +4,7 @@ use super::walk::{named_children, Preorder};
 use super::Extractor;
 use crate::parse::ast;
 use crate::parse::consts::{identifier_tokens, Macro};
-use crate::parse::model::{Escape, EscapeKind};
+use crate::parse::model::Location;
 use crate::parse::symbols::{self, child, FIELDS};
 use crate::parse::syntax::Node;
 
@@ -122,13 +122,16 @@ impl<'s> Extractor<'s> {
 }
 
 impl Extractor<'_> {
-    /// The escape of an array named at byte `at` in `dead`, a branch of a preprocessor
-    /// conditional that this configuration leaves out, naming the directive that opens it.
-    pub(super) fn inactive_branch_escape(&self, dead: Node, at: usize) -> Escape {
-        let first_line = |node: Node| {
-            let text = self.text(node);
-            text.lines().next().unwrap_or(text).trim().to_string()
-        };
+    /// The first line of a preprocessor conditional (`#if __CUDA_ARCH__ >= 800`).
+    pub(super) fn directive_line(&self, node: Node) -> String {
+        let text = self.text(node);
+        text.lines().next().unwrap_or(text).trim().to_string()
+    }
+
+    /// Where byte `at` of `dead`, a branch of a preprocessor conditional that this
+    /// configuration leaves out, is, and the directive that opens the branch.
+    pub(super) fn inactive_branch(&self, dead: Node, at: usize) -> (Location, String) {
+        let first_line = |node: Node| self.directive_line(node);
         let opens_itself = matches!(
             symbols::kind(dead),
             "preproc_else" | "preproc_elif" | "preproc_elifdef"
@@ -141,13 +144,7 @@ impl Extractor<'_> {
             Some(parent) if !opens_itself => first_line(parent),
             _ => first_line(dead),
         };
-        Escape {
-            at: self.lines.location(at),
-            text: directive.clone(),
-            kind: EscapeKind::InactiveBranch(directive),
-            name_use: None,
-            calls: Vec::new(),
-        }
+        (self.lines.location(at), directive)
     }
 }
 

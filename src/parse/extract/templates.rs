@@ -209,6 +209,7 @@ impl<'s> Extractor<'s> {
             arrays,
             params: template.params.clone(),
             body: template.body.clone(),
+            unseen_uses: template.unseen_uses.clone(),
         };
         let type_params: Vec<&str> = prototype
             .params

@@ -207,19 +207,27 @@ impl<'s> Extractor<'s> {
         let declaration = lineage
             .parent(level + 2)
             .filter(|d| d.kind() == "declaration")?;
-        let ty = child(declaration, FIELDS.type_)?;
-        let builtin = match ty.kind() {
+        self.declares_object(declaration)
+            .then(|| leftmost_identifier(declarator, self.src).to_string())
+    }
+
+    /// Whether `declaration` declares variables of a class type, whose constructors may
+    /// keep the address of what they are given (not `float`, a typedef of one, `auto`).
+    pub(super) fn declares_object(&self, declaration: Node) -> bool {
+        let Some(ty) = child(declaration, FIELDS.type_) else {
+            return false;
+        };
+        match ty.kind() {
             // `auto v{a[i]}` is the element's own type.
             "primitive_type" | "sized_type_specifier" | "placeholder_type_specifier" | "auto" => {
-                true
+                false
             }
             "type_identifier" => {
                 let name = self.text(ty);
-                crate::parse::types::builtin(name).is_some() || self.env.types.is_scalar(name)
+                crate::parse::types::builtin(name).is_none() && !self.env.types.is_scalar(name)
             }
-            _ => false,
-        };
-        (!builtin).then(|| leftmost_identifier(declarator, self.src).to_string())
+            _ => true,
+        }
     }
 
     /// The atomic function whose first argument is the address at `level`, if any.
