@@ -133,10 +133,14 @@ pub fn run(args: FixArgs) -> ExitCode {
         // A write that `--diff` held back is reported as what would be fixed.
         let mut written = !(args.diff && (args.in_place || args.output.is_some()));
         if let Some(target) = target {
+            // In place, the file must still hold what was read and fixed.
+            let original = args
+                .in_place
+                .then(|| bankwise::parse::restored_bytes(&file.original));
             if let Err(message) = write_file(
                 target,
                 &bankwise::parse::restored_bytes(file.output()),
-                args.in_place,
+                original.as_deref(),
             ) {
                 bankwise::say!("bankwise: error: {}: {message}", target.display());
                 failed = true;

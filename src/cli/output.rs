@@ -1,7 +1,8 @@
 //! Writing files so that nothing is lost (docs/ARCHITECTURE.md §8): through a temporary file
 //! beside the target, fsynced, renamed over it; through a symlink to its target; never over a
 //! FIFO, a device, a directory or a file with other hard links; with the target's mode and
-//! owner; and with the temporary file removed when SIGINT or SIGTERM ends the run.
+//! owner; never over a file that changed since it was read (an edit made meanwhile would be
+//! lost); and with the temporary file removed when SIGINT or SIGTERM ends the run.
 use bankwise::parse::file_kind;
 use std::io::Write;
 use std::os::unix::fs::MetadataExt;
@@ -69,9 +70,11 @@ fn destination(target: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>), St
     Ok((resolved, Some(metadata)))
 }
 
-/// Writes `text` to `target` (see the module's documentation). `in_place` keeps the
-/// existing file's mode and owner; a new output file gets the usual mode.
-pub fn write_file(target: &Path, text: &[u8], in_place: bool) -> Result<(), String> {
+/// Writes `text` to `target` (see the module's documentation). `in_place` holds the bytes
+/// the file had when it was read: the write keeps the existing file's mode and owner, and is
+/// refused when the file no longer holds them. Without it, a new output file gets the usual
+/// mode.
+pub fn write_file(target: &Path, text: &[u8], in_place: Option<&[u8]>) -> Result<(), String> {
     let nothing = |why: String| format!("{why}; nothing written");
     let (destination, existing) = destination(target).map_err(nothing)?;
     let dir = match destination.parent() {
@@ -98,7 +101,7 @@ pub fn write_file(target: &Path, text: &[u8], in_place: bool) -> Result<(), Stri
     };
     let written = (|| {
         temporary.write_all(text)?;
-        if let (Some(metadata), true) = (&existing, in_place) {
+        if let (Some(metadata), Some(_)) = (&existing, in_place) {
             // Set after creation, where the umask does not apply.
             temporary
                 .as_file()
@@ -108,19 +111,61 @@ pub fn write_file(target: &Path, text: &[u8], in_place: bool) -> Result<(), Stri
         temporary.as_file().sync_all()
     })();
     let path = temporary.path().to_path_buf();
-    let result = match written {
-        Ok(()) => temporary
+    let cannot = |err: std::io::Error| format!("cannot write: {err}");
+    let result = written.map_err(cannot).and_then(|()| {
+        // Last before the rename, so that the window in which an edit could still be lost
+        // is as short as it can be without a lock, which editors do not take.
+        if let Some(original) = in_place {
+            unchanged(&destination, existing.as_ref(), original)?;
+        }
+        temporary
             .persist(&destination)
             .map(|_| ())
-            .map_err(|err| err.error),
-        // Dropping the temporary file removes it.
-        Err(err) => Err(err),
-    };
+            .map_err(|err| cannot(err.error))
+    });
+    // Dropped, the temporary file (when not renamed) is removed.
     unregister(&path);
-    result.map_err(|err| nothing(format!("cannot write: {err}")))?;
+    result.map_err(nothing)?;
     // The rename is durable once the directory is.
     if let Ok(dir) = std::fs::File::open(dir) {
         let _ = dir.sync_all();
+    }
+    Ok(())
+}
+
+/// `Ok` when the file at `destination` is still the one `existing` describes (same device and
+/// inode: an editor that saves by renaming makes a new one) and holds `original`, the bytes
+/// bankwise read and fixed; else the error that refuses the write.
+fn unchanged(
+    destination: &Path,
+    existing: Option<&std::fs::Metadata>,
+    original: &[u8],
+) -> Result<(), String> {
+    use std::io::Read;
+    let changed = || "changed while bankwise was fixing it".to_string();
+    let cannot = |err: std::io::Error| format!("cannot read it again to compare: {err}");
+    let Some(existing) = existing else {
+        // It was read, so it existed: it has been removed since.
+        return Err(changed());
+    };
+    let file = match std::fs::File::open(destination) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(changed()),
+        Err(err) => return Err(cannot(err)),
+    };
+    let now = file.metadata().map_err(cannot)?;
+    if (now.dev(), now.ino()) != (existing.dev(), existing.ino())
+        || now.len() != original.len() as u64
+    {
+        return Err(changed());
+    }
+    // One byte more than expected, so that text appended meanwhile is seen.
+    let mut current = Vec::with_capacity(original.len() + 1);
+    file.take(original.len() as u64 + 1)
+        .read_to_end(&mut current)
+        .map_err(cannot)?;
+    if current != original {
+        return Err(changed());
     }
     Ok(())
 }
@@ -143,4 +188,58 @@ fn keep_owner(file: &std::fs::File, original: &std::fs::Metadata) -> std::io::Re
             ),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_file;
+
+    /// The names in `dir`, sorted.
+    fn names(dir: &std::path::Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("readable")
+            .map(|entry| {
+                entry
+                    .expect("an entry")
+                    .file_name()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_in_place_write_is_refused_when_the_file_changed_since_it_was_read() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("a.cu");
+        // What bankwise read and fixed, then an edit made while it was fixing.
+        std::fs::write(&path, "int a;\n// the user's edit\n").expect("written");
+        let refused = write_file(&path, b"fixed\n", Some(b"int a;\n"));
+        assert_eq!(
+            refused,
+            Err("changed while bankwise was fixing it; nothing written".to_string())
+        );
+        assert_eq!(
+            std::fs::read(&path).expect("readable"),
+            b"int a;\n// the user's edit\n"
+        );
+        // The same length, other bytes; and the file replaced by another (an editor's save).
+        std::fs::write(&path, "int b;\n").expect("written");
+        assert!(write_file(&path, b"fixed\n", Some(b"int a;\n")).is_err());
+        assert_eq!(names(dir.path()), ["a.cu"], "no temporary file is left");
+        // Unchanged, it is written.
+        assert_eq!(write_file(&path, b"fixed\n", Some(b"int b;\n")), Ok(()));
+        assert_eq!(std::fs::read(&path).expect("readable"), b"fixed\n");
+    }
+
+    #[test]
+    fn an_in_place_write_is_refused_when_the_file_was_removed_since_it_was_read() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("gone.cu");
+        let refused = write_file(&path, b"fixed\n", Some(b"int a;\n"));
+        assert!(refused.is_err_and(|why| why.contains("changed while bankwise")));
+        assert!(!path.exists());
+    }
 }
