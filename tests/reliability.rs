@@ -6,6 +6,15 @@ mod common;
 use common::{bankwise, stderr, stdout};
 use std::path::{Path, PathBuf};
 
+/// `bankwise` run in `dir`, so that the paths it shows are relative to it.
+fn bankwise_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the bankwise binary runs")
+}
+
 /// `kernel`'s text in a fresh file `name` of `dir`.
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -311,6 +320,46 @@ fn a_write_through_a_symlink_fixes_its_target_and_keeps_the_link() {
     assert_eq!(fix.status.code(), Some(2));
     assert!(stderr(&fix).contains("a symlink whose target cannot be reached"));
     assert!(!dir.path().join("nowhere.cu").exists());
+}
+
+#[test]
+fn an_in_place_fix_of_a_tree_never_writes_through_a_link_that_leads_out_of_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (tree, outside) = (dir.path().join("tree"), dir.path().join("outside"));
+    std::fs::create_dir(&tree).expect("made");
+    std::fs::create_dir(&outside).expect("made");
+    let own = transpose_copy(&tree, "a.cu");
+    let vendor = transpose_copy(&outside, "vendor.cu");
+    std::os::unix::fs::symlink("../outside/vendor.cu", tree.join("vendor.cu")).expect("linked");
+    // A link to a file of the tree itself: that file is written once, and not refused as
+    // changed by the first write.
+    std::os::unix::fs::symlink("a.cu", tree.join("same.cu")).expect("linked");
+    let fix = bankwise_in(dir.path(), &["fix", "--in-place", "tree"]);
+    assert_eq!(fix.status.code(), Some(2), "{}", stderr(&fix));
+    assert!(
+        stderr(&fix).contains(
+            "bankwise: error: tree/vendor.cu: a symlink to ../outside/vendor.cu, outside the \
+             paths given; nothing written"
+        ),
+        "{}",
+        stderr(&fix)
+    );
+    assert!(!stderr(&fix).contains("changed while"), "{}", stderr(&fix));
+    let original = std::fs::read(TRANSPOSE).expect("readable");
+    assert_eq!(std::fs::read(&vendor).expect("readable"), original);
+    assert!(std::fs::read_to_string(&own)
+        .expect("readable")
+        .contains("// bankwise: `tile` is stored swizzled"));
+    // Named on the command line, the link is the user's choice: its target is fixed.
+    let fix = bankwise_in(dir.path(), &["fix", "--in-place", "tree/vendor.cu"]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(std::fs::read_to_string(&vendor)
+        .expect("readable")
+        .contains("// bankwise: `tile` is stored swizzled"));
+    assert!(std::fs::symlink_metadata(tree.join("vendor.cu"))
+        .expect("exists")
+        .file_type()
+        .is_symlink());
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
-use super::sources::gather;
+use super::sources::{gather, Roots};
 use super::{
     fix_options, inputs, strategy_parser, write_file, write_stdout, AnalysisArgs, Format, RunArgs,
     EXIT_CONFLICTS, EXIT_INPUT_ERROR,
@@ -122,6 +122,10 @@ pub fn run(args: FixArgs) -> ExitCode {
         Vec::new()
     };
     let mut report = String::new();
+    let roots = Roots::new(&files);
+    // Where in-place writes went, links resolved: a file reached twice in a tree (itself and
+    // through a link beside it) is written once, since the second write would find it changed.
+    let mut written_to: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     for file in &fixed {
         // `--diff` is a dry run, as with ruff: even with `--in-place` or `-o`, only shown.
         let target = match (&args.output, args.in_place) {
@@ -132,6 +136,25 @@ pub fn run(args: FixArgs) -> ExitCode {
         };
         // A write that `--diff` held back is reported as what would be fixed.
         let mut written = !(args.diff && (args.in_place || args.output.is_some()));
+        let target = match target {
+            Some(target) if args.in_place => match roots.escape(target) {
+                Some(why) => {
+                    bankwise::say!(
+                        "bankwise: error: {}: {why}; nothing written",
+                        target.display()
+                    );
+                    failed = true;
+                    written = false;
+                    None
+                }
+                None => {
+                    let resolved =
+                        std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+                    written_to.insert(resolved).then_some(target)
+                }
+            },
+            other => other,
+        };
         if let Some(target) = target {
             // In place, the file must still hold what was read and fixed.
             let original = args
