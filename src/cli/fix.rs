@@ -15,7 +15,7 @@ pub struct FixArgs {
     /// and none given: the CUDA files it lists).
     #[arg(required_unless_present = "compile_commands")]
     files: Vec<PathBuf>,
-    /// Write the fixed file to OUT (one input file).
+    /// Write the fixed file to OUT (one input file); `-o -` is stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT", conflicts_with_all = ["in_place", "check"])]
     output: Option<PathBuf>,
     /// Rewrite the files in place (through a temporary file and a rename; permissions kept).
@@ -50,7 +50,17 @@ pub struct FixArgs {
     run: RunArgs,
 }
 
-pub fn run(args: FixArgs) -> ExitCode {
+pub fn run(mut args: FixArgs) -> ExitCode {
+    // `-o -` is stdout, as for ruff and clang-format, never a file named `-`.
+    if args.output.as_deref() == Some(std::path::Path::new("-")) {
+        if matches!(args.format, Format::Json) {
+            bankwise::say!(
+                "bankwise: error: -o - and --format json both write to stdout; leave out one"
+            );
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+        args.output = None;
+    }
     let settings = Settings {
         strategy: args.strategy,
         smem_budget: args.smem_budget,
