@@ -362,6 +362,108 @@ fn an_in_place_fix_of_a_tree_never_writes_through_a_link_that_leads_out_of_it() 
         .is_symlink());
 }
 
+/// The value of the extended attribute `name` of `path`, `Err` with the OS error.
+fn get_xattr(path: &Path, name: &str) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL");
+    let name = std::ffi::CString::new(name).expect("no NUL");
+    let mut value = vec![0u8; 4096];
+    // SAFETY: NUL-terminated strings and a live buffer of the length given.
+    let got = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    if got < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    value.truncate(got as usize);
+    Ok(value)
+}
+
+/// Sets the extended attribute `name` of `path` to `value`.
+fn set_xattr(path: &Path, name: &str, value: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL");
+    let name = std::ffi::CString::new(name).expect("no NUL");
+    // SAFETY: NUL-terminated strings and a live buffer of the length given.
+    let set = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if set != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A POSIX ACL as the kernel stores it in `system.posix_acl_access`: mode 0644 with `r` for
+/// user 4242 besides.
+fn acl_with_a_named_user() -> Vec<u8> {
+    const UNDEFINED: u32 = u32::MAX;
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (0x01u16, 6u16, UNDEFINED), // the owner
+        (0x02, 4, 4242),            // a named user
+        (0x04, 4, UNDEFINED),       // the group
+        (0x10, 4, UNDEFINED),       // the mask
+        (0x20, 4, UNDEFINED),       // others
+    ] {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    acl
+}
+
+#[test]
+fn an_in_place_fix_keeps_extended_attributes_and_the_acl() {
+    // The temporary directory's filesystem, else the target directory's, must have user
+    // attributes; where neither has, there is nothing to keep.
+    let dirs = [
+        tempfile::tempdir(),
+        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")),
+    ];
+    let found = dirs.into_iter().flatten().find_map(|dir| {
+        let path = transpose_copy(dir.path(), "a.cu");
+        set_xattr(&path, "user.bankwise.test", b"kept")
+            .ok()
+            .map(|()| (dir, path))
+    });
+    let Some((_dir, path)) = found else {
+        eprintln!("note: no filesystem here keeps user.* attributes; test skipped");
+        return;
+    };
+    let acl = set_xattr(&path, "system.posix_acl_access", &acl_with_a_named_user())
+        .and_then(|()| get_xattr(&path, "system.posix_acl_access"));
+    if let Err(err) = &acl {
+        eprintln!("note: no POSIX ACL here ({err}); only the user attribute is checked");
+    }
+    let fix = bankwise(&["fix", "--in-place", &path.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(std::fs::read_to_string(&path)
+        .expect("readable")
+        .contains("// bankwise: `tile` is stored swizzled"));
+    assert_eq!(
+        get_xattr(&path, "user.bankwise.test").expect("the attribute is kept"),
+        b"kept"
+    );
+    if let Ok(acl) = acl {
+        assert_eq!(
+            get_xattr(&path, "system.posix_acl_access").expect("the ACL is kept"),
+            acl
+        );
+    }
+}
+
 #[test]
 fn fifos_and_devices_are_refused_as_inputs_and_outputs() {
     let dir = tempfile::tempdir().expect("a temporary directory");

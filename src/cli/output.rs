@@ -1,7 +1,7 @@
 //! Writing files so that nothing is lost (docs/ARCHITECTURE.md §8): through a temporary file
 //! beside the target, fsynced, renamed over it; through a symlink to its target; never over a
-//! FIFO, a device, a directory or a file with other hard links; with the target's mode and
-//! owner; never over a file that changed since it was read (an edit made meanwhile would be
+//! FIFO, a device, a directory or a file with other hard links; with the target's mode,
+//! owner, extended attributes and POSIX ACL; never over a file that changed since it was read (an edit made meanwhile would be
 //! lost); and with the temporary file removed when SIGINT or SIGTERM ends the run.
 use bankwise::parse::file_kind;
 use std::io::Write;
@@ -107,6 +107,8 @@ pub fn write_file(target: &Path, text: &[u8], in_place: Option<&[u8]>) -> Result
                 .as_file()
                 .set_permissions(metadata.permissions())?;
             keep_owner(temporary.as_file(), metadata)?;
+            // After the mode: an ACL sets the group bits from its mask, as the original's did.
+            keep_xattrs(&destination, temporary.as_file())?;
         }
         temporary.as_file().sync_all()
     })();
@@ -168,6 +170,124 @@ fn unchanged(
         return Err(changed());
     }
     Ok(())
+}
+
+/// Gives `file` the extended attributes of the file at `original`: `user.*`, and
+/// `system.posix_acl_access`, which holds its POSIX ACL. What cannot be read (a filesystem
+/// without them, `trusted.*` for anyone but root) is not copied; a `user.*` attribute or an
+/// ACL that was read and cannot be set refuses the write, since the file would lose it.
+fn keep_xattrs(original: &Path, file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let source = std::fs::File::open(original)?;
+    let Some(names) = xattr_names(&source)? else {
+        return Ok(());
+    };
+    for name in names.split(|&b| b == 0).filter(|n| !n.is_empty()) {
+        let Ok(c_name) = std::ffi::CString::new(name) else {
+            continue;
+        };
+        let Some(value) = xattr_value(&source, &c_name) else {
+            continue;
+        };
+        // SAFETY: `c_name` is a NUL-terminated name and `value` a live buffer of its length.
+        let set = unsafe {
+            libc::fsetxattr(
+                file.as_raw_fd(),
+                c_name.as_ptr(),
+                value.as_ptr().cast(),
+                value.len(),
+                0,
+            )
+        };
+        let must_keep = name.starts_with(b"user.") || name.starts_with(b"system.posix_acl_");
+        if set != 0 && must_keep {
+            let err = std::io::Error::last_os_error();
+            return Err(std::io::Error::new(
+                err.kind(),
+                format!(
+                    "cannot keep the extended attribute {} ({err})",
+                    String::from_utf8_lossy(name)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether an error of the xattr calls says the filesystem has no extended attributes.
+fn unsupported(err: &std::io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc::ENOTSUP | libc::ENOSYS))
+}
+
+/// The NUL-separated names of `file`'s extended attributes; `None` where the filesystem has
+/// none.
+fn xattr_names(file: &std::fs::File) -> std::io::Result<Option<Vec<u8>>> {
+    use std::os::fd::AsRawFd;
+    // Asked for the size first; an attribute added in between makes the second call fail
+    // with ERANGE, and then it is asked again.
+    for _ in 0..8 {
+        // SAFETY: a null buffer of size 0 asks only for the size.
+        let size = unsafe { libc::flistxattr(file.as_raw_fd(), std::ptr::null_mut(), 0) };
+        if size < 0 {
+            let err = std::io::Error::last_os_error();
+            return if unsupported(&err) {
+                Ok(None)
+            } else {
+                Err(err)
+            };
+        }
+        let mut names = vec![0u8; size as usize];
+        // SAFETY: `names` is a live buffer of the length given.
+        let got =
+            unsafe { libc::flistxattr(file.as_raw_fd(), names.as_mut_ptr().cast(), names.len()) };
+        if got >= 0 {
+            names.truncate(got as usize);
+            return Ok(Some(names));
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::ERANGE) {
+            return if unsupported(&err) {
+                Ok(None)
+            } else {
+                Err(err)
+            };
+        }
+    }
+    Err(std::io::Error::other(
+        "its extended attributes kept changing",
+    ))
+}
+
+/// The value of `file`'s attribute `name`; `None` when it cannot be read (a namespace only
+/// root may read, or an attribute removed meanwhile).
+fn xattr_value(file: &std::fs::File, name: &std::ffi::CStr) -> Option<Vec<u8>> {
+    use std::os::fd::AsRawFd;
+    for _ in 0..8 {
+        // SAFETY: a null buffer of size 0 asks only for the size.
+        let size =
+            unsafe { libc::fgetxattr(file.as_raw_fd(), name.as_ptr(), std::ptr::null_mut(), 0) };
+        if size < 0 {
+            return None;
+        }
+        let mut value = vec![0u8; size as usize];
+        // SAFETY: `value` is a live buffer of the length given.
+        let got = unsafe {
+            libc::fgetxattr(
+                file.as_raw_fd(),
+                name.as_ptr(),
+                value.as_mut_ptr().cast(),
+                value.len(),
+            )
+        };
+        if got >= 0 {
+            value.truncate(got as usize);
+            return Some(value);
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::ERANGE) {
+            return None;
+        }
+    }
+    None
 }
 
 /// Gives `file` the owner and group of the file it replaces. Only root may give a file to
