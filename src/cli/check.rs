@@ -135,11 +135,17 @@ pub fn run(args: CheckArgs) -> ExitCode {
         );
         return super::show_settings(&sources, &fix, &extra, failed);
     }
+    // Every file's result is held until the report, which covers them all (a kernel may
+    // take its block shape from another file's launch): each keeps only what the report
+    // needs.
     let without_text = |mut checked: pipeline::CheckedFile| {
         if !sarif && !snippets {
             // Only SARIF (it counts columns in code points) and snippets need the text again.
             checked.text = String::new();
         }
+        // The macros, constants and types of the file and its headers (a large header's
+        // are most of a small file's result) served the analysis; no report reads them.
+        checked.analysed.parsed.constants = Default::default();
         checked
     };
     let checked = match stdin {
@@ -180,12 +186,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
             match pipeline::check_file(&analysed[i].path.clone(), &with_launches, sarif) {
                 Ok(file) => {
+                    let file = without_text(file);
                     analysed[i] = file.analysed;
-                    texts[i] = if sarif || snippets {
-                        file.text
-                    } else {
-                        String::new()
-                    };
+                    texts[i] = file.text;
                     fixes[i] = usable_fix(file.fix);
                 }
                 Err(err) => {
