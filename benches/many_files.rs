@@ -44,22 +44,21 @@ fn run(files: usize, header_kb: usize, jobs: Option<&str>) {
         command.args(["--jobs", jobs]);
     }
     command.arg(dir.path());
+    // The report to a file, so that the child can be waited for with its own figures.
+    let report = dir.path().join("report.txt");
+    command.stdout(std::fs::File::create(&report).expect("made"));
     let start = Instant::now();
-    let output = command.output().expect("bankwise runs");
+    let child = command.spawn().expect("bankwise runs");
+    let (status, peak) = wait_with_peak(child);
     let seconds = start.elapsed().as_secs_f64();
-    assert!(
-        output.status.success(),
-        "{:?}: {}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let reported = output
-        .stdout
+    assert_eq!(status, 0, "bankwise check failed");
+    let stdout = std::fs::read(&report).expect("the report");
+    let reported = stdout
         .split(|&b| b == b'\n')
         .filter(|line| line.windows(5).any(|w| w == b"2-way"))
         .count();
     assert_eq!(reported, files, "one conflict reported per file");
-    let peak = peak_child_resident_mb().map_or("?".into(), |mb| format!("{mb:.0}"));
+    let peak = peak.map_or("?".into(), |mb| format!("{mb:.0}"));
     println!(
         "many_files: {files} files{}: {seconds:.1} s, {:.2} ms a file, peak resident memory \
          {peak} MB",
@@ -117,12 +116,27 @@ fn header(bytes: usize) -> String {
     text
 }
 
-/// The peak resident memory of the largest child that ended, in MB (`ru_maxrss`, the figure
-/// `/usr/bin/time -v` prints).
-fn peak_child_resident_mb() -> Option<f64> {
+/// Waits for `child`: its exit status (-1 for a signal), and its own peak resident memory in
+/// MB (`ru_maxrss` from wait4, the figure `/usr/bin/time -v` prints).
+fn wait_with_peak(child: std::process::Child) -> (i32, Option<f64>) {
+    let mut status = 0;
     let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: `usage` is a live rusage for the call to fill.
-    let ok = unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr()) } == 0;
-    // SAFETY: zeroed, then filled by a successful call.
-    ok.then(|| unsafe { usage.assume_init() }.ru_maxrss as f64 / 1024.0)
+    // SAFETY: the child is ours and not yet waited for; `status` and `usage` are live.
+    let waited = unsafe {
+        libc::wait4(
+            child.id() as libc::pid_t,
+            &mut status,
+            0,
+            usage.as_mut_ptr(),
+        )
+    };
+    assert!(waited > 0, "wait4: {}", std::io::Error::last_os_error());
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    // SAFETY: filled by the successful wait4.
+    let peak = unsafe { usage.assume_init() }.ru_maxrss as f64 / 1024.0;
+    (code, Some(peak))
 }
