@@ -173,7 +173,7 @@ fn unchanged(
 }
 
 /// Gives `file` the extended attributes of the file at `original`: `user.*`, and
-/// `system.posix_acl_access`, which holds its POSIX ACL. What cannot be read (a filesystem
+/// `system.posix_acl_access`, which holds its POSIX ACL (`system.nfs4_acl` on NFS). What cannot be read (a filesystem
 /// without them, `trusted.*` for anyone but root) is not copied; a `user.*` attribute or an
 /// ACL that was read and cannot be set refuses the write, since the file would lose it.
 fn keep_xattrs(original: &Path, file: &std::fs::File) -> std::io::Result<()> {
@@ -199,7 +199,12 @@ fn keep_xattrs(original: &Path, file: &std::fs::File) -> std::io::Result<()> {
                 0,
             )
         };
-        let must_keep = name.starts_with(b"user.") || name.starts_with(b"system.posix_acl_");
+        // A user's own attributes and an ACL (POSIX, or NFSv4 on NFS) guard or describe the
+        // file: losing one silently is what this refuses. `security.*` is the system's to
+        // set on a new file, and `trusted.*` root's.
+        let must_keep = name.starts_with(b"user.")
+            || name.starts_with(b"system.posix_acl_")
+            || name == b"system.nfs4_acl";
         if set != 0 && must_keep {
             let err = std::io::Error::last_os_error();
             return Err(std::io::Error::new(
