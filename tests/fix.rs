@@ -225,6 +225,31 @@ fn in_place_keeps_permissions_and_matches_the_output_file() {
     assert!(names.iter().all(|n| !n.contains("bankwise-")), "{names:?}");
 }
 
+#[test]
+fn output_dash_is_stdout_not_a_file_named_dash() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = std::fs::canonicalize("testdata/transpose.cu").expect("exists");
+    let input = input.to_string_lossy();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .expect("the bankwise binary runs")
+    };
+    let dash = run(&["fix", &input, "-o", "-"]);
+    assert_eq!(dash.status.code(), Some(0), "{}", stderr(&dash));
+    let plain = run(&["fix", &input]);
+    assert_eq!(stdout(&dash), stdout(&plain));
+    assert!(stdout(&dash).contains("tile[threadIdx.x][(threadIdx.y + j) ^ threadIdx.x]"));
+    assert!(!dir.path().join("-").exists());
+    // The JSON report goes to stdout too: one of them must give way.
+    let json = run(&["fix", &input, "-o", "-", "--format", "json"]);
+    assert_eq!(json.status.code(), Some(2));
+    assert!(stderr(&json).contains("-o - and --format json both write to stdout"));
+    assert!(!dir.path().join("-").exists());
+}
+
 #[cfg(unix)]
 #[test]
 fn read_only_targets_are_refused_untouched() {

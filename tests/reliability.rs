@@ -6,6 +6,15 @@ mod common;
 use common::{bankwise, stderr, stdout};
 use std::path::{Path, PathBuf};
 
+/// `bankwise` run in `dir`, so that the paths it shows are relative to it.
+fn bankwise_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("the bankwise binary runs")
+}
+
 /// `kernel`'s text in a fresh file `name` of `dir`.
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
@@ -311,6 +320,177 @@ fn a_write_through_a_symlink_fixes_its_target_and_keeps_the_link() {
     assert_eq!(fix.status.code(), Some(2));
     assert!(stderr(&fix).contains("a symlink whose target cannot be reached"));
     assert!(!dir.path().join("nowhere.cu").exists());
+}
+
+#[test]
+fn an_in_place_fix_of_a_tree_never_writes_through_a_link_that_leads_out_of_it() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (tree, outside) = (dir.path().join("tree"), dir.path().join("outside"));
+    std::fs::create_dir(&tree).expect("made");
+    std::fs::create_dir(&outside).expect("made");
+    let own = transpose_copy(&tree, "a.cu");
+    let vendor = transpose_copy(&outside, "vendor.cu");
+    std::os::unix::fs::symlink("../outside/vendor.cu", tree.join("vendor.cu")).expect("linked");
+    // A link to a file of the tree itself: that file is written once, and not refused as
+    // changed by the first write.
+    std::os::unix::fs::symlink("a.cu", tree.join("same.cu")).expect("linked");
+    let fix = bankwise_in(dir.path(), &["fix", "--in-place", "tree"]);
+    assert_eq!(fix.status.code(), Some(2), "{}", stderr(&fix));
+    assert!(
+        stderr(&fix).contains(
+            "bankwise: error: tree/vendor.cu: a symlink to ../outside/vendor.cu, outside the \
+             paths given; nothing written"
+        ),
+        "{}",
+        stderr(&fix)
+    );
+    assert!(!stderr(&fix).contains("changed while"), "{}", stderr(&fix));
+    let original = std::fs::read(TRANSPOSE).expect("readable");
+    assert_eq!(std::fs::read(&vendor).expect("readable"), original);
+    assert!(std::fs::read_to_string(&own)
+        .expect("readable")
+        .contains("// bankwise: `tile` is stored swizzled"));
+    // Named on the command line, the link is the user's choice: its target is fixed.
+    let fix = bankwise_in(dir.path(), &["fix", "--in-place", "tree/vendor.cu"]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(std::fs::read_to_string(&vendor)
+        .expect("readable")
+        .contains("// bankwise: `tile` is stored swizzled"));
+    assert!(std::fs::symlink_metadata(tree.join("vendor.cu"))
+        .expect("exists")
+        .file_type()
+        .is_symlink());
+}
+
+/// The value of the extended attribute `name` of `path`, `Err` with the OS error.
+fn get_xattr(path: &Path, name: &str) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL");
+    let name = std::ffi::CString::new(name).expect("no NUL");
+    let mut value = vec![0u8; 4096];
+    // SAFETY: NUL-terminated strings and a live buffer of the length given.
+    let got = unsafe {
+        libc::getxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_mut_ptr().cast(),
+            value.len(),
+        )
+    };
+    if got < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    value.truncate(got as usize);
+    Ok(value)
+}
+
+/// Sets the extended attribute `name` of `path` to `value`.
+fn set_xattr(path: &Path, name: &str, value: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let path = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL");
+    let name = std::ffi::CString::new(name).expect("no NUL");
+    // SAFETY: NUL-terminated strings and a live buffer of the length given.
+    let set = unsafe {
+        libc::setxattr(
+            path.as_ptr(),
+            name.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
+    if set != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A POSIX ACL as the kernel stores it in `system.posix_acl_access`: mode 0644 with `r` for
+/// user 4242 besides.
+fn acl_with_a_named_user() -> Vec<u8> {
+    const UNDEFINED: u32 = u32::MAX;
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in [
+        (0x01u16, 6u16, UNDEFINED), // the owner
+        (0x02, 4, 4242),            // a named user
+        (0x04, 4, UNDEFINED),       // the group
+        (0x10, 4, UNDEFINED),       // the mask
+        (0x20, 4, UNDEFINED),       // others
+    ] {
+        acl.extend(tag.to_le_bytes());
+        acl.extend(perm.to_le_bytes());
+        acl.extend(id.to_le_bytes());
+    }
+    acl
+}
+
+#[test]
+fn an_in_place_fix_keeps_extended_attributes_and_the_acl() {
+    // The temporary directory's filesystem, else the target directory's, must have user
+    // attributes; where neither has, there is nothing to keep.
+    let dirs = [
+        tempfile::tempdir(),
+        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")),
+    ];
+    let found = dirs.into_iter().flatten().find_map(|dir| {
+        let path = transpose_copy(dir.path(), "a.cu");
+        set_xattr(&path, "user.bankwise.test", b"kept")
+            .ok()
+            .map(|()| (dir, path))
+    });
+    let Some((_dir, path)) = found else {
+        eprintln!("note: no filesystem here keeps user.* attributes; test skipped");
+        return;
+    };
+    let acl = set_xattr(&path, "system.posix_acl_access", &acl_with_a_named_user())
+        .and_then(|()| get_xattr(&path, "system.posix_acl_access"));
+    if let Err(err) = &acl {
+        eprintln!("note: no POSIX ACL here ({err}); only the user attribute is checked");
+    }
+    let fix = bankwise(&["fix", "--in-place", &path.to_string_lossy()]);
+    assert_eq!(fix.status.code(), Some(0), "{}", stderr(&fix));
+    assert!(std::fs::read_to_string(&path)
+        .expect("readable")
+        .contains("// bankwise: `tile` is stored swizzled"));
+    assert_eq!(
+        get_xattr(&path, "user.bankwise.test").expect("the attribute is kept"),
+        b"kept"
+    );
+    if let Ok(acl) = acl {
+        assert_eq!(
+            get_xattr(&path, "system.posix_acl_access").expect("the ACL is kept"),
+            acl
+        );
+    }
+}
+
+/// Issue 33 item 13: `check` over many small files ran each next file on the stack of one
+/// waiting for its own analysis, and 50,000 overflowed it. That nesting is tested where it
+/// happens (`cli::tests::a_file_never_starts_on_the_stack_of_a_file_under_way`), and `cargo
+/// bench --bench many_files` runs the 50,000; here, a few thousand files, as many as a debug
+/// build checks in seconds, come out complete and in order.
+#[test]
+fn thousands_of_small_files_are_checked_in_order_without_overflowing_a_stack() {
+    const FILES: usize = 3000;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for i in 0..FILES {
+        let sub = dir.path().join(format!("d{}", i / 500));
+        std::fs::create_dir_all(&sub).expect("made");
+        write(
+            &sub,
+            &format!("k{i:04}.cu"),
+            &kernel("", "    s[threadIdx.x * 2] = 1.0f;"),
+        );
+    }
+    let check = bankwise(&["check", "--jobs", "4", &dir.path().to_string_lossy()]);
+    assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
+    let out = stdout(&check);
+    let conflicts: Vec<&str> = out.lines().filter(|l| l.contains("2-way")).collect();
+    assert_eq!(conflicts.len(), FILES, "{out}");
+    // In the order of the files, whichever thread finished first.
+    let mut sorted = conflicts.clone();
+    sorted.sort();
+    assert_eq!(conflicts, sorted);
 }
 
 #[test]

@@ -1,16 +1,17 @@
 //! `bankwise check`: the report of every shared array and access.
 use super::sources::gather;
 use super::{
-    inputs, json_to_stdout, write_stdout, write_stdout_with, AnalysisArgs, RunArgs, EXIT_CONFLICTS,
+    inputs, json_to_stdout, write_stdout_with, AnalysisArgs, RunArgs, EXIT_CONFLICTS,
     EXIT_INPUT_ERROR,
 };
 use bankwise::analysis::{AnalysedFile, KeepAffine, Options};
+use bankwise::parse::LaunchSite;
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
 use bankwise::report::{self, sarif};
 use bankwise::settings::Settings;
 use clap::ValueEnum;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -135,24 +136,68 @@ pub fn run(args: CheckArgs) -> ExitCode {
         );
         return super::show_settings(&sources, &fix, &extra, failed);
     }
-    let without_text = |mut checked: pipeline::CheckedFile| {
+    // The report covers every file, in order, once all are analysed (a kernel may take its
+    // block shape from another file's launch). Until then each file keeps only what the
+    // report needs: its text report when no launch elsewhere can change it, else the
+    // analysis without what no report reads.
+    let rendered_early = args.format == CheckFormat::Text;
+    let kernels_asked = !options.blocks.per_kernel.is_empty();
+    let render = |analysed: &AnalysedFile, text: &str| {
+        if snippets {
+            report::snippets(&[(analysed, text)], &shown, color)
+        } else {
+            let mut out = Vec::new();
+            // Into memory: it cannot fail.
+            let _ = report::write_text(&mut out, std::slice::from_ref(analysed), &shown);
+            String::from_utf8_lossy(&out).into_owned()
+        }
+    };
+    let held = |mut checked: pipeline::CheckedFile| {
         if !sarif && !snippets {
             // Only SARIF (it counts columns in code points) and snippets need the text again.
             checked.text = String::new();
         }
-        checked
+        // The macros, constants and types of the file and its headers (a large header's
+        // are most of a small file's result) served the analysis; no report reads them.
+        checked.analysed.parsed.constants = Default::default();
+        let analysed = checked.analysed;
+        let path = analysed.path.clone();
+        let launches = analysed.parsed.launches.clone();
+        let failed = analysed.failed();
+        let report = if rendered_early && !pipeline::may_be_launched_elsewhere(&analysed) {
+            Report::Rendered {
+                text: render(&analysed, &checked.text),
+                conflicts: has_conflicts(&analysed, &shown),
+                kernels: if kernels_asked {
+                    kernel_names(&analysed)
+                } else {
+                    Vec::new()
+                },
+            }
+        } else {
+            Report::Whole {
+                analysed: Box::new(analysed),
+                text: checked.text,
+                fix: checked.fix,
+            }
+        };
+        Held {
+            path,
+            launches,
+            failed,
+            report,
+        }
     };
     let checked = match stdin {
         Some((name, text)) => {
-            vec![pipeline::check_text(&name, text, &options, sarif).map(without_text)]
+            vec![pipeline::check_text(&name, text, &options, sarif).map(held)]
         }
         None => args.run.each("checking", &sources, |path| {
-            pipeline::check_file(path, &options, sarif).map(without_text)
+            pipeline::check_file(path, &options, sarif).map(held)
         }),
     };
-    let mut analysed: Vec<AnalysedFile> = Vec::new();
-    let mut texts: Vec<String> = Vec::new();
-    let mut fixes: Vec<Option<FileFix>> = Vec::new();
+    let mut files: Vec<Report> = Vec::new();
+    let mut launches = bankwise::block::ProjectLaunches::new();
     for file in checked {
         let file = match file {
             Ok(file) => file,
@@ -162,31 +207,51 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 continue;
             }
         };
-        failed |= file.analysed.failed();
-        analysed.push(file.analysed);
-        texts.push(file.text);
-        fixes.push(usable_fix(file.fix));
+        failed |= file.failed;
+        bankwise::block::add_project_launches(&mut launches, &file.path, &file.launches);
+        files.push(match file.report {
+            // In order, as before: a fix that failed is a warning for its file.
+            Report::Whole {
+                analysed,
+                text,
+                fix,
+            } => Report::Whole {
+                analysed,
+                text,
+                fix: usable_fix(fix).map(Ok),
+            },
+            rendered => rendered,
+        });
     }
     // A kernel launched from another of the files: analysed again with that launch's shape.
-    if analysed.len() > 1 {
-        let launches = Arc::new(pipeline::project_launches(&analysed));
+    if files.len() > 1 {
         let with_launches = Options {
-            launches_elsewhere: Arc::clone(&launches),
+            launches_elsewhere: Arc::new(launches),
             ..options.clone()
         };
-        for i in 0..analysed.len() {
-            if !pipeline::launched_elsewhere(&analysed[i], &launches) {
+        for file in &mut files {
+            let Report::Whole {
+                analysed,
+                text,
+                fix,
+            } = file
+            else {
+                continue;
+            };
+            if !pipeline::launched_elsewhere(analysed, &with_launches.launches_elsewhere) {
                 continue;
             }
-            match pipeline::check_file(&analysed[i].path.clone(), &with_launches, sarif) {
-                Ok(file) => {
-                    analysed[i] = file.analysed;
-                    texts[i] = if sarif || snippets {
-                        file.text
+            match pipeline::check_file(&analysed.path.clone(), &with_launches, sarif) {
+                Ok(again) => {
+                    let mut again = again;
+                    again.analysed.parsed.constants = Default::default();
+                    **analysed = again.analysed;
+                    *text = if sarif || snippets {
+                        again.text
                     } else {
                         String::new()
                     };
-                    fixes[i] = usable_fix(file.fix);
+                    *fix = usable_fix(again.fix).map(Ok);
                 }
                 Err(err) => {
                     bankwise::say!("bankwise: error: {err}");
@@ -196,49 +261,65 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     }
     for kernel in options.blocks.per_kernel.keys() {
-        let known = analysed
-            .iter()
-            .flat_map(|f| &f.parsed.functions)
-            .any(|f| &f.name == kernel || &f.display_name() == kernel);
+        let known = files.iter().any(|file| match file {
+            Report::Rendered { kernels, .. } => kernels.contains(kernel),
+            Report::Whole { analysed, .. } => kernel_names(analysed).contains(kernel),
+        });
         if !known {
             bankwise::say!(
                 "bankwise: warning: --block {kernel}=…: no kernel named `{kernel}` in these files"
             );
         }
     }
+    // A conflict silenced or left out is not one CI should fail on.
+    let conflicts = args.deny_conflicts
+        && files.iter().any(|file| match file {
+            Report::Rendered { conflicts, .. } => *conflicts,
+            Report::Whole { analysed, .. } => has_conflicts(analysed, &shown),
+        });
     let written = match args.format {
-        CheckFormat::Text if snippets => {
-            let files: Vec<(&AnalysedFile, &str)> = analysed
-                .iter()
-                .zip(&texts)
-                .map(|(file, text)| (file, text.as_str()))
+        CheckFormat::Text => write_stdout_with(|out| {
+            for file in &files {
+                match file {
+                    Report::Rendered { text, .. } => out.write_all(text.as_bytes())?,
+                    Report::Whole { analysed, text, .. } => {
+                        out.write_all(render(analysed, text).as_bytes())?
+                    }
+                }
+            }
+            Ok(())
+        }),
+        // Every file is whole for JSON and SARIF.
+        CheckFormat::Json => {
+            let analysed: Vec<AnalysedFile> = files
+                .into_iter()
+                .filter_map(|file| match file {
+                    Report::Whole { analysed, .. } => Some(*analysed),
+                    Report::Rendered { .. } => None,
+                })
                 .collect();
-            write_stdout(&report::snippets(&files, &shown, color))
+            json_to_stdout(&report::json(&analysed, &shown))
         }
-        CheckFormat::Text => write_stdout_with(|out| report::write_text(out, &analysed, &shown)),
-        CheckFormat::Json => json_to_stdout(&report::json(&analysed, &shown)),
         CheckFormat::Sarif => {
-            let files: Vec<sarif::SarifFile> = analysed
+            let files: Vec<sarif::SarifFile> = files
                 .iter()
-                .zip(&texts)
-                .zip(&fixes)
-                .map(|((analysed, text), fix)| sarif::SarifFile {
-                    analysed,
-                    text,
-                    fix: fix.as_ref(),
+                .filter_map(|file| match file {
+                    Report::Whole {
+                        analysed,
+                        text,
+                        fix,
+                    } => Some(sarif::SarifFile {
+                        analysed,
+                        text,
+                        fix: fix.as_ref().and_then(|fix| fix.as_ref().ok()),
+                    }),
+                    Report::Rendered { .. } => None,
                 })
                 .collect();
             json_to_stdout(&sarif::sarif(&files, Path::new("."), &shown))
         }
     };
     failed |= !written;
-    // A conflict silenced or left out is not one CI should fail on.
-    let conflicts = args.deny_conflicts
-        && analysed.iter().any(|file| {
-            shown_findings(file, &shown)
-                .iter()
-                .any(|f| f.conflict.is_some())
-        });
     if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
     } else if args.deny_conflicts && conflicts {
@@ -246,6 +327,53 @@ pub fn run(args: CheckArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// One file's result until the report.
+struct Held {
+    path: PathBuf,
+    /// Its launches, which may give another file's kernel its block shape.
+    launches: Vec<LaunchSite>,
+    /// Whether it yielded nothing ([`AnalysedFile::failed`]).
+    failed: bool,
+    report: Report,
+}
+
+/// What the report needs of one file.
+enum Report {
+    /// Its text report, made as soon as it was analysed, since no launch in another file can
+    /// change it, with what the run's end asks of it; the analysis is freed.
+    Rendered {
+        text: String,
+        /// Whether a finding shown has a conflict (`--deny-conflicts`).
+        conflicts: bool,
+        /// The names of its functions, when `--block NAME=…` asks.
+        kernels: Vec<String>,
+    },
+    /// The whole result: JSON and SARIF report it, or a launch elsewhere may change it.
+    Whole {
+        /// Boxed: most files of a large run are rendered, and each holds a `Report`.
+        analysed: Box<AnalysedFile>,
+        text: String,
+        /// `Ok` once [`usable_fix`] has said why a fix failed.
+        fix: Option<Result<FileFix, FixError>>,
+    },
+}
+
+/// Whether a finding of `file` that `shown` shows has a conflict.
+fn has_conflicts(file: &AnalysedFile, shown: &Shown) -> bool {
+    shown_findings(file, shown)
+        .iter()
+        .any(|f| f.conflict.is_some())
+}
+
+/// The names `--block NAME=…` may give the functions of `file`.
+fn kernel_names(file: &AnalysedFile) -> Vec<String> {
+    file.parsed
+        .functions
+        .iter()
+        .flat_map(|f| [f.name.clone(), f.display_name()])
+        .collect()
 }
 
 /// The fixes SARIF carries for a file; `fix`'s own error is a warning, and the results of

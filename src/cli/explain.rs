@@ -60,7 +60,7 @@ fn explain(args: &ExplainArgs) -> Result<String, String> {
     }
     let explanation = explain_file(&args.file, &options, &query).map_err(|e| e.to_string())?;
     if let Some(out) = &args.svg {
-        write_file(out, explanation.svg().as_bytes(), false)
+        write_file(out, explanation.svg().as_bytes(), None)
             .map_err(|message| format!("{}: {message}", out.display()))?;
         bankwise::say!("bankwise: wrote {}", out.display());
     }

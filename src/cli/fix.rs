@@ -1,5 +1,5 @@
 //! `bankwise fix`: rewrites, diffs and atomic writes.
-use super::sources::gather;
+use super::sources::{gather, Roots};
 use super::{
     fix_options, inputs, strategy_parser, write_file, write_stdout, AnalysisArgs, Format, RunArgs,
     EXIT_CONFLICTS, EXIT_INPUT_ERROR,
@@ -15,7 +15,7 @@ pub struct FixArgs {
     /// and none given: the CUDA files it lists).
     #[arg(required_unless_present = "compile_commands")]
     files: Vec<PathBuf>,
-    /// Write the fixed file to OUT (one input file).
+    /// Write the fixed file to OUT (one input file); `-o -` is stdout.
     #[arg(short = 'o', long = "output", value_name = "OUT", conflicts_with_all = ["in_place", "check"])]
     output: Option<PathBuf>,
     /// Rewrite the files in place (through a temporary file and a rename; permissions kept).
@@ -50,7 +50,17 @@ pub struct FixArgs {
     run: RunArgs,
 }
 
-pub fn run(args: FixArgs) -> ExitCode {
+pub fn run(mut args: FixArgs) -> ExitCode {
+    // `-o -` is stdout, as for ruff and clang-format, never a file named `-`.
+    if args.output.as_deref() == Some(std::path::Path::new("-")) {
+        if matches!(args.format, Format::Json) {
+            bankwise::say!(
+                "bankwise: error: -o - and --format json both write to stdout; leave out one"
+            );
+            return ExitCode::from(EXIT_INPUT_ERROR);
+        }
+        args.output = None;
+    }
     let settings = Settings {
         strategy: args.strategy,
         smem_budget: args.smem_budget,
@@ -122,6 +132,10 @@ pub fn run(args: FixArgs) -> ExitCode {
         Vec::new()
     };
     let mut report = String::new();
+    let roots = Roots::new(&files);
+    // Where in-place writes went, links resolved: a file reached twice in a tree (itself and
+    // through a link beside it) is written once, since the second write would find it changed.
+    let mut written_to: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     for file in &fixed {
         // `--diff` is a dry run, as with ruff: even with `--in-place` or `-o`, only shown.
         let target = match (&args.output, args.in_place) {
@@ -132,11 +146,34 @@ pub fn run(args: FixArgs) -> ExitCode {
         };
         // A write that `--diff` held back is reported as what would be fixed.
         let mut written = !(args.diff && (args.in_place || args.output.is_some()));
+        let target = match target {
+            Some(target) if args.in_place => match roots.escape(target) {
+                Some(why) => {
+                    bankwise::say!(
+                        "bankwise: error: {}: {why}; nothing written",
+                        target.display()
+                    );
+                    failed = true;
+                    written = false;
+                    None
+                }
+                None => {
+                    let resolved =
+                        std::fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+                    written_to.insert(resolved).then_some(target)
+                }
+            },
+            other => other,
+        };
         if let Some(target) = target {
+            // In place, the file must still hold what was read and fixed.
+            let original = args
+                .in_place
+                .then(|| bankwise::parse::restored_bytes(&file.original));
             if let Err(message) = write_file(
                 target,
                 &bankwise::parse::restored_bytes(file.output()),
-                args.in_place,
+                original.as_deref(),
             ) {
                 bankwise::say!("bankwise: error: {}: {message}", target.display());
                 failed = true;

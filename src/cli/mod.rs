@@ -182,9 +182,14 @@ const MAX_JOBS: usize = 8;
 
 impl RunArgs {
     /// Runs `work` on every source and returns the results in the order of `sources`, as a
-    /// serial run would. With more than a few files they are shared among a rayon pool of
-    /// `--jobs` threads, and a progress bar (indicatif) is drawn on stderr when it is a
-    /// terminal.
+    /// serial run would. With more than a few files they are shared among `--jobs` threads,
+    /// and a progress bar (indicatif) is drawn on stderr when it is a terminal.
+    ///
+    /// The threads are plain ones, each taking the next file when done with its own, not a
+    /// rayon pool: a file's analysis is itself shared out on the analysis pool
+    /// (`bankwise::parallel`), and a rayon worker that waits for another pool takes up other
+    /// jobs of its own meanwhile, here the next file, on the same stack, which 50,000 files
+    /// overflowed. A plain thread waits for that pool without taking anything up.
     pub fn each<T: Send>(
         &self,
         verb: &str,
@@ -212,26 +217,64 @@ impl RunArgs {
             progress.inc(1);
             result
         };
-        let pool = (threads > 1)
-            .then(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .stack_size(bankwise::parallel::WORKER_STACK_BYTES)
-                    .build()
-                    .ok()
-            })
-            .flatten();
-        let results = match pool {
-            Some(pool) => pool.install(|| {
-                use rayon::prelude::*;
-                sources.par_iter().map(one).collect()
-            }),
-            None => sources.iter().map(one).collect(),
+        let results = if threads > 1 {
+            in_threads(threads, sources, one)
+        } else {
+            sources.iter().map(one).collect()
         };
         // Erased, so that it never mixes with the report.
         progress.finish_and_clear();
         results
     }
+}
+
+/// `work` on every item on `threads` threads (with the analysis's deep stacks), each taking
+/// the next item when done with its own; the results in the order of `items`. Where no
+/// thread can be started, the rest runs on the caller's.
+fn in_threads<I: Sync, T: Send>(
+    threads: usize,
+    items: &[I],
+    work: impl Fn(&I) -> T + Sync,
+) -> Vec<T> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return done;
+            };
+            done.push((i, work(item)));
+        }
+    };
+    let mut slots: Vec<Option<T>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    std::thread::scope(|scope| {
+        let started: Vec<_> = (0..threads)
+            .filter_map(|_| {
+                std::thread::Builder::new()
+                    .stack_size(bankwise::parallel::WORKER_STACK_BYTES)
+                    .spawn_scoped(scope, take)
+                    .ok()
+            })
+            .collect();
+        let mut finished = Vec::new();
+        for thread in started {
+            match thread.join() {
+                Ok(done) => finished.push(done),
+                // A bug in the analysis: the run fails as a serial one would.
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        // What is left when no thread could be started, on the caller's thread (after the
+        // others, so that no more than `threads` files are under way at once).
+        finished.push(take());
+        for (i, result) in finished.into_iter().flatten() {
+            slots[i] = Some(result);
+        }
+    });
+    // Every index below `items.len()` was taken once, by one thread.
+    slots.into_iter().flatten().collect()
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -384,5 +427,54 @@ pub fn inputs(files: &[PathBuf], options: &Options) -> Vec<PathBuf> {
         options.compile_db.cuda_files().cloned().collect()
     } else {
         files.to_vec()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunArgs;
+    use std::cell::Cell;
+    use std::path::PathBuf;
+
+    thread_local! {
+        /// How many files' work is under way on this thread's stack.
+        static DEPTH: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// Issue 33 item 13: a thread waiting for the analysis of its file, itself parallel,
+    /// must not take up the next file on the same stack, or 50,000 files overflow it.
+    #[test]
+    fn a_file_never_starts_on_the_stack_of_a_file_under_way() {
+        let run = RunArgs {
+            quiet: true,
+            jobs: Some(4),
+            exclude: Vec::new(),
+            no_ignore: false,
+            stdin_filename: None,
+            language: None,
+        };
+        let sources: Vec<PathBuf> = (0..2000)
+            .map(|i| PathBuf::from(format!("{i}.cu")))
+            .collect();
+        let deepest = std::sync::atomic::AtomicUsize::new(0);
+        let results = run.each("checking", &sources, |path| {
+            let depth = DEPTH.with(|d| {
+                d.set(d.get() + 1);
+                d.get()
+            });
+            deepest.fetch_max(depth, std::sync::atomic::Ordering::Relaxed);
+            // As a file's analysis does: its functions shared out on the analysis pool.
+            let sum: usize = bankwise::parallel::map(64, 1, |i| i).into_iter().sum();
+            DEPTH.with(|d| d.set(d.get() - 1));
+            (path.to_path_buf(), sum)
+        });
+        assert_eq!(
+            deepest.into_inner(),
+            1,
+            "a file's work ran inside another's"
+        );
+        let paths: Vec<PathBuf> = results.iter().map(|(p, _)| p.clone()).collect();
+        assert_eq!(paths, sources, "the results come back in order");
+        assert!(results.iter().all(|(_, sum)| *sum == 64 * 63 / 2));
     }
 }

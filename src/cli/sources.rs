@@ -162,3 +162,45 @@ fn excludes(dir: &Path, run: &RunArgs) -> Result<Override, String> {
     }
     builder.build().map_err(|err| err.to_string())
 }
+
+/// The paths a command was given, as the roots its writes must stay under: a walked file
+/// that is a symlink to somewhere else (`tree/vendor.cu -> ../outside/vendor.cu`) is not
+/// written, as black and ruff leave links that lead out of the tree alone. A path named
+/// itself, a link or not, is the user's choice and always written.
+pub(super) struct Roots {
+    named: Vec<PathBuf>,
+    /// The named paths with every link resolved: a directory's, and a file's own.
+    canonical: Vec<PathBuf>,
+}
+
+impl Roots {
+    pub(super) fn new(named: &[PathBuf]) -> Roots {
+        Roots {
+            named: named.to_vec(),
+            canonical: named
+                .iter()
+                .filter_map(|path| std::fs::canonicalize(path).ok())
+                .collect(),
+        }
+    }
+
+    /// Why `path` must not be written: it was found in a directory, it is a symlink, and what
+    /// it leads to lies under none of the roots. `None` when it may be written.
+    pub(super) fn escape(&self, path: &Path) -> Option<String> {
+        if self.named.iter().any(|named| named == path) {
+            return None;
+        }
+        let link = std::fs::symlink_metadata(path).ok()?;
+        if !link.file_type().is_symlink() {
+            return None;
+        }
+        let text = std::fs::read_link(path)
+            .map_or_else(|_| "?".to_string(), |to| to.display().to_string());
+        match std::fs::canonicalize(path) {
+            Ok(to) if self.canonical.iter().any(|root| to.starts_with(root)) => None,
+            // A dangling link is refused where the write is.
+            Err(_) => None,
+            Ok(_) => Some(format!("a symlink to {text}, outside the paths given")),
+        }
+    }
+}

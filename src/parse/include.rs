@@ -7,7 +7,9 @@ use super::consts::{ConstEnv, TemplateRecord};
 use super::model::{Diagnostic, Location, Severity};
 use super::source::read_source;
 use super::types::TypeTable;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex};
 
 /// Headers included inside headers beyond which bankwise stops following.
 const MAX_DEPTH: usize = 16;
@@ -50,6 +52,15 @@ impl Prelude {
             .extend(env.ambiguous.iter().map(|(m, d)| (m.clone(), d.clone())));
     }
 
+    /// Adds `other`'s definitions after these, as [`Prelude::add`] adds a header's.
+    fn append(&mut self, other: &Prelude) {
+        self.macros.extend(other.macros.iter().cloned());
+        self.types.extend(&other.types);
+        self.values.extend(other.values.iter().cloned());
+        self.records.extend(other.records.iter().cloned());
+        self.ambiguous.extend(other.ambiguous.iter().cloned());
+    }
+
     /// Gives `env` these definitions beneath its own (the file's come later and the first
     /// definition of a name wins, as with include guards).
     pub fn seed(&self, env: &mut ConstEnv) {
@@ -77,6 +88,50 @@ struct Include {
     line: usize,
     name: String,
     quoted: bool,
+}
+
+/// One header as every file that includes it sees it: its own definitions and its includes.
+struct Header {
+    prelude: Prelude,
+    includes: Vec<Include>,
+}
+
+/// Which header, by its text, under which definitions: a header changed on disk (even
+/// within one tick of its modification time) is extracted again.
+type HeaderKey = (PathBuf, usize, u64, Vec<String>);
+
+/// Each header read in this run, extracted once: 3,500 files that include one 100 KB header
+/// would otherwise parse it 3,500 times. Bounded by the headers of the project.
+static HEADERS: LazyLock<Mutex<HashMap<HeaderKey, Arc<Header>>>> = LazyLock::new(Default::default);
+
+/// The header at `path` (its links resolved: `canonical`) under `defines`, read (reading is
+/// cheap beside the parse) and extracted, or taken from [`HEADERS`] when its text was
+/// extracted before; `None` when it cannot be read.
+fn header(path: &Path, canonical: &Path, defines: &[String]) -> Option<Arc<Header>> {
+    use std::hash::{Hash, Hasher};
+    let text = read_source(path, MAX_HEADER_BYTES).ok()?;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    let key: HeaderKey = (
+        canonical.to_path_buf(),
+        text.len(),
+        hasher.finish(),
+        defines.to_vec(),
+    );
+    // A poisoned lock (a panic elsewhere) only costs the cache.
+    if let Some(found) = HEADERS.lock().ok().and_then(|h| h.get(&key).cloned()) {
+        return Some(found);
+    }
+    let mut prelude = Prelude::default();
+    prelude.add(&super::extract::extract(&text, defines).constants);
+    let header = Arc::new(Header {
+        prelude,
+        includes: includes(&text),
+    });
+    if let Ok(mut headers) = HEADERS.lock() {
+        headers.insert(key, Arc::clone(&header));
+    }
+    Some(header)
 }
 
 /// The includes of `text`, in order.
@@ -118,7 +173,7 @@ pub fn prelude(
     defines: &[String],
 ) -> (Prelude, Vec<Diagnostic>) {
     let include_dirs = search.include_dirs;
-    let (found, missing) = resolve(path, text, include_dirs);
+    let (found, missing) = resolve(path, &includes(text), include_dirs);
     let mut notes: Vec<Diagnostic> = search
         .pre_includes
         .iter()
@@ -158,19 +213,19 @@ pub fn prelude(
         if seen.contains(&canonical) || depth >= MAX_DEPTH || seen.len() >= MAX_HEADERS {
             continue;
         }
+        let read = self::header(&header, &canonical, defines);
         seen.push(canonical);
-        let Ok(header_text) = read_source(&header, MAX_HEADER_BYTES) else {
+        let Some(read) = read else {
             continue;
         };
-        let env = super::extract::extract(&header_text, defines).constants;
-        prelude.add(&env);
-        let (nested, _) = resolve(&header, &header_text, include_dirs);
+        prelude.append(&read.prelude);
+        let (nested, _) = resolve(&header, &read.includes, include_dirs);
         pending.extend(nested.into_iter().rev().map(|h| (h, depth + 1)));
     }
     (prelude, notes)
 }
 
-/// The headers that `text` (of the file at `from`) includes and that exist, and the line
+/// The headers that `includes` (of the file at `from`) name and that exist, and the line
 /// and name of the quoted ones that do not (an angled one not found is a system or
 /// toolkit header: nothing to say). A quoted header is looked for beside the file, then in
 /// `include_dirs` (`-I`, or the compile database's), then in the directories above the file
@@ -180,14 +235,14 @@ pub fn prelude(
 /// `csrc/includes/` from `csrc/transformer/`), so headers resolve with no flags.
 fn resolve(
     from: &Path,
-    text: &str,
+    includes: &[Include],
     include_dirs: &[PathBuf],
 ) -> (Vec<PathBuf>, Vec<(usize, String)>) {
     let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
     let above = project_ancestors(&dir);
     let mut found = Vec::new();
     let mut missing = Vec::new();
-    for include in includes(text) {
+    for include in includes {
         let beside = include.quoted.then(|| dir.join(&include.name));
         let header = beside
             .into_iter()
@@ -198,7 +253,7 @@ fn resolve(
             .find(|candidate| candidate.is_file());
         match header {
             Some(header) => found.push(header),
-            None if include.quoted => missing.push((include.line, include.name)),
+            None if include.quoted => missing.push((include.line, include.name.clone())),
             None => {}
         }
     }
@@ -222,4 +277,34 @@ fn project_ancestors(dir: &Path) -> Vec<PathBuf> {
         }
     }
     above
+}
+
+#[cfg(test)]
+mod tests {
+    /// The body of macro `name` in the prelude of `file`.
+    fn macro_body(file: &std::path::Path, name: &str) -> Option<String> {
+        let text = std::fs::read_to_string(file).expect("readable");
+        let (prelude, _) = super::prelude(file, &text, super::HeaderSearch::default(), &[]);
+        prelude
+            .macros
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, _, body)| body.clone())
+    }
+
+    #[test]
+    fn a_header_is_extracted_once_and_again_when_its_text_changes() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let header = dir.path().join("tile.cuh");
+        std::fs::write(&header, "#define TILE 4\n").expect("written");
+        let (a, b) = (dir.path().join("a.cu"), dir.path().join("b.cu"));
+        for file in [&a, &b] {
+            std::fs::write(file, "#include \"tile.cuh\"\n").expect("written");
+        }
+        assert_eq!(macro_body(&a, "TILE").as_deref(), Some("4"));
+        assert_eq!(macro_body(&b, "TILE").as_deref(), Some("4"));
+        // The same size, maybe within the same tick of the clock: still read again.
+        std::fs::write(&header, "#define TILE 8\n").expect("written");
+        assert_eq!(macro_body(&a, "TILE").as_deref(), Some("8"));
+    }
 }

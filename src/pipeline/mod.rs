@@ -112,6 +112,20 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
     launches
 }
 
+/// Whether another file's launch could change `file`'s analysis: a reported function has no
+/// block shape, or an `extern __shared__` array without an extent. Where not,
+/// [`launched_elsewhere`] is false whatever the launches, and `check` can make the file's
+/// report, and free the rest, before the other files are read.
+pub fn may_be_launched_elsewhere(file: &AnalysedFile) -> bool {
+    file.reported().any(|r| {
+        r.block.as_ref().map_or(true, block::Block::is_assumed)
+            || r.function
+                .arrays
+                .iter()
+                .any(|a| a.is_extern && a.dims.first() == Some(&None))
+    })
+}
+
 /// Whether a kernel of `file` has no block shape and another file launches it: analysed
 /// again with `launches`, it has one (a template, an instance for each launch). Also when
 /// its `extern __shared__` array has no extent and another file's launch passes dynamic
@@ -391,5 +405,53 @@ mod tests {
         assert_eq!(none.strategy.forced, None);
         assert_eq!(none.strategy.smem_budget, None);
         assert!(!none.unsafe_fixes);
+    }
+
+    /// `check` makes the report of a file that no launch elsewhere can change before the
+    /// other files are read: [`super::launched_elsewhere`] must then be false.
+    #[test]
+    fn only_a_file_that_may_be_launched_elsewhere_is_analysed_again() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let write = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).expect("written");
+            path
+        };
+        let body =
+            "{\n    __shared__ float s[64];\n    s[threadIdx.x * 2] = 1.0f;\n    o[0] = s[0];\n}\n";
+        let shaped = write(
+            "shaped.cu",
+            &format!("// bankwise: block=32\n__global__ void shaped(float *o)\n{body}"),
+        );
+        let unshaped = write(
+            "unshaped.cu",
+            &format!("__global__ void unshaped(float *o)\n{body}"),
+        );
+        let extern_unsized = write(
+            "unsized.cu",
+            "// bankwise: block=32\n__global__ void unsized(float *o)\n{\n    extern __shared__ \
+             float s[];\n    s[threadIdx.x] = 1.0f;\n    o[0] = s[0];\n}\n",
+        );
+        let host = write(
+            "host.cu",
+            "__global__ void shaped(float *o);\n__global__ void unshaped(float *o);\n\
+             __global__ void unsized(float *o);\nvoid run(float *o)\n{\n    \
+             shaped<<<1, 64>>>(o);\n    unshaped<<<1, 64>>>(o);\n    unsized<<<1, 32, \
+             256>>>(o);\n}\n",
+        );
+        let options = Options::default();
+        let files: Vec<_> = [&shaped, &unshaped, &extern_unsized, &host]
+            .into_iter()
+            .map(|path| super::analyse_file(path, &options).expect("analysed"))
+            .collect();
+        let launches = super::project_launches(&files);
+        let may: Vec<bool> = files.iter().map(super::may_be_launched_elsewhere).collect();
+        let again: Vec<bool> = files
+            .iter()
+            .map(|file| super::launched_elsewhere(file, &launches))
+            .collect();
+        assert_eq!(may[..3], [false, true, true]);
+        assert_eq!(again[..3], [false, true, true]);
+        assert!(again.iter().zip(&may).all(|(again, may)| !again || *may));
     }
 }
