@@ -99,6 +99,52 @@ pub fn identifier_tokens(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// The identifiers of a piece of C text that can name a variable: as
+/// [`identifier_tokens`], less comments and members (`s.z`, `p->z`).
+pub fn name_tokens(text: &str) -> impl Iterator<Item = &str> {
+    let code = without_comments(text);
+    identifier_tokens(text).filter(move |token| {
+        let at = token.as_ptr() as usize - text.as_ptr() as usize;
+        let before = text[..at].trim_end();
+        code.get(at).copied().unwrap_or(false) && !before.ends_with('.') && !before.ends_with("->")
+    })
+}
+
+/// For each byte of `text`, whether it lies outside every comment.
+fn without_comments(text: &str) -> Vec<bool> {
+    let bytes = text.as_bytes();
+    let mut code = vec![true; bytes.len()];
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'') => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != quote {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    code[i] = false;
+                    i += 1;
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                let end = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 2);
+                for flag in &mut code[i..end] {
+                    *flag = false;
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    code
+}
+
 /// Names bound in one scope: template arguments and function-local constants.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Bindings {
@@ -683,6 +729,13 @@ mod tests {
         assert_eq!(eval(&env, "1 << 70"), Err(Unresolved::Arithmetic));
         assert_eq!(eval(&env, "Z && 1 / Z"), Ok(0));
         assert_eq!(eval(&env, "Z ? 1 / Z : 7"), Ok(7));
+    }
+
+    #[test]
+    fn name_tokens_skip_comments_and_members() {
+        let tokens: Vec<_> =
+            name_tokens("if (blockDim.z != 1) t[p->x] = a; // z of b\n/* c */ d").collect();
+        assert_eq!(tokens, ["if", "blockDim", "t", "p", "a", "d"]);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::walk::{children, named_children, walk, Lineage, Preorder};
 use super::{function_name, leftmost_identifier, Extractor};
 use crate::parse::ast::{self, compact_text, Expr, Span};
 use crate::parse::body::{parameters, Lowering};
-use crate::parse::consts::{identifier_tokens, Bindings};
+use crate::parse::consts::{identifier_tokens, name_tokens, Bindings};
 use crate::parse::model::*;
 use crate::parse::packed::{Body, Packed};
 use crate::parse::symbols::{self, child, children_in, FIELDS};
@@ -267,7 +267,7 @@ impl<'s> Extractor<'s> {
                 // Operands of sizeof/alignof/decltype are not evaluated: no access, but
                 // what they give may depend on the layout.
                 "sizeof_expression" | "alignof_expression" | "decltype" => {
-                    for token in identifier_tokens(self.text(node)) {
+                    for token in name_tokens(self.text(node)) {
                         if candidates.contains(token) {
                             unevaluated.push((token, node));
                         }
@@ -284,7 +284,7 @@ impl<'s> Extractor<'s> {
                     let macro_use = self.env.macro_named(&var).is_some();
                     let parameters = child(node, FIELDS.parameters).filter(|_| !macro_use);
                     if let Some(parameters) = parameters {
-                        for token in identifier_tokens(self.text(parameters)) {
+                        for token in name_tokens(self.text(parameters)) {
                             constructed.push((token, var.clone(), node));
                         }
                     }
@@ -318,7 +318,7 @@ impl<'s> Extractor<'s> {
                     });
                     if let (Some(value), true) = (value, object) {
                         let var = leftmost_identifier(node, self.src).to_string();
-                        for token in identifier_tokens(self.text(value)) {
+                        for token in name_tokens(self.text(value)) {
                             if !candidates.contains(token) {
                                 constructed.push((token, var.clone(), node));
                             }
@@ -424,7 +424,7 @@ impl<'s> Extractor<'s> {
             .collect();
         for &node in &dead_nodes {
             let text = self.text(node);
-            for token in identifier_tokens(text) {
+            for token in name_tokens(text) {
                 if declared.contains(token) && !function.unseen_uses.iter().any(|n| n.name == token)
                 {
                     let at = node.start_byte() + offset_in(text, token);
@@ -439,7 +439,7 @@ impl<'s> Extractor<'s> {
         }
         for node in dead_nodes {
             let text = self.text(node);
-            for token in identifier_tokens(text) {
+            for token in name_tokens(text) {
                 for (i, array) in arrays.iter().enumerate() {
                     // Any array of the name: scopes are not followed into a dead branch.
                     if array.name == token && unseen[i].is_empty() {
