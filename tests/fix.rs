@@ -638,3 +638,51 @@ fn a_latin1_byte_in_a_comment_is_read_and_kept() {
         stdout(&check)
     );
 }
+
+/// Never wrong in another configuration (issue 33): each of these kernels would be fixed but
+/// for one use the rewrite could not follow, so `fix` leaves the tile as written and says
+/// why.
+#[test]
+fn uses_another_configuration_or_a_constructor_sees_leave_the_array_alone() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kernel = |use_it: &str| {
+        format!(
+            "struct Ref {{ float &v; __device__ Ref(float &x) : v(x) {{}} }};\n\
+             __global__ void k(float *o, float s)\n{{\n    __shared__ float tile[32][32];\n    \
+             for (int j = 0; j < 32; j += 8)\n        tile[threadIdx.y + j][threadIdx.x] = o[j];\n    \
+             __syncthreads();\n    for (int j = 0; j < 32; j += 8) {{\n{use_it}\n    }}\n}}\n\
+             void launch(float *o) {{ k<<<1, dim3(32, 8)>>>(o, 2.0f); }}\n"
+        )
+    };
+    let cases = [
+        (
+            "#ifdef SCALE_INPUT\n        o[j] = s * tile[threadIdx.x][threadIdx.y + j];\n#else\n        \
+             o[j] = tile[threadIdx.x][threadIdx.y + j];\n#endif",
+            "named at line 10 under `#ifdef SCALE_INPUT`, a branch this configuration leaves out",
+        ),
+        (
+            "        Ref r(tile[threadIdx.x][threadIdx.y + j]);\n        \
+             o[j] = r.v + tile[threadIdx.x][threadIdx.y + j];",
+            "an element passed to the constructor of `r` at line 9",
+        ),
+        (
+            "        o[j] = tile[threadIdx.x][threadIdx.y + j] * sizeof(tile[0]);",
+            "its size or type is read at line 9 (`sizeof(tile[0])`)",
+        ),
+    ];
+    for (n, (use_it, why)) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("k{n}.cu"));
+        let text = kernel(use_it);
+        std::fs::write(&path, &text).expect("written");
+        let path = path.to_str().expect("a UTF-8 path");
+        let output = bankwise(&["fix", path]);
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        assert_eq!(stdout(&output), text);
+        let note = stderr(&output);
+        assert!(
+            note.contains("`tile` in `k` left alone with 992 excess wavefronts: it escapes: ")
+                && note.contains(why),
+            "{note}"
+        );
+    }
+}

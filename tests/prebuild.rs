@@ -910,3 +910,45 @@ fn an_extent_that_differs_between_architectures_is_compiled_as_written() {
         format!("{}: unchanged\n", kernel.display())
     );
 }
+
+#[test]
+fn a_guard_on_a_value_bankwise_could_not_see_falls_back_to_the_original() {
+    let Some(nvcc) = real_nvcc() else {
+        println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
+        return;
+    };
+    let fake = Fake::new();
+    // TILE comes from a header named by a macro: bankwise reads the file's fallback, 32;
+    // the build sees 64, and the rewrite's `static_assert(TILE == 32)` stops nvcc.
+    fake.write("tile64.h", "#define TILE 64\n");
+    let kernel = fake.write(
+        "unseen.cu",
+        &TILED_BY_FLAGS.replace(
+            "#include <tilecfg.h>\n",
+            "#include TILE_HEADER\n#ifndef TILE\n#define TILE 32\n#endif\n",
+        ),
+    );
+    let log = fake.path("log");
+    let object = fake.path("unseen.o");
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .env("BANKWISE_LOG", &log)
+        .arg(&nvcc)
+        .args(["-arch=sm_90", "-DTILE_HEADER=\"tile64.h\"", "-I"])
+        .arg(fake.path(""))
+        .arg("-c")
+        .arg(&kernel)
+        .arg("-o")
+        .arg(&object)
+        .output()
+        .expect("bankwise runs");
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(object.exists());
+    assert!(
+        stderr.starts_with("bankwise: warning: nvcc failed on the rewritten copy (")
+            && stderr.contains("static assertion failed"),
+        "{stderr}"
+    );
+    let logged = std::fs::read_to_string(&log).expect("the log");
+    assert!(logged.ends_with("; compiled the original\n"), "{logged}");
+}

@@ -93,7 +93,11 @@ fn pre_build(
     options: &FixOptions,
     log: Option<&Path>,
 ) -> ExitCode {
+    // A panic while preparing is reported in the one line of its input's warning.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
     let mut prepared = prebuild::prepare(args, options);
+    std::panic::set_hook(hook);
     for report in &prepared.reports {
         if let Some(warning) = report.warning() {
             bankwise::say!("{warning}");

@@ -231,8 +231,24 @@ fn place_copy(
     Ok(copy)
 }
 /// Fixes one input; a failure is described in one line that starts with the file's name.
+/// A panic (a bug in bankwise) is one such failure: the build goes on with the original.
 fn rewrite_input(path: &Path, options: &FixOptions) -> Result<FileFix, String> {
-    pipeline::fix_file(path, options).map_err(|err| {
+    let fixed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pipeline::fix_file(path, options)
+    }))
+    .map_err(|panic| {
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("a panic");
+        format!(
+            "{}: bankwise failed ({message}); this is a bug in bankwise, please report it with \
+             the file",
+            path.display()
+        )
+    })?;
+    fixed.map_err(|err| {
         let message = err.to_string();
         let shown = path.display().to_string();
         if message.starts_with(&shown) {
