@@ -1,6 +1,6 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
 //! them. Stages, each importing only those before it: [`parse`] → [`block`] (launch shapes) →
-//! [`affine`] → [`bank`] → [`cost`] → [`solve`] → [`settings`] and [`compile_db`] →
+//! [`affine`] → [`bank`] → [`cost`] → [`solve`] → [`settings`], [`command_line`] and [`compile_db`] →
 //! [`analysis`] →
 //! [`rewrite`] → [`plan`] → [`pipeline`] → [`report`]; on top, [`explain`] draws one access
 //! for teaching, [`bench`] scores the families and [`prebuild`] runs the pipeline in front of
