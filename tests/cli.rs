@@ -1756,3 +1756,63 @@ fn block_shapes_from_auto_dim3_and_the_extensible_launch() {
         "{text}"
     );
 }
+
+/// A header found above the file is found however the file's path is written (issue 37):
+/// `src/main.cu` from the project's root has no parent above `src` as written.
+#[test]
+fn headers_above_the_file_are_found_however_its_path_is_written() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let project = dir.path();
+    std::fs::create_dir_all(project.join(".git")).expect("a directory");
+    std::fs::create_dir_all(project.join("include")).expect("a directory");
+    std::fs::create_dir_all(project.join("src")).expect("a directory");
+    std::fs::write(project.join("include/tiles.cuh"), "#define TILE 32\n").expect("written");
+    std::fs::write(
+        project.join("src/main.cu"),
+        "#include \"tiles.cuh\"\n__global__ void k(float *o)\n{\n    \
+         __shared__ float t[TILE][TILE];\n    t[threadIdx.x][0] = o[threadIdx.x];\n    \
+         o[threadIdx.x] = t[0][threadIdx.x];\n}\nvoid run(float *o) { k<<<1, 32>>>(o); }\n",
+    )
+    .expect("written");
+    let check = |path: &str| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .current_dir(project)
+            .args(["check", path])
+            .output()
+            .expect("bankwise runs");
+        String::from_utf8_lossy(&output.stdout).replace("./src/", "src/")
+    };
+    let plain = check("src/main.cu");
+    assert!(!plain.contains("not found"), "{plain}");
+    assert!(
+        plain.contains("32-way bank conflict writing `t`"),
+        "{plain}"
+    );
+    assert_eq!(plain, check("./src/main.cu"));
+}
+
+/// A kernel with a syntax error is not analysed, so no block-shape warning rests on it, and
+/// the block-shape warnings of a file with a syntax error are BW005 as anywhere (issue 37).
+#[test]
+fn block_shape_warnings_are_bw005_beside_a_syntax_error() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("k.cu");
+    std::fs::write(
+        &path,
+        "__global__ void k(float *o)\n{\n    __shared__ float s[1024];\n    \
+         s[32 * threadIdx.x] = 1;\n    o[0] = s[0];\n}\n__global__ void broken() { int x = ; }\n",
+    )
+    .expect("written");
+    let path = path.to_str().expect("a UTF-8 path");
+    let output = bankwise(&["check", path]);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        text.contains("block shape unknown for kernel `k`") && text.contains("[BW005]"),
+        "{text}"
+    );
+    assert!(!text.contains("kernel `broken` (no launch"), "{text}");
+    let output = bankwise(&["check", path, "--ignore", "BW005"]);
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(!text.contains("block shape unknown"), "{text}");
+    assert!(text.contains("`broken` not analysed: syntax error at line 7 [BW006]"));
+}

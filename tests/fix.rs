@@ -686,3 +686,44 @@ fn uses_another_configuration_or_a_constructor_sees_leave_the_array_alone() {
         );
     }
 }
+
+/// A new file written by `-o` or `explain --svg` gets what the umask leaves of 0666, as a
+/// shell's `>` gives it; `-o` over a file keeps its mode (issue 37).
+#[test]
+fn new_output_files_respect_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let bin = env!("CARGO_BIN_EXE_bankwise");
+    let mode = |path: &Path| {
+        std::fs::metadata(path)
+            .expect("written")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    let run = |umask: &str, args: &str| {
+        let status = Command::new("sh")
+            .arg("-c")
+            .arg(format!("umask {umask}; exec \"$0\" {args}"))
+            .arg(bin)
+            .current_dir(dir.path())
+            .output()
+            .expect("sh runs")
+            .status;
+        assert!(status.success(), "{args}");
+    };
+    let transpose = std::path::absolute("testdata/transpose.cu").expect("absolute");
+    let transpose = transpose.display();
+    run("022", &format!("fix {transpose} -o new.cu"));
+    assert_eq!(mode(&dir.path().join("new.cu")), 0o644);
+    run(
+        "027",
+        &format!("explain {transpose} --line 38 --svg map.svg"),
+    );
+    assert_eq!(mode(&dir.path().join("map.svg")), 0o640);
+    let existing = dir.path().join("existing.cu");
+    std::fs::write(&existing, "old").expect("written");
+    std::fs::set_permissions(&existing, std::fs::Permissions::from_mode(0o664)).expect("chmod");
+    run("077", &format!("fix {transpose} -o existing.cu"));
+    assert_eq!(mode(&existing), 0o664);
+}

@@ -235,7 +235,9 @@ pub fn analyse_text_visiting(
             if let Some(narrowed) = narrowed {
                 batch_blocks[i] = Ok(narrowed);
             }
-            if let Ok(block) = &batch_blocks[i] {
+            // A function with a syntax error is not analysed: no findings rest on its shape.
+            let analysed = functions[i].syntax_error.is_none();
+            if let (Ok(block), true) = (&batch_blocks[i], analysed) {
                 if let Some(message) = block.assumption_warning(&functions[i]) {
                     diagnostics.push(Diagnostic {
                         severity: Severity::Warning,

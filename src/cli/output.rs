@@ -5,7 +5,7 @@
 //! lost); and with the temporary file removed when SIGINT or SIGTERM ends the run.
 use bankwise::parse::file_kind;
 use std::io::Write;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -93,6 +93,8 @@ pub fn write_file(target: &Path, text: &[u8], in_place: Option<&[u8]>) -> Result
         let mut paths = TEMPORARIES
             .lock()
             .map_err(|_| nothing("a lock failed".into()))?;
+        // A new file gets what the umask leaves of 0666, as a shell's `>` gives it.
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
         let temporary = builder
             .tempfile_in(dir)
             .map_err(|err| nothing(format!("cannot create a file beside it: {err}")))?;
@@ -101,6 +103,12 @@ pub fn write_file(target: &Path, text: &[u8], in_place: Option<&[u8]>) -> Result
     };
     let written = (|| {
         temporary.write_all(text)?;
+        if let (Some(metadata), None) = (&existing, in_place) {
+            // `-o` over a file: its mode, as `>` keeps it.
+            temporary
+                .as_file()
+                .set_permissions(metadata.permissions())?;
+        }
         if let (Some(metadata), Some(_)) = (&existing, in_place) {
             // Set after creation, where the umask does not apply.
             temporary

@@ -239,7 +239,9 @@ fn resolve(
     include_dirs: &[PathBuf],
 ) -> (Vec<PathBuf>, Vec<(usize, String)>) {
     let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
-    let above = project_ancestors(&dir);
+    // Absolute, so that the directories above are the same however the path was written
+    // (`src/main.cu` has no parent above `src` as written; `./src/main.cu` has `.`).
+    let above = project_ancestors(&std::path::absolute(&dir).unwrap_or_else(|_| dir.clone()));
     let mut found = Vec::new();
     let mut missing = Vec::new();
     for include in includes {
