@@ -157,3 +157,31 @@ fn unknown_keys_and_bad_values_exit_2_naming_the_file_and_key() {
         }
     }
 }
+
+/// A broken `bankwise.toml` is one error, however many files it covers (issue 37).
+#[test]
+fn a_config_error_is_said_once() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("bankwise.toml"), "[block]\nk = \"bad\"\n").expect("written");
+    for name in ["a.cu", "b.cu", "c.cu"] {
+        std::fs::copy("testdata/transpose.cu", dir.path().join(name)).expect("copied");
+    }
+    let root = dir.path().to_str().expect("a UTF-8 path");
+    for command in [&["check", root][..], &["fix", "--diff", root]] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .args(command)
+            .output()
+            .expect("bankwise runs");
+        assert_eq!(output.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            stderr.matches("bankwise: error: ").count(),
+            1,
+            "{command:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("`bad` is not a positive integer"),
+            "{stderr}"
+        );
+    }
+}

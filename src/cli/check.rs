@@ -197,12 +197,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }),
     };
     let mut files: Vec<Report> = Vec::new();
+    let mut errors = super::ErrorsOnce::default();
     let mut launches = bankwise::block::ProjectLaunches::new();
     for file in checked {
         let file = match file {
             Ok(file) => file,
             Err(err) => {
-                bankwise::say!("bankwise: error: {err}");
+                errors.say(&err);
                 failed = true;
                 continue;
             }
@@ -254,7 +255,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     *fix = usable_fix(again.fix).map(Ok);
                 }
                 Err(err) => {
-                    bankwise::say!("bankwise: error: {err}");
+                    errors.say(&err);
                     failed = true;
                 }
             }

@@ -111,11 +111,12 @@ pub fn run(mut args: FixArgs) -> ExitCode {
             pipeline::fix_file(path, &options)
         }),
     };
+    let mut errors = super::ErrorsOnce::default();
     for result in results {
         match result {
             Ok(file) => fixed.push(file),
             Err(err) => {
-                bankwise::say!("bankwise: error: {err}");
+                errors.say(&err);
                 if matches!(err, FixError::Internal { .. }) {
                     bankwise::say!(
                         "bankwise: this is a bug in bankwise; please report it with the file"

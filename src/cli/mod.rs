@@ -478,3 +478,20 @@ mod tests {
         assert!(results.iter().all(|(_, sum)| *sum == 64 * 63 / 2));
     }
 }
+
+/// Errors of a run over many files, each said once: a broken `bankwise.toml` is the same
+/// error for every file under it.
+#[derive(Default)]
+pub(crate) struct ErrorsOnce {
+    said: std::collections::HashSet<String>,
+}
+
+impl ErrorsOnce {
+    pub(crate) fn say(&mut self, error: &dyn std::fmt::Display) {
+        let message = error.to_string();
+        if !self.said.contains(&message) {
+            bankwise::say!("bankwise: error: {message}");
+            self.said.insert(message);
+        }
+    }
+}
