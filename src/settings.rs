@@ -100,6 +100,8 @@ pub struct Config {
     pub settings: Settings,
     /// `NAME=VALUE` or `NAME`, as `-D` takes them; a `-D` of the same name wins.
     pub defines: Vec<String>,
+    /// Where headers are looked for after the command line's `-I`, relative to the file.
+    pub include_dirs: Vec<PathBuf>,
 }
 
 /// The file as written. Unknown keys are errors, so that a misspelt key is never ignored.
@@ -114,6 +116,8 @@ struct FileSyntax {
     fix: FixSection,
     #[serde(default)]
     defines: Vec<String>,
+    #[serde(default)]
+    include_dirs: Vec<PathBuf>,
 }
 
 /// A block shape as a `bankwise.toml` writes it.
@@ -249,8 +253,10 @@ impl Config {
                 blocks.per_kernel.insert(kernel, shape);
             }
         }
+        let beside = path.parent().unwrap_or(Path::new(""));
         Ok(Config {
             path: Some(path.to_path_buf()),
+            include_dirs: file.include_dirs.iter().map(|d| beside.join(d)).collect(),
             blocks,
             settings: Settings {
                 banks: file.bank.banks,

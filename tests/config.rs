@@ -185,3 +185,42 @@ fn a_config_error_is_said_once() {
         );
     }
 }
+
+/// `include_dirs` are searched after `-I`, relative to the `bankwise.toml` (issue 37).
+#[test]
+fn include_dirs_find_headers_relative_to_the_file() {
+    let (root, _) = project("include_dirs = [\"vendor/headers\"]\n");
+    std::fs::create_dir_all(root.path().join("vendor/headers")).expect("a directory");
+    std::fs::write(
+        root.path().join("vendor/headers/tiledim.h"),
+        "#define TILE_DIM 32\n#define BLOCK_ROWS 8\n",
+    )
+    .expect("written");
+    let kernel = root.path().join("kernels/tiled.cu");
+    let original = std::fs::read_to_string("testdata/transpose.cu").expect("the example");
+    let without_defines: String = original
+        .lines()
+        .filter(|l| !l.starts_with("#define TILE_DIM") && !l.starts_with("#define BLOCK_ROWS"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(
+        &kernel,
+        format!("#include \"tiledim.h\"\n{without_defines}"),
+    )
+    .expect("written");
+    let (excess, dims) = checked(&kernel, &[]);
+    assert_eq!((excess, dims), (992, serde_json::json!([32, 32])));
+    let output = bankwise(&["check", "--show-settings", &kernel.to_string_lossy()]);
+    assert!(
+        stdout(&output).contains("vendor/headers"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+/// `bankwise --help` says where settings live (issue 37).
+#[test]
+fn the_top_level_help_names_bankwise_toml() {
+    let output = bankwise(&["--help"]);
+    assert!(stdout(&output).contains("live in the nearest bankwise.toml"));
+}

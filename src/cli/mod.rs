@@ -32,7 +32,10 @@ const EXIT_CONFLICTS: u8 = 1;
 #[command(
     name = "bankwise",
     version,
-    about = "Finds shared-memory bank conflicts in CUDA source"
+    about = "Finds shared-memory bank conflicts in CUDA source",
+    after_help = "Settings for the files beneath it (block shapes, defines, include directories, \
+                  the bank model, what fix may do) live in the nearest bankwise.toml; \
+                  `bankwise check --show-settings FILE` prints those in effect for FILE."
 )]
 struct Cli {
     #[command(subcommand)]

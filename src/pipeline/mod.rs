@@ -176,6 +176,10 @@ pub fn analysis_options(config: &Config, options: &Options, input: &Path) -> Opt
         .chain(&options.defines)
         .cloned()
         .collect();
+    // The command line's directories are searched first.
+    effective
+        .include_dirs
+        .extend(config.include_dirs.iter().cloned());
     with_build_flags(input, &mut effective);
     effective
 }
