@@ -1130,7 +1130,7 @@ fn nolint_comments_silence_findings_in_check_sarif_fix_and_explain() {
         notes.contains("silenced by the NOLINT comment at line 9"),
         "{notes}"
     );
-    assert!(notes.contains("fixed: `c` in `k`"), "{notes}");
+    assert!(notes.contains("would fix: `c` in `k`"), "{notes}");
     let explained = stdout(&bankwise(&["explain", "--line", "8", &path]));
     assert!(
         explained.contains("fix: leaves `tile` as it is: its conflicts are silenced by the NOLINT comment at line 2"),

@@ -145,8 +145,8 @@ pub fn run(mut args: FixArgs) -> ExitCode {
             (None, true) if file.changed() => Some(file.path.as_path()),
             _ => None,
         };
-        // A write that `--diff` held back is reported as what would be fixed.
-        let mut written = !(args.diff && (args.in_place || args.output.is_some()));
+        // `--diff` writes nothing: what it shows is what would be fixed, as `--check` says.
+        let mut written = !args.diff;
         let target = match target {
             Some(target) if args.in_place => match roots.escape(target) {
                 Some(why) => {
