@@ -262,3 +262,39 @@ fn every_rule_has_a_full_description_and_markdown_help() {
         assert!(markdown.contains("```"), "{id}");
     }
 }
+
+/// Each result's `partialFingerprints` stays the same when lines are added elsewhere, and
+/// no two results of a file share one, so GitHub code scanning tracks an alert across
+/// commits (issue 37).
+#[test]
+fn fingerprints_are_stable_across_unrelated_edits() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("transpose.cu");
+    let original = std::fs::read_to_string("testdata/transpose.cu").expect("the example");
+    let fingerprints = |text: &str| -> Vec<(String, String)> {
+        std::fs::write(&path, text).expect("written");
+        let log = sarif(&[&path.to_string_lossy()]);
+        log["runs"][0]["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .map(|r| {
+                (
+                    r["ruleId"].as_str().expect("a rule").to_string(),
+                    r["partialFingerprints"]["bankwise/v1"]
+                        .as_str()
+                        .expect("a fingerprint")
+                        .to_string(),
+                )
+            })
+            .collect()
+    };
+    let before = fingerprints(&original);
+    assert!(!before.is_empty());
+    let mut unique: Vec<&String> = before.iter().map(|(_, f)| f).collect();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), before.len());
+    let edited = format!("// a comment added above\n\n{original}");
+    assert_eq!(fingerprints(&edited), before);
+}

@@ -105,6 +105,16 @@ struct SarifResult {
     properties: Option<ConflictProperties>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     fixes: Vec<SarifFix>,
+    partial_fingerprints: PartialFingerprints,
+}
+
+/// What GitHub code scanning matches results by across commits: here, one hash of the rule,
+/// the file, the text of the finding's line (spacing collapsed) and how many results before
+/// it in the file have the same three. Lines added or removed elsewhere leave it as it was.
+#[derive(Serialize)]
+struct PartialFingerprints {
+    #[serde(rename = "bankwise/v1")]
+    bankwise: String,
 }
 
 #[derive(Serialize)]
@@ -236,10 +246,21 @@ fn file_results(file: &SarifFile, root: &Path, shown: &Shown) -> Vec<SarifResult
     let fix_place = file
         .fix
         .map(|fix| Place::new(&fix.original, &fix.path, root));
+    let lines: Vec<&str> = file.text.lines().collect();
+    let mut seen: std::collections::HashMap<u64, usize> = std::collections::HashMap::new();
     findings
         .iter()
         .filter_map(|finding| {
             let rule = finding.rule?;
+            let line = lines
+                .get(finding.at.line.saturating_sub(1))
+                .map_or(String::new(), |l| {
+                    l.split_whitespace().collect::<Vec<_>>().join(" ")
+                });
+            let key = fnv1a(&[rule.id(), &place.artifact.uri, &line]);
+            let occurrence = seen.entry(key).or_insert(0);
+            *occurrence += 1;
+            let fingerprint = format!("{key:016x}:{occurrence}");
             let conflict = finding.conflict.as_deref();
             let location = match conflict {
                 Some(conflict) => place.span(conflict.span),
@@ -268,9 +289,23 @@ fn file_results(file: &SarifFile, root: &Path, shown: &Shown) -> Vec<SarifResult
                 }],
                 properties,
                 fixes,
+                partial_fingerprints: PartialFingerprints {
+                    bankwise: fingerprint,
+                },
             })
         })
         .collect()
+}
+
+/// The 64-bit FNV-1a hash of `parts`, each ended by a 0 byte: the same on every machine and
+/// in every release, as a fingerprint must be.
+fn fnv1a(parts: &[&str]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in parts.iter().flat_map(|p| p.bytes().chain([0])) {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
 }
 
 /// A fix as SARIF writes it: its edits as replacements in the original text.
