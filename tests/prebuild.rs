@@ -952,3 +952,26 @@ fn a_guard_on_a_value_bankwise_could_not_see_falls_back_to_the_original() {
     let logged = std::fs::read_to_string(&log).expect("the log");
     assert!(logged.ends_with("; compiled the original\n"), "{logged}");
 }
+
+#[test]
+fn an_extent_bankwise_cannot_evaluate_is_logged_as_skipped_with_how_to_give_it() {
+    let fake = Fake::new();
+    let kernel = fake.write("tiled.cu", TILED_BY_FLAGS);
+    let kernel = kernel.to_str().expect("a UTF-8 path");
+    let log = fake.path("log");
+    let output = fake
+        .command()
+        .env("BANKWISE_LOG", &log)
+        .args(["nvcc", "--", "-c", kernel])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(fake.args(), ["-c", kernel]);
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("the log"),
+        format!(
+            "{kernel}: skipped: `t` in `k`: extent `TILE` is unknown (pass -D, or add \
+             include_dirs to bankwise.toml)\n"
+        )
+    );
+}

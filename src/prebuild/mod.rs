@@ -25,6 +25,9 @@ pub enum Outcome {
     },
     /// Nothing to fix: nvcc compiles the original.
     Unchanged,
+    /// Not analysed whole for want of a value (an extent bankwise could not evaluate): nvcc
+    /// compiles the original. Why, for the log.
+    Skipped(String),
     /// bankwise could not fix it (why, starting with the file's name): nvcc compiles the
     /// original.
     Failed(String),
@@ -73,6 +76,7 @@ impl InputReport {
                 if *arrays == 1 { "" } else { "s" }
             ),
             Outcome::Unchanged => format!("{}: unchanged", self.path),
+            Outcome::Skipped(why) => format!("{}: skipped: {why}", self.path),
             Outcome::Failed(why) => format!("{why}; compiled the original"),
         }
     }
@@ -152,7 +156,9 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
             Ok(fixed) => {
                 let unknown_block = unknown_block(&fixed);
                 if !fixed.changed() {
-                    (Outcome::Unchanged, unknown_block)
+                    let outcome =
+                        unknown_value(&fixed).map_or(Outcome::Unchanged, Outcome::Skipped);
+                    (outcome, unknown_block)
                 } else {
                     match place_copy(&mut prepared, n, &input.path, &fixed, &mut quote_dir) {
                         Ok(copy) => {
@@ -277,6 +283,23 @@ fn unknown_block(fixed: &FileFix) -> Option<String> {
             }
             _ => None,
         }
+    })
+}
+
+/// The first array left as written because a value its extent needs is unknown, and how
+/// to give it: the log says so instead of `unchanged`.
+fn unknown_value(fixed: &FileFix) -> Option<String> {
+    fixed.arrays.iter().find_map(|a| {
+        let reason = a.reason.as_deref()?;
+        (a.action == Action::LeftAlone
+            && reason.starts_with("extent `")
+            && reason.ends_with("is unknown"))
+        .then(|| {
+            format!(
+                "`{}` in `{}`: {reason} (pass -D, or add include_dirs to bankwise.toml)",
+                a.array, a.function
+            )
+        })
     })
 }
 
