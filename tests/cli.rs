@@ -1251,6 +1251,18 @@ fn completions_and_the_man_page_come_from_the_command_line() {
     let man = stdout(&bankwise(&["man"]));
     assert!(man.contains(".TH bankwise 1"), "{man}");
     assert!(man.contains("completions"), "{man}");
+    // Every page bankwise(1) refers to exists (issue 37).
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().to_str().expect("a UTF-8 path");
+    assert_eq!(bankwise(&["man", "--out-dir", out]).status.code(), Some(0));
+    for line in man.lines().filter(|l| l.ends_with("(1)")) {
+        let page = line.trim_end_matches("(1)").replace("\\-", "-");
+        assert!(dir.path().join(format!("{page}.1")).is_file(), "{page}");
+        let name = page.trim_start_matches("bankwise-");
+        let printed = stdout(&bankwise(&["man", name]));
+        assert!(printed.contains(&format!(".TH {page} 1")), "{page}");
+    }
+    assert_eq!(bankwise(&["man", "nope"]).status.code(), Some(2));
 }
 
 /// `.pre-commit-hooks.yaml`'s entries run as pre-commit runs them: the entry, then the

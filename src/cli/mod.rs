@@ -67,8 +67,15 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page, generated from this command line (`bankwise man > bankwise.1`).
-    Man,
+    /// Print the man page, generated from this command line (`bankwise man > bankwise.1`,
+    /// `bankwise man check > bankwise-check.1`), or write every page into a directory.
+    Man {
+        /// The subcommand whose page to print (`check`, `fix`, …); none: bankwise(1).
+        page: Option<String>,
+        /// Write bankwise.1 and every subcommand's page into DIR instead.
+        #[arg(long, value_name = "DIR", conflicts_with = "page")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 /// What the analysis needs; `check`, `fix` and the other commands that analyse share it.
@@ -306,15 +313,47 @@ pub fn run() -> ExitCode {
             clap_complete::generate(shell, &mut Cli::command(), "bankwise", &mut script);
             print_output(Ok(String::from_utf8_lossy(&script).into_owned()))
         }
-        Command::Man => {
-            let mut page = Vec::new();
-            match clap_mangen::Man::new(Cli::command()).render(&mut page) {
-                Ok(()) => print_output(Ok(String::from_utf8_lossy(&page).into_owned())),
-                Err(err) => {
-                    bankwise::say!("bankwise: error: cannot render the man page: {err}");
-                    ExitCode::from(EXIT_INPUT_ERROR)
-                }
+        Command::Man { page, out_dir } => man(page.as_deref(), out_dir.as_deref()),
+    }
+}
+
+/// `bankwise man`: bankwise(1), a subcommand's page (`bankwise-check(1)`, which bankwise(1)
+/// refers to), or every page written into `out_dir`.
+fn man(page: Option<&str>, out_dir: Option<&Path>) -> ExitCode {
+    let mut command = Cli::command().disable_help_subcommand(true);
+    command.build();
+    if let Some(dir) = out_dir {
+        return match clap_mangen::generate_to(command, dir) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(err) => {
+                bankwise::say!(
+                    "bankwise: error: {}: cannot write the man pages: {err}",
+                    dir.display()
+                );
+                ExitCode::from(EXIT_INPUT_ERROR)
             }
+        };
+    }
+    let command = match page {
+        None => command,
+        Some(name) => match command.find_subcommand(name) {
+            Some(sub) => sub.clone(),
+            None => {
+                let names: Vec<&str> = command.get_subcommands().map(|s| s.get_name()).collect();
+                bankwise::say!(
+                    "bankwise: error: no man page `{name}`; the pages are bankwise and {}",
+                    names.join(", ")
+                );
+                return ExitCode::from(EXIT_INPUT_ERROR);
+            }
+        },
+    };
+    let mut text = Vec::new();
+    match clap_mangen::Man::new(command).render(&mut text) {
+        Ok(()) => print_output(Ok(String::from_utf8_lossy(&text).into_owned())),
+        Err(err) => {
+            bankwise::say!("bankwise: error: cannot render the man page: {err}");
+            ExitCode::from(EXIT_INPUT_ERROR)
         }
     }
 }
