@@ -1828,3 +1828,46 @@ fn block_shape_warnings_are_bw005_beside_a_syntax_error() {
     assert!(!text.contains("block shape unknown"), "{text}");
     assert!(text.contains("`broken` not analysed: syntax error at line 7 [BW006]"));
 }
+
+/// A text run ends with a summary line on stderr, and `--statistics` counts each rule's
+/// findings (issue 37); `--quiet` and the JSON and SARIF formats leave them out.
+#[test]
+fn a_check_ends_with_a_summary_and_statistics() {
+    let output = bankwise(&[
+        "check",
+        "testdata/transpose.cu",
+        "testdata/no_shared.cu",
+        "testdata/escapes.cu",
+        "--statistics",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let notes = stderr(&output);
+    let lines: Vec<&str> = notes.lines().collect();
+    let summary = lines
+        .iter()
+        .position(|l| l.starts_with("bankwise: ") && l.contains(" of 3 files"))
+        .unwrap_or_else(|| panic!("{notes}"));
+    let findings = stdout(&output).lines().count();
+    assert!(
+        lines[summary].starts_with(&format!("bankwise: {findings} findings (")),
+        "{notes}"
+    );
+    assert!(lines[summary].ends_with(") in 2 of 3 files"), "{notes}");
+    let counted: usize = lines[summary + 1..]
+        .iter()
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<usize>().ok())
+                .expect("a count")
+        })
+        .sum();
+    assert_eq!(counted, findings);
+    assert!(notes.contains("  BW001  bank-conflict-load"), "{notes}");
+    let quiet = bankwise(&["check", "-q", "testdata/transpose.cu"]);
+    assert_eq!(stderr(&quiet), "");
+    let clean = bankwise(&["check", "testdata/no_shared.cu"]);
+    assert_eq!(stderr(&clean), "bankwise: no findings in 1 file\n");
+    let json = bankwise(&["check", "--format", "json", "testdata/transpose.cu"]);
+    assert_eq!(stderr(&json), "");
+}

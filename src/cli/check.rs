@@ -47,6 +47,9 @@ pub struct CheckArgs {
     /// shapes, definitions, selected rules) instead of checking it.
     #[arg(long)]
     show_settings: bool,
+    /// After the summary line on stderr, how many findings each rule has.
+    #[arg(long)]
+    statistics: bool,
     #[command(flatten)]
     analysis: AnalysisArgs,
     #[command(flatten)]
@@ -167,7 +170,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let report = if rendered_early && !pipeline::may_be_launched_elsewhere(&analysed) {
             Report::Rendered {
                 text: render(&analysed, &checked.text),
-                conflicts: has_conflicts(&analysed, &shown),
+                tally: Tally::of(&analysed, &shown),
                 kernels: if kernels_asked {
                     kernel_names(&analysed)
                 } else {
@@ -272,12 +275,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
             );
         }
     }
+    let tally = files
+        .iter()
+        .map(|file| match file {
+            Report::Rendered { tally, .. } => tally.clone(),
+            Report::Whole { analysed, .. } => Tally::of(analysed, &shown),
+        })
+        .fold(Tally::default(), Tally::add);
+    let files_count = files.len();
     // A conflict silenced or left out is not one CI should fail on.
-    let conflicts = args.deny_conflicts
-        && files.iter().any(|file| match file {
-            Report::Rendered { conflicts, .. } => *conflicts,
-            Report::Whole { analysed, .. } => has_conflicts(analysed, &shown),
-        });
+    let conflicts = tally.conflicts > 0;
     let written = match args.format {
         CheckFormat::Text => write_stdout_with(|out| {
             for file in &files {
@@ -321,6 +328,17 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     };
     failed |= !written;
+    // As ruff and clang-tidy end a run; on stderr, so that the findings stay one per line.
+    if args.format == CheckFormat::Text && !args.run.quiet {
+        bankwise::say!("{}", tally.summary(files_count));
+        if args.statistics {
+            for rule in bankwise::rules::Rule::ALL {
+                if let Some(count) = tally.per_rule.get(rule.id()) {
+                    bankwise::say!("{count:>6}  {}  {}", rule.id(), rule.name());
+                }
+            }
+        }
+    }
     if failed {
         ExitCode::from(EXIT_INPUT_ERROR)
     } else if args.deny_conflicts && conflicts {
@@ -346,8 +364,8 @@ enum Report {
     /// change it, with what the run's end asks of it; the analysis is freed.
     Rendered {
         text: String,
-        /// Whether a finding shown has a conflict (`--deny-conflicts`).
-        conflicts: bool,
+        /// Its findings shown, for the summary and `--deny-conflicts`.
+        tally: Tally,
         /// The names of its functions, when `--block NAME=…` asks.
         kernels: Vec<String>,
     },
@@ -361,11 +379,58 @@ enum Report {
     },
 }
 
-/// Whether a finding of `file` that `shown` shows has a conflict.
-fn has_conflicts(file: &AnalysedFile, shown: &Shown) -> bool {
-    shown_findings(file, shown)
-        .iter()
-        .any(|f| f.conflict.is_some())
+/// The findings a run shows, counted: the summary line, `--statistics` and
+/// `--deny-conflicts` read them.
+#[derive(Debug, Clone, Default)]
+struct Tally {
+    findings: usize,
+    /// Findings with a conflict (excess wavefronts).
+    conflicts: usize,
+    /// Files with a finding.
+    files: usize,
+    per_rule: std::collections::BTreeMap<&'static str, usize>,
+}
+
+impl Tally {
+    /// The findings of `file` that `shown` shows (notes on clean accesses are no finding).
+    fn of(file: &AnalysedFile, shown: &Shown) -> Tally {
+        let mut tally = Tally::default();
+        for finding in shown_findings(file, shown) {
+            let Some(rule) = finding.rule else {
+                continue;
+            };
+            tally.findings += 1;
+            tally.conflicts += usize::from(finding.conflict.is_some());
+            *tally.per_rule.entry(rule.id()).or_default() += 1;
+        }
+        tally.files = usize::from(tally.findings > 0);
+        tally
+    }
+
+    fn add(mut self, other: Tally) -> Tally {
+        self.findings += other.findings;
+        self.conflicts += other.conflicts;
+        self.files += other.files;
+        for (rule, count) in other.per_rule {
+            *self.per_rule.entry(rule).or_default() += count;
+        }
+        self
+    }
+
+    /// `12 findings (9 bank conflicts) in 3 of 5 files`.
+    fn summary(&self, checked: usize) -> String {
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+        if self.findings == 0 {
+            return format!("bankwise: no findings in {}", plural(checked, "file"));
+        }
+        format!(
+            "bankwise: {} ({}) in {} of {}",
+            plural(self.findings, "finding"),
+            plural(self.conflicts, "bank conflict"),
+            self.files,
+            plural(checked, "file")
+        )
+    }
 }
 
 /// The names `--block NAME=…` may give the functions of `file`.
