@@ -5,6 +5,7 @@ mod explain;
 mod fix;
 mod nvcc;
 mod output;
+mod server;
 use output::write_file;
 mod solve;
 mod sources;
@@ -61,6 +62,9 @@ enum Command {
     /// One access as the banks see it, before and after fix's map: the bank map of one warp
     /// and iteration, the index bits (Lloyd's notation), the DMM congestion; `--svg` draws it.
     Explain(explain::ExplainArgs),
+    /// A Language Server on stdin and stdout for editors: diagnostics on open, change and
+    /// save, each array's fix as a code action, the banks of an access on hover.
+    Server(server::ServerArgs),
     /// Print the shell completion script for SHELL (`bankwise completions bash >
     /// /etc/bash_completion.d/bankwise`).
     Completions {
@@ -308,6 +312,7 @@ pub fn run() -> ExitCode {
         Command::Bench(args) => bench::run(args),
         Command::Nvcc(args) => nvcc::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Server(args) => server::run(args),
         Command::Completions { shell } => {
             let mut script = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "bankwise", &mut script);
