@@ -1871,3 +1871,69 @@ fn a_check_ends_with_a_summary_and_statistics() {
     let json = bankwise(&["check", "--format", "json", "testdata/transpose.cu"]);
     assert_eq!(stderr(&json), "");
 }
+
+/// A compilation database lists no headers: with `--compile-commands`, a kernel defined in
+/// a header a listed file includes is checked with the launch in its includer, and fixed,
+/// the include directory read from CMake's `--options-file` (issue 37).
+#[test]
+fn compile_commands_reach_kernels_defined_in_headers() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let root = dir.path();
+    for sub in [".git", "src", "include/tiles", "build"] {
+        std::fs::create_dir_all(root.join(sub)).expect("a directory");
+    }
+    std::fs::write(
+        root.join("include/tiles/tiles.cuh"),
+        "#pragma once\ntemplate <int TILE>\n__global__ void colSum(const float *in, float *out)\n{\n    \
+         __shared__ float tile[TILE][TILE];\n    for (int r = 0; r < TILE; ++r)\n        \
+         tile[r][threadIdx.x] = in[r * TILE + threadIdx.x];\n    __syncthreads();\n    \
+         float sum = 0;\n    for (int c = 0; c < TILE; ++c)\n        sum += tile[threadIdx.x][c];\n    \
+         out[threadIdx.x] = sum;\n}\n",
+    )
+    .expect("written");
+    std::fs::write(
+        root.join("src/main.cu"),
+        "#include \"tiles.cuh\"\nvoid run(const float *in, float *out)\n{\n    \
+         colSum<32><<<1, 32>>>(in, out);\n}\n",
+    )
+    .expect("written");
+    std::fs::write(
+        root.join("build/includes_CUDA.rsp"),
+        format!("-I{}", root.join("include/tiles").display()),
+    )
+    .expect("written");
+    let database = serde_json::json!([{
+        "directory": root.join("build"),
+        "file": root.join("src/main.cu"),
+        "command": format!(
+            "/usr/bin/nvcc --options-file includes_CUDA.rsp -x cu -c {} -o main.o",
+            root.join("src/main.cu").display()
+        ),
+    }]);
+    std::fs::write(
+        root.join("build/compile_commands.json"),
+        database.to_string(),
+    )
+    .expect("written");
+    let build = root.join("build");
+    let build = build.to_str().expect("a UTF-8 path");
+    let output = bankwise(&["check", "--compile-commands", build]);
+    let text = stdout(&output);
+    assert!(
+        text.contains("tiles.cuh:11:16: warning: 32-way bank conflict reading `tile`"),
+        "{text}{}",
+        stderr(&output)
+    );
+    let fixed = bankwise(&[
+        "fix",
+        "--diff",
+        "--unsafe-fixes",
+        "--compile-commands",
+        build,
+    ]);
+    assert!(
+        stderr(&fixed).contains("would fix: `tile` in `colSum<32>`: 992 -> 0"),
+        "{}",
+        stderr(&fixed)
+    );
+}

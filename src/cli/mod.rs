@@ -471,7 +471,7 @@ pub fn strategy_parser() -> impl clap::builder::TypedValueParser<Value = Strateg
 /// database lists.
 pub fn inputs(files: &[PathBuf], options: &Options) -> Vec<PathBuf> {
     if files.is_empty() {
-        options.compile_db.cuda_files().cloned().collect()
+        bankwise::pipeline::with_project_headers(options.compile_db.cuda_files(), options)
     } else {
         files.to_vec()
     }

@@ -225,6 +225,31 @@ pub fn prelude(
     (prelude, notes)
 }
 
+/// The headers the file at `path` (its text `text`) includes with quotes, and those they
+/// include so, found as [`prelude`] finds them; each once, at most [`MAX_HEADERS`].
+pub fn quoted_headers(path: &Path, text: &str, include_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let quoted =
+        |text: &str| -> Vec<Include> { includes(text).into_iter().filter(|i| i.quoted).collect() };
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut pending: Vec<(PathBuf, usize)> = resolve(path, &quoted(text), include_dirs)
+        .0
+        .into_iter()
+        .map(|h| (h, 0))
+        .collect();
+    while let Some((header, depth)) = pending.pop() {
+        let canonical = std::fs::canonicalize(&header).unwrap_or(header);
+        if found.contains(&canonical) || depth >= MAX_DEPTH || found.len() >= MAX_HEADERS {
+            continue;
+        }
+        if let Ok(text) = read_source(&canonical, MAX_HEADER_BYTES) {
+            let nested = resolve(&canonical, &quoted(&text), include_dirs).0;
+            pending.extend(nested.into_iter().map(|h| (h, depth + 1)));
+        }
+        found.push(canonical);
+    }
+    found
+}
+
 /// The headers that `includes` (of the file at `from`) name and that exist, and the line
 /// and name of the quoted ones that do not (an angled one not found is a system or
 /// toolkit header: nothing to say). A quoted header is looked for beside the file, then in

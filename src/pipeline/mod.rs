@@ -161,6 +161,60 @@ pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bo
     })
 }
 
+/// The CUDA files a compilation database lists, then the headers they include with quotes
+/// that lie in the project (its repository, else the directory all listed files share): a
+/// database lists
+/// no headers, and a kernel defined in one is compiled, and launched, through its includers.
+/// Each header once, after the listed files, in the order they are first included.
+pub fn with_project_headers<'p>(
+    listed: impl Iterator<Item = &'p PathBuf>,
+    options: &Options,
+) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = listed.cloned().collect();
+    let Some(common) = common_directory(&files) else {
+        return files;
+    };
+    // The repository around them (`include/` beside `src/`), else what they share.
+    let root = common
+        .ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .map_or(common.clone(), Path::to_path_buf);
+    let mut headers: Vec<PathBuf> = Vec::new();
+    for file in &files {
+        let Ok(text) = parse::read_source(file, options.max_file_bytes) else {
+            continue;
+        };
+        let mut search = options.include_dirs.clone();
+        if let Some(flags) = options.compile_db.flags_for(file) {
+            search.extend(flags.include_dirs.iter().cloned());
+        }
+        for header in parse::quoted_headers(file, &text, &search) {
+            if header.starts_with(&root) && !headers.contains(&header) && !files.contains(&header) {
+                headers.push(header);
+            }
+        }
+    }
+    files.extend(headers);
+    files
+}
+
+/// The deepest directory every one of `files` lies under, their links resolved.
+fn common_directory(files: &[PathBuf]) -> Option<PathBuf> {
+    let mut dirs = files.iter().filter_map(|f| {
+        std::fs::canonicalize(f)
+            .ok()?
+            .parent()
+            .map(Path::to_path_buf)
+    });
+    let mut common = dirs.next()?;
+    for dir in dirs {
+        while !dir.starts_with(&common) {
+            common = common.parent()?.to_path_buf();
+        }
+    }
+    Some(common)
+}
+
 /// `options` for the file `input` under `config`: what `options.command_line` sets
 /// explicitly wins, then the file, then the compilation database's flags for `input`, then
 /// the values already in `options`.
