@@ -216,6 +216,8 @@ pub fn silencing(suppressions: &[Suppression], line: usize, rule: Rule) -> Optio
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection {
     enabled: Vec<Rule>,
+    /// The rules `--ignore` left out, which a file's own `select` does not bring back.
+    ignored: Vec<Rule>,
 }
 
 impl Default for Selection {
@@ -225,6 +227,7 @@ impl Default for Selection {
                 .into_iter()
                 .filter(|r| r.on_by_default())
                 .collect(),
+            ignored: Vec::new(),
         }
     }
 }
@@ -249,18 +252,54 @@ impl Selection {
             }
             rules
         };
+        let mut ignored = Vec::new();
         for entry in entries(ignore) {
-            let ignored = Rule::selected_by(&entry)?;
-            enabled.retain(|r| !ignored.contains(r));
+            ignored.extend(Rule::selected_by(&entry)?);
         }
+        enabled.retain(|r| !ignored.contains(r));
         enabled.sort_by_key(|r| r.id());
         enabled.dedup();
-        Ok(Selection { enabled })
+        Ok(Selection { enabled, ignored })
     }
 
     pub fn enables(&self, rule: Rule) -> bool {
         self.enabled.contains(&rule)
     }
+
+    /// This run's selection for one file under its `bankwise.toml`'s `[lint]`: the file's
+    /// `select` stands in for the default unless the command line selected, and what the
+    /// file and its `per-file-ignores` leave out is left out.
+    /// This run's selection for one file under its `bankwise.toml`'s `[lint]`, as ruff
+    /// layers them: the file's `select` and `ignore` apply unless the command line selected
+    /// (`--select` wins over the file, as a later selection does), and what the file's
+    /// `per-file-ignores` leave out is left out whatever the command line says.
+    pub fn for_file(&self, policy: &FilePolicy, command_line_selects: bool) -> Selection {
+        let mut enabled = match (&policy.select, command_line_selects) {
+            (Some(select), false) => select.enabled.clone(),
+            _ => self.enabled.clone(),
+        };
+        let left_out = |r: &Rule| {
+            self.ignored.contains(r)
+                || (!command_line_selects && policy.ignore.contains(r))
+                || policy.per_file_ignore.contains(r)
+        };
+        enabled.retain(|r| !left_out(r));
+        Selection {
+            enabled,
+            ignored: self.ignored.clone(),
+        }
+    }
+}
+
+/// What a file's `bankwise.toml` says of the rules reported for it (`[lint]`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FilePolicy {
+    /// `select`: the rules reported when the command line selects none.
+    pub select: Option<Selection>,
+    /// `ignore`.
+    pub ignore: Vec<Rule>,
+    /// The `per-file-ignores` whose glob matches the file.
+    pub per_file_ignore: Vec<Rule>,
 }
 
 #[cfg(test)]

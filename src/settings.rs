@@ -8,6 +8,7 @@
 //! the defaults.
 use crate::block::ConfigBlocks;
 use crate::parse::parse_block_shape;
+use crate::rules::{FilePolicy, Rule, Selection};
 use crate::solve::family::{Family, AUTO};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -102,6 +103,41 @@ pub struct Config {
     pub defines: Vec<String>,
     /// Where headers are looked for after the command line's `-I`, relative to the file.
     pub include_dirs: Vec<PathBuf>,
+    /// `[lint]`: the rules reported for the files beneath it.
+    pub lint: LintConfig,
+}
+
+/// `[lint]` of a `bankwise.toml`, checked: `select` and `ignore` as `--select`/`--ignore`
+/// take them, and `per-file-ignores` as globs relative to the file's directory.
+#[derive(Debug, Clone, Default)]
+pub struct LintConfig {
+    pub select: Option<Selection>,
+    pub ignore: Vec<Rule>,
+    /// The directory the globs are relative to.
+    dir: PathBuf,
+    per_file_ignores: Vec<(globset::GlobMatcher, Vec<Rule>)>,
+}
+
+impl LintConfig {
+    /// The policy for the file at `path`.
+    pub fn policy_for(&self, path: &Path) -> FilePolicy {
+        let mut per_file_ignore = Vec::new();
+        if !self.per_file_ignores.is_empty() {
+            let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            let dir = std::path::absolute(&self.dir).unwrap_or_else(|_| self.dir.clone());
+            let relative = absolute.strip_prefix(&dir).unwrap_or(&absolute);
+            for (glob, rules) in &self.per_file_ignores {
+                if glob.is_match(relative) {
+                    per_file_ignore.extend(rules.iter().copied());
+                }
+            }
+        }
+        FilePolicy {
+            select: self.select.clone(),
+            ignore: self.ignore.clone(),
+            per_file_ignore,
+        }
+    }
 }
 
 /// The file as written. Unknown keys are errors, so that a misspelt key is never ignored.
@@ -118,6 +154,18 @@ struct FileSyntax {
     defines: Vec<String>,
     #[serde(default)]
     include_dirs: Vec<PathBuf>,
+    #[serde(default)]
+    lint: LintSection,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct LintSection {
+    select: Option<Vec<String>>,
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default, rename = "per-file-ignores")]
+    per_file_ignores: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// A block shape as a `bankwise.toml` writes it.
@@ -254,7 +302,35 @@ impl Config {
             }
         }
         let beside = path.parent().unwrap_or(Path::new(""));
+        let rules = |key: String, list: &[String]| -> Result<Vec<Rule>, ConfigError> {
+            let mut rules = Vec::new();
+            for entry in list {
+                rules.extend(Rule::selected_by(entry).map_err(|e| value(key.clone(), &e))?);
+            }
+            Ok(rules)
+        };
+        let mut lint = LintConfig {
+            select: match &file.lint.select {
+                Some(select) => Some(
+                    Selection::new(select, &[]).map_err(|e| value("[lint] select".into(), &e))?,
+                ),
+                None => None,
+            },
+            ignore: rules("[lint] ignore".into(), &file.lint.ignore)?,
+            dir: beside.to_path_buf(),
+            per_file_ignores: Vec::new(),
+        };
+        for (pattern, list) in &file.lint.per_file_ignores {
+            let key = format!("[lint.per-file-ignores] \"{pattern}\"");
+            let glob = globset::GlobBuilder::new(pattern)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| value(key.clone(), &e.kind().to_string()))?;
+            lint.per_file_ignores
+                .push((glob.compile_matcher(), rules(key, list)?));
+        }
         Ok(Config {
+            lint,
             path: Some(path.to_path_buf()),
             include_dirs: file.include_dirs.iter().map(|d| beside.join(d)).collect(),
             blocks,

@@ -224,3 +224,42 @@ fn the_top_level_help_names_bankwise_toml() {
     let output = bankwise(&["--help"]);
     assert!(stdout(&output).contains("live in the nearest bankwise.toml"));
 }
+
+/// `[lint]`: `select` and `ignore` for the files beneath, `per-file-ignores` by glob; the
+/// command line's `--select` wins over the file's `select` and `ignore`, not over
+/// `per-file-ignores` (issue 37).
+#[test]
+fn lint_tables_select_and_ignore_rules_per_file() {
+    let (root, kernel) = project(
+        "[lint]\nignore = [\"BW001\"]\n\n[lint.per-file-ignores]\n\"legacy/**\" = [\"ALL\"]\n",
+    );
+    std::fs::create_dir_all(root.path().join("legacy/old")).expect("a directory");
+    let legacy = root.path().join("legacy/old/transpose.cu");
+    std::fs::copy("testdata/transpose.cu", &legacy).expect("copied");
+    let rules = |path: &Path, flags: &[&str]| -> Vec<String> {
+        let path = path.to_string_lossy();
+        let output = bankwise(&[&["check", "-q", &path], flags].concat());
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        stdout(&output)
+            .lines()
+            .filter_map(|l| {
+                l.rsplit_once(" [")
+                    .map(|(_, r)| r.trim_end_matches(']').to_string())
+            })
+            .collect()
+    };
+    // transpose.cu's one finding is a BW001 load conflict.
+    assert_eq!(rules(Path::new("testdata/transpose.cu"), &[]), ["BW001"]);
+    assert!(rules(&kernel, &[]).is_empty());
+    assert_eq!(rules(&kernel, &["--select", "BW001"]), ["BW001"]);
+    assert!(rules(&legacy, &["--select", "BW001"]).is_empty());
+    // A rule the file names that no rule matches is an error naming it.
+    let (_bad, kernel) = project("[lint]\nselect = [\"BW9\"]\n");
+    let output = bankwise(&["check", &kernel.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("[lint] select"),
+        "{}",
+        stderr(&output)
+    );
+}

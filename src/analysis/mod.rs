@@ -30,6 +30,8 @@ pub struct Options {
     pub include_dirs: Vec<PathBuf>,
     /// Files read before each file (`-include`).
     pub pre_includes: Vec<PathBuf>,
+    /// What the file's `bankwise.toml` says of the rules reported for it (`[lint]`).
+    pub policy: crate::rules::FilePolicy,
     /// The build's flags per file (`--compile-commands`), applied by `pipeline`.
     pub compile_db: Arc<crate::compile_db::CompileDb>,
     /// `--config PATH`: the `bankwise.toml` for every file, instead of the nearest one.
@@ -77,6 +79,7 @@ impl Default for Options {
             launches_elsewhere: Arc::default(),
             include_dirs: Vec::new(),
             pre_includes: Vec::new(),
+            policy: Default::default(),
             compile_db: Arc::default(),
             config_file: None,
             keep_affine: KeepAffine::Every,
@@ -94,6 +97,8 @@ pub struct AnalysedFile {
     pub diagnostics: Vec<Diagnostic>,
     /// What the stages found about each function of `parsed.functions`, same order.
     pub per_function: Vec<FunctionAnalysis>,
+    /// The rules its `bankwise.toml` reports ([`Options::policy`]).
+    pub policy: crate::rules::FilePolicy,
 }
 
 /// One function through the stages after the front end.
@@ -314,6 +319,7 @@ pub fn analyse_text_visiting(
         parsed,
         diagnostics,
         per_function,
+        policy: options.policy.clone(),
     }
 }
 

@@ -92,6 +92,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Ok(selection) => Shown {
             selection,
             clean_accesses: args.verbose,
+            command_line_selects: !args.select.is_empty(),
         },
         Err(message) => {
             bankwise::say!("bankwise: error: --select/--ignore: {message}");

@@ -145,6 +145,7 @@ impl AnalysisArgs {
             drop_kernel_bodies: false,
             include_dirs: self.include_dirs.clone(),
             pre_includes: self.pre_includes.clone(),
+            policy: Default::default(),
             compile_db: match &self.compile_commands {
                 Some(path) => std::sync::Arc::new(
                     bankwise::compile_db::CompileDb::read(path).map_err(|e| e.to_string())?,

@@ -234,6 +234,7 @@ pub fn analysis_options(config: &Config, options: &Options, input: &Path) -> Opt
     effective
         .include_dirs
         .extend(config.include_dirs.iter().cloned());
+    effective.policy = config.lint.policy_for(input);
     with_build_flags(input, &mut effective);
     effective
 }

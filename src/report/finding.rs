@@ -132,6 +132,9 @@ pub fn findings(file: &AnalysedFile) -> Vec<Finding> {
 pub struct Shown {
     pub selection: Selection,
     pub clean_accesses: bool,
+    /// Whether the command line selected rules (`--select`): then a `bankwise.toml`'s
+    /// `select` does not stand in for the default.
+    pub command_line_selects: bool,
 }
 
 /// The findings of `file` that a run shows: [`findings`] less those a `NOLINT` comment
@@ -139,6 +142,9 @@ pub struct Shown {
 /// out, with a BW007 finding for each suppression that silenced nothing when BW007 is
 /// selected.
 pub fn shown_findings(file: &AnalysedFile, shown: &Shown) -> Vec<Finding> {
+    let selection = shown
+        .selection
+        .for_file(&file.policy, shown.command_line_selects);
     let suppressions = &file.parsed.suppressions;
     let mut used = vec![false; suppressions.len()];
     let declared = |array: ArrayRef| {
@@ -169,11 +175,11 @@ pub fn shown_findings(file: &AnalysedFile, shown: &Shown) -> Vec<Finding> {
             silenced.is_none()
         })
         .filter(|finding| match finding.rule {
-            Some(rule) => shown.selection.enables(rule),
+            Some(rule) => selection.enables(rule),
             None => shown.clean_accesses,
         })
         .collect();
-    if shown.selection.enables(Rule::UnusedSuppression) {
+    if selection.enables(Rule::UnusedSuppression) {
         for (suppression, _) in suppressions.iter().zip(&used).filter(|(_, used)| !**used) {
             let what = match suppression.first_line == suppression.last_line {
                 true => format!("line {}", suppression.first_line),
