@@ -225,7 +225,7 @@ fn fix_in(text: &str, defines: &[String]) -> Result<(), String> {
     if !fixed.changed() {
         return Ok(());
     }
-    every_marked_line_rewritten(text, fixed.output())?;
+    every_marked_line_rewritten(text, fixed.output(), defines)?;
     match fix_text(path, fixed.output(), &options, &config) {
         Ok(again) if again.changed() => Err("fix changes its own output".into()),
         Ok(_) => Ok(()),
@@ -238,28 +238,48 @@ fn fix_in(text: &str, defines: &[String]) -> Result<(), String> {
 
 /// The oracle of every configuration: each line of `input` marked `// fuzz:N` that names an
 /// array `output` rewrote (`A[`) is changed in `output`.
-fn every_marked_line_rewritten(input: &str, output: &str) -> Result<(), String> {
+fn every_marked_line_rewritten(
+    input: &str,
+    output: &str,
+    defines: &[String],
+) -> Result<(), String> {
     let rewritten: Vec<&str> = identifiers_of_subscripts(input)
         .into_iter()
         .filter(|name| {
             let marker = format!("// bankwise: `{name}` ");
-            output.contains(&marker) && !input.contains(&marker)
+            // Lines are matched to arrays by name: a name declared twice (a shadowed array,
+            // another kernel's) says nothing of which array a line names.
+            output.contains(&marker)
+                && !input.contains(&marker)
+                && !declared_twice_in_a_function(input, name)
         })
         .collect();
     if rewritten.is_empty() {
         return Ok(());
     }
     let output_lines: Vec<&str> = output.lines().collect();
-    let blocks = top_level_blocks(&output_lines);
     let input_lines: Vec<&str> = input.lines().collect();
+    let blocks = top_level_blocks(&input_lines);
     let outside = outside_functions(&input_lines);
-    for (line, outside) in input_lines.iter().zip(outside) {
+    // Where the parser gave up, braces and lines say nothing of the function.
+    let broken: std::collections::HashSet<usize> = bankwise::parse::analyse_source(input, defines)
+        .syntax_errors
+        .iter()
+        .filter_map(|at| blocks.get(at.line.saturating_sub(1)).copied())
+        .collect();
+    for (n, (line, outside)) in input_lines.iter().zip(outside).enumerate() {
         let Some(at) = line.find("// fuzz:") else {
             continue;
         };
         // A declaration keeps its line under most maps; a statement a mutation moved out
-        // of every function is no code.
-        if outside || line.contains("__shared__") {
+        // of every function, into a comment or a directive is no code.
+        let code = code_of(line).trim_start();
+        if outside
+            || broken.contains(&blocks[n])
+            || line.contains("__shared__")
+            || code.is_empty()
+            || code.starts_with('#')
+        {
             continue;
         }
         let marker = &line[at..];
@@ -270,26 +290,43 @@ fn every_marked_line_rewritten(input: &str, output: &str) -> Result<(), String> 
             continue;
         };
         // A function copied for the rewrite keeps its original beside the copy: one of
-        // them changed is enough, and an unchanged line matters only in a function where
-        // the array is rewritten (an `extern __shared__` array of another kernel has the
-        // same name).
-        let after: Vec<usize> = (0..output_lines.len())
-            .filter(|&k| output_lines[k].ends_with(marker))
+        // them changed is enough.
+        let after: Vec<&&str> = output_lines
+            .iter()
+            .filter(|l| l.ends_with(marker))
             .collect();
-        if after.iter().any(|&k| output_lines[k] != *line) {
+        if after.iter().any(|l| **l != *line) {
             continue;
         }
-        let rewritten_here = |k: usize| {
-            output_lines
+        // Unchanged, the line is wrong when the rewritten array is declared above it in its
+        // function (not another kernel's `extern __shared__` of the same name, not a name
+        // used before its declaration), or when its function was copied for the rewrite.
+        let declaration = (0..n).rev().find(|&d| {
+            blocks[d] == blocks[n]
+                && code_of(input_lines[d]).contains("__shared__")
+                && names_subscript(code_of(input_lines[d]), name)
+        });
+        let rewritten_here = declaration.is_some_and(|d| {
+            // The rewrite puts its marker above the declaration, or changes the declaration;
+            // identical declarations (one per kernel) pair up in order.
+            let occurrence = input_lines[..d]
                 .iter()
-                .zip(&blocks)
-                .filter(|(_, &b)| b == blocks[k])
-                .any(|(l, _)| {
-                    l.contains(&format!("// bankwise: `{name}` "))
-                        || l.contains(&format!("accesses to `{name}` go through"))
-                })
-        };
-        if after.is_empty() || after.iter().any(|&k| rewritten_here(k)) {
+                .filter(|l| **l == input_lines[d])
+                .count();
+            match output_lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| **l == input_lines[d])
+                .nth(occurrence)
+            {
+                Some((k, _)) => {
+                    k > 0 && output_lines[k - 1].contains(&format!("// bankwise: `{name}` "))
+                }
+                None => true,
+            }
+        });
+        let in_input = input_lines.iter().filter(|l| l.ends_with(marker)).count();
+        if rewritten_here || after.len() > in_input {
             return Err(format!(
                 "`{name}` is rewritten but this line keeps the old layout: {}",
                 line.trim()
@@ -309,7 +346,7 @@ fn top_level_blocks(lines: &[&str]) -> Vec<usize> {
         .iter()
         .map(|line| {
             let here = block;
-            for c in line.chars() {
+            for c in code_of(line).chars() {
                 match c {
                     '{' => depth += 1,
                     '}' => {
@@ -327,6 +364,11 @@ fn top_level_blocks(lines: &[&str]) -> Vec<usize> {
         .collect()
 }
 
+/// `line` before its `//` comment, if any (braces in comments are no code).
+fn code_of(line: &str) -> &str {
+    line.find("//").map_or(line, |at| &line[..at])
+}
+
 /// For each line, whether it starts outside every brace.
 fn outside_functions(lines: &[&str]) -> Vec<bool> {
     let mut depth: i64 = 0;
@@ -334,10 +376,23 @@ fn outside_functions(lines: &[&str]) -> Vec<bool> {
         .iter()
         .map(|line| {
             let outside = depth <= 0;
-            depth += line.matches('{').count() as i64 - line.matches('}').count() as i64;
+            let code = code_of(line);
+            depth += code.matches('{').count() as i64 - code.matches('}').count() as i64;
             outside
         })
         .collect()
+}
+
+/// Whether one function of `text` declares the shared array `name` more than once (one
+/// shadowing the other, or one per preprocessor branch).
+fn declared_twice_in_a_function(text: &str, name: &str) -> bool {
+    let lines: Vec<&str> = text.lines().collect();
+    let blocks = top_level_blocks(&lines);
+    let mut seen = std::collections::HashSet::new();
+    lines.iter().zip(&blocks).any(|(line, block)| {
+        let code = code_of(line);
+        code.contains("__shared__") && names_subscript(code, name) && !seen.insert(*block)
+    })
 }
 
 /// Whether `text` subscripts `name` (`name[`, not `xname[`).
