@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example fuzz -- --iterations 100000 --seed 1 [--threads 2] [--only N]
+//! cargo run --release --example fuzz -- --replay target/fuzz/failure-1-42.cu
 //! ```
 //!
 //! Input `i` of seed `s` is the same on any machine and thread count, so `--only i` replays
@@ -39,6 +40,9 @@ struct Args {
     seed: u64,
     threads: usize,
     only: Option<u64>,
+    /// `--replay FILE`: run the checks on that file's text (a kept failure, a case of one's
+    /// own) and nothing else.
+    replay: Option<PathBuf>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -47,6 +51,7 @@ fn parse_args() -> Result<Args, String> {
         seed: 1,
         threads: std::thread::available_parallelism().map_or(1, usize::from),
         only: None,
+        replay: None,
     };
     let mut given = std::env::args().skip(1);
     while let Some(flag) = given.next() {
@@ -61,6 +66,9 @@ fn parse_args() -> Result<Args, String> {
             "--seed" => args.seed = value()?,
             "--threads" => args.threads = value()?.max(1) as usize,
             "--only" => args.only = Some(value()?),
+            "--replay" => {
+                args.replay = Some(PathBuf::from(given.next().ok_or("--replay needs a file")?))
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -75,6 +83,25 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    if let Some(file) = &args.replay {
+        let text = match std::fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(err) => {
+                eprintln!("fuzz: {}: {err}", file.display());
+                return std::process::ExitCode::from(2);
+            }
+        };
+        return match run_one(&text) {
+            Ok(()) => {
+                println!("fuzz: {}: no failure", file.display());
+                std::process::ExitCode::SUCCESS
+            }
+            Err(why) => {
+                println!("fuzz: {}: {why}", file.display());
+                std::process::ExitCode::from(1)
+            }
+        };
+    }
     let out = PathBuf::from("target/fuzz");
     if let Err(err) = std::fs::create_dir_all(&out) {
         eprintln!("fuzz: {}: {err}", out.display());
