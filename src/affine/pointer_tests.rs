@@ -379,3 +379,33 @@ __global__ void k(float *o) {
         "{why:?}"
     );
 }
+
+#[test]
+fn a_pointer_kept_under_an_undecidable_conditional_or_bound_to_a_reference_escapes() {
+    // Both branches of `#if __CUDA_ARCH__` are code; `x` declared in them is seen after the
+    // conditional, which the lowered body cannot say. `auto &r = q[i]` writes unseen.
+    let analysed = analyse(
+        "__global__ void k(float *o) {
+  __shared__ float buf[2][64], sel[64];
+#if __CUDA_ARCH__ >= 800
+  const float *x = buf[0];
+#else
+  const float *x = buf[1];
+#endif
+  o[0] = x[threadIdx.x];
+  float *q = sel;
+  auto &r = q[threadIdx.x];
+  r += 1;
+}",
+        [32, 1, 1],
+    );
+    let lost = analysed.lost();
+    assert!(
+        lost.contains(&("buf".to_string(), "unseen-use".to_string())),
+        "{lost:?}"
+    );
+    assert!(
+        lost.contains(&("sel".to_string(), "bound-to-reference".to_string())),
+        "{lost:?}"
+    );
+}
