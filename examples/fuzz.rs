@@ -310,10 +310,10 @@ fn every_marked_line_rewritten(
             continue;
         }
         let marker = &line[at..];
-        let Some(name) = rewritten
-            .iter()
-            .find(|name| names_subscript(&line[..at], name))
-        else {
+        // `&a[i]` makes a pointer, which the rewrite maps where it is used, not here.
+        let Some(name) = rewritten.iter().find(|name| {
+            names_subscript(&line[..at], name) && !line[..at].contains(&format!("&{name}["))
+        }) else {
             continue;
         };
         // A function copied for the rewrite keeps its original beside the copy: one of
