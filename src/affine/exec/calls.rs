@@ -312,18 +312,15 @@ impl<'a> Executor<'a> {
             };
             bound.push((param.name.clone(), value));
         }
+        // The callee's unseen uses first: a pointer bound to one of its parameters escapes.
+        let saved_unseen = std::mem::replace(&mut self.unseen_uses, &target.unseen_uses);
         for ((name, value), arg) in bound.iter().zip(args) {
-            let inactive = target.unseen_uses.iter().find(|n| n.name == *name);
-            if let (Value::Pointer(pointer), Some(named)) = (value, inactive) {
-                let kind = EscapeKind::ReachesUnseenUse(named.clone());
-                self.escape_array(pointer.array, arg.span, kind);
-            }
+            self.check_inactive(name, value, arg.span);
         }
         let saved_locals = std::mem::replace(&mut self.locals, bound);
         let saved_scopes = std::mem::take(&mut self.scopes);
         let saved_params = std::mem::take(&mut self.params);
         let saved_bindings = std::mem::replace(&mut self.bindings, &target.bindings);
-        let saved_unseen = std::mem::replace(&mut self.unseen_uses, &target.unseen_uses);
         let saved_active = self.active.clone();
         self.calls.push((expr.span, &target.name));
         self.block_of(self.functions.statements(target));

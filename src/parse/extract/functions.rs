@@ -422,12 +422,12 @@ impl<'s> Extractor<'s> {
             .flatten()
             .map(String::as_str)
             .collect();
-        for &node in &dead_nodes {
+        for node in dead_nodes {
             let text = self.text(node);
             for token in name_tokens(text) {
+                let at = node.start_byte() + offset_in(text, token);
                 if declared.contains(token) && !function.unseen_uses.iter().any(|n| n.name == token)
                 {
-                    let at = node.start_byte() + offset_in(text, token);
                     let (at, directive) = self.inactive_branch(node, at);
                     function.unseen_uses.push(UnseenUse {
                         name: token.to_string(),
@@ -435,15 +435,9 @@ impl<'s> Extractor<'s> {
                         how: Unseen::InactiveBranch(directive),
                     });
                 }
-            }
-        }
-        for node in dead_nodes {
-            let text = self.text(node);
-            for token in name_tokens(text) {
                 for (i, array) in arrays.iter().enumerate() {
                     // Any array of the name: scopes are not followed into a dead branch.
                     if array.name == token && unseen[i].is_empty() {
-                        let at = node.start_byte() + offset_in(text, token);
                         let (at, directive) = self.inactive_branch(node, at);
                         unseen[i].push(Escape {
                             at,
