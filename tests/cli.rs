@@ -452,7 +452,16 @@ fn a_template_in_a_header_is_analysed_with_the_launches_of_another_file() {
         text.contains("in `transposeT<32, 8>` (block 32x8x1)"),
         "{text}"
     );
-    // Alone, the header has no launch: an assumed shape, and the extents unknown.
+    // Named alone (pre-commit passes a staged header), it takes the launch of the file
+    // beside it that includes it.
+    let alone = dir.path().join("tile.cuh").to_string_lossy().into_owned();
+    let alone = stdout(&bankwise(&["check", "-v", &alone]));
+    assert!(
+        alone.contains("in `transposeT<32, 8>` (block 32x8x1)"),
+        "{alone}"
+    );
+    // Without that file, it has no launch: an assumed shape, and the extents unknown.
+    std::fs::remove_file(dir.path().join("runner.cu")).expect("removed");
     let alone = dir.path().join("tile.cuh").to_string_lossy().into_owned();
     let alone = stdout(&bankwise(&["check", "-v", &alone]));
     assert!(alone.contains("`TILE` has no known value"), "{alone}");
@@ -1293,6 +1302,67 @@ fn the_pre_commit_hooks_run() {
     assert_eq!(run(&entries[0]).status.code(), Some(0));
 }
 
+/// A header staged alone (pre-commit passes only the staged files) takes its kernel's launch
+/// from the project's file that includes it, found through `bankwise.toml`'s include_dirs:
+/// the check hook fails on its conflict, the fix hook removes it.
+#[test]
+fn the_pre_commit_hooks_check_a_staged_header_with_its_includers_launch() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let project = dir.path();
+    for sub in ["include", "src", "other"] {
+        std::fs::create_dir_all(project.join(sub)).expect("a directory");
+    }
+    std::fs::write(
+        project.join("bankwise.toml"),
+        "include_dirs = [\"include\"]\n",
+    )
+    .expect("written");
+    std::fs::write(
+        project.join("include/tiles.cuh"),
+        "#pragma once\n#define TILE 32\ntemplate <typename T>\n__global__ void colRead(T *o)\n{\n    \
+         __shared__ T tile[TILE][TILE];\n    tile[threadIdx.y][threadIdx.x] = o[0];\n    \
+         __syncthreads();\n    o[1] = tile[threadIdx.x][threadIdx.y];\n}\n",
+    )
+    .expect("written");
+    std::fs::write(
+        project.join("src/run.cu"),
+        "#include \"tiles.cuh\"\nvoid run(float *o)\n{\n    colRead<float><<<1, dim3(32, 8)>>>(o);\n}\n",
+    )
+    .expect("written");
+    // A file that names the header without including it launches nothing here.
+    std::fs::write(
+        project.join("other/note.cu"),
+        "// tiles.cuh\n__global__ void colRead(float *o);\nvoid f(float *o) { colRead<<<1, 64>>>(o); }\n",
+    )
+    .expect("written");
+    let header = project.join("include/tiles.cuh");
+    let header = header.to_string_lossy().into_owned();
+    let check = bankwise(&["check", "--deny-conflicts", &header]);
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    assert!(
+        stdout(&check).contains(
+            "tiles.cuh:9:12: warning: 32-way bank conflict reading `tile` (stride 32): lanes 0 \
+             and 1 both hit bank 0 (words 0 and 32); 248 excess wavefronts per block in \
+             `colRead<float>` [BW001]"
+        ),
+        "{}",
+        stdout(&check)
+    );
+    let fixed = bankwise(&["fix", "--in-place", "--quiet", &header]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    let text = std::fs::read_to_string(&header).expect("the header");
+    assert!(
+        text.contains("blocks of 32x8x1 (its launch in run.cu)"),
+        "{text}"
+    );
+    assert_eq!(
+        bankwise(&["check", "--deny-conflicts", &header])
+            .status
+            .code(),
+        Some(0)
+    );
+}
+
 /// `--config PATH` replaces the nearest `bankwise.toml`, and `--show-settings` prints what is
 /// in effect for a file and where each part comes from, as ruff's does.
 #[test]
@@ -1870,6 +1940,70 @@ fn a_check_ends_with_a_summary_and_statistics() {
     assert_eq!(stderr(&clean), "bankwise: no findings in 1 file\n");
     let json = bankwise(&["check", "--format", "json", "testdata/transpose.cu"]);
     assert_eq!(stderr(&json), "");
+}
+
+/// `--statistics` plans the fixes and counts the conflicts they remove: a kernel without a
+/// launch has only an unsafe fix (its block shape is assumed), which `fix` does not apply.
+#[test]
+fn the_summary_counts_the_conflicts_fix_would_remove() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let unlaunched = dir.path().join("unlaunched.cu");
+    std::fs::write(
+        &unlaunched,
+        "__global__ void k(float *o)\n{\n    __shared__ float t[32][32];\n    \
+         t[threadIdx.x][0] = o[0];\n    __syncthreads();\n    o[1] = t[0][threadIdx.x];\n}\n",
+    )
+    .expect("written");
+    let unlaunched = unlaunched.to_string_lossy().into_owned();
+    let output = bankwise(&[
+        "check",
+        "--statistics",
+        "testdata/transpose.cu",
+        &unlaunched,
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert_eq!(
+        stderr(&output).lines().next(),
+        Some("bankwise: 3 findings (2 bank conflicts, 1 fixable) in 2 of 2 files"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// A syntax error that keeps part of a kernel from being checked fails `--deny-conflicts`
+/// (exit 1), as a conflict does, unless its rule is ignored; without the flag the run
+/// passes, and a file no kernel of which parses is an input error (exit 2).
+#[test]
+fn a_syntax_error_fails_the_conflict_gate() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let partly = dir.path().join("partly.cu");
+    std::fs::write(
+        &partly,
+        "__global__ void k(float *o)\n{\n    __shared__ float s[32];\n    s[threadIdx.x] = o[0];\n}\n\
+         __global__ void j(float *o)\n{\n    __shared__ float s[32][32];\n    \
+         s[threadIdx.x][0] = o[0] +;\n}\n",
+    )
+    .expect("written");
+    let partly = partly.to_string_lossy().into_owned();
+    let gate = bankwise(&["check", "--deny-conflicts", &partly]);
+    assert_eq!(gate.status.code(), Some(1), "{}", stdout(&gate));
+    assert!(stdout(&gate).contains("error: syntax error: code here could not be parsed [BW006]"));
+    assert!(
+        stderr(&gate).contains(", 1 error) in 1 of 1 file"),
+        "{}",
+        stderr(&gate)
+    );
+    let ignored = bankwise(&["check", "--deny-conflicts", "--ignore", "BW006", &partly]);
+    assert_eq!(ignored.status.code(), Some(0), "{}", stdout(&ignored));
+    assert_eq!(bankwise(&["check", &partly]).status.code(), Some(0));
+    let wholly = dir.path().join("wholly.cu");
+    std::fs::write(
+        &wholly,
+        "__global__ void j(float *o)\n{\n    __shared__ float s[32];\n    s[threadIdx.x] = o[0] +;\n}\n",
+    )
+    .expect("written");
+    let wholly = wholly.to_string_lossy().into_owned();
+    assert_eq!(bankwise(&["check", &wholly]).status.code(), Some(2));
 }
 
 /// A compilation database lists no headers: with `--compile-commands`, a kernel defined in

@@ -10,7 +10,8 @@ use std::process::{Command, Output};
 const TRANSPOSE: &str = "examples/cmake/transpose.cu";
 
 /// Writes `args.txt` (one argument per line), a copy of each `.cu`/`.cpp` source that exists
-/// as `source0`, `source1`…, and, given `-MF FILE`, a dependency file on the last source;
+/// as `source0`, `source1`…, bankwise's private directory of copies as `copies`, and, given
+/// `-MF FILE`, a dependency file on the last source;
 /// prints to both streams and exits with $FAKE_NVCC_EXIT. With $FAKE_NVCC_FAIL_ON_COPY set,
 /// fails on bankwise's copy as nvcc fails on a `static_assert`.
 const FAKE_NVCC: &str = r#"#!/bin/sh
@@ -23,6 +24,9 @@ for a in "$@"; do
     printf '%s\n' "$a" >> "$out/args.txt"
     case "$a" in
         *.cu|*.cpp) if [ -f "$a" ]; then cp "$a" "$out/source$n"; n=$((n+1)); source="$a"; fi ;;
+    esac
+    case "$a" in
+        */bankwise-*/*) cp -R "$(echo "$a" | sed 's|\(.*/bankwise-[^/]*\)/.*|\1|')" "$out/copies" ;;
     esac
     if [ "$previous" = "-MF" ]; then depfile="$a"; fi
     previous="$a"
@@ -974,4 +978,152 @@ fn an_extent_bankwise_cannot_evaluate_is_logged_as_skipped_with_how_to_give_it()
              include_dirs to bankwise.toml)\n"
         )
     );
+}
+
+/// A project whose kernel lives in `include/tiles.cuh` and is launched from `src/run.cu`,
+/// which finds the header through `-I include`: the header with `extra` after its include
+/// guard, the runner with `runner_includes` before its launch.
+fn header_project(fake: &Fake, extra: &str, runner_includes: &str) -> PathBuf {
+    let project = fake.path("project");
+    std::fs::create_dir_all(project.join("include")).expect("a directory");
+    std::fs::create_dir_all(project.join("src")).expect("a directory");
+    std::fs::write(project.join("bankwise.toml"), "").expect("written");
+    std::fs::write(
+        project.join("include/tile_config.h"),
+        "#pragma once\n#define TILE 32\n",
+    )
+    .expect("written");
+    std::fs::write(
+        project.join("include/tiles.cuh"),
+        format!(
+            "#pragma once\n{extra}#include \"tile_config.h\"\ntemplate <typename T>\n__global__ \
+             void colRead(T *o)\n{{\n    __shared__ T tile[TILE][TILE];\n    \
+             tile[threadIdx.y][threadIdx.x] = o[0];\n    __syncthreads();\n    \
+             o[1] = tile[threadIdx.x][threadIdx.y];\n}}\n"
+        ),
+    )
+    .expect("written");
+    let runner = project.join("src/run.cu");
+    std::fs::write(
+        &runner,
+        format!(
+            "{runner_includes}void run(float *o)\n{{\n    colRead<float><<<1, dim3(32, 32)>>>(o);\n}}\n"
+        ),
+    )
+    .expect("written");
+    runner
+}
+
+/// A kernel defined in a project header is fixed with its includer's launch and compiled
+/// from a copy beside the includer's, which nvcc's quoted include finds first; the log
+/// names it, and the header in the project stays as it is.
+#[test]
+fn a_header_that_defines_a_kernel_is_compiled_from_a_fixed_copy() {
+    let fake = Fake::new();
+    let runner = header_project(&fake, "", "#include \"tiles.cuh\"\n");
+    let include = fake.path("project/include");
+    let log = fake.path("log");
+    let output = fake
+        .command()
+        .env("BANKWISE_LOG", &log)
+        .arg("nvcc")
+        .arg("--")
+        .arg("-I")
+        .arg(&include)
+        .arg("-c")
+        .arg(&runner)
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let header = include.join("tiles.cuh");
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("the log"),
+        format!(
+            "{}: unchanged\n{}: rewritten: 1 array, 992 -> 0 excess wavefronts (included by {})\n",
+            runner.display(),
+            header.display(),
+            runner.display()
+        )
+    );
+    // The runner's copy and the header's copy beside it, named as the include names it.
+    let copied: Vec<PathBuf> = walk(&fake.path("copies"));
+    let input = copied
+        .iter()
+        .find(|p| p.ends_with("run.cu"))
+        .expect("the runner's copy");
+    let header_copy = input.with_file_name("tiles.cuh");
+    let fixed = std::fs::read_to_string(&header_copy).expect("the header's copy");
+    assert!(
+        fixed.contains("tile[threadIdx.x][threadIdx.y ^ threadIdx.x]"),
+        "{fixed}"
+    );
+    assert!(
+        fixed.contains(&format!("#line 1 \"{}\"", header.display())),
+        "{fixed}"
+    );
+    assert!(!std::fs::read_to_string(&header)
+        .expect("the header")
+        .contains('^'));
+}
+
+/// A header that another header of the unit includes too is compiled as written: behind
+/// an include guard the original could come first and the copy never be compiled.
+#[test]
+fn a_header_another_header_includes_too_is_compiled_as_written() {
+    let fake = Fake::new();
+    let runner = header_project(&fake, "", "#include \"both.cuh\"\n#include \"tiles.cuh\"\n");
+    let include = fake.path("project/include");
+    std::fs::write(include.join("both.cuh"), "#include \"tiles.cuh\"\n").expect("written");
+    let log = fake.path("log");
+    let output = fake
+        .command()
+        .env("BANKWISE_LOG", &log)
+        .arg("nvcc")
+        .arg("--")
+        .arg("-I")
+        .arg(&include)
+        .arg("-c")
+        .arg(&runner)
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        fake.args(),
+        [
+            "-I",
+            include.to_str().expect("UTF-8"),
+            "-c",
+            runner.to_str().expect("UTF-8")
+        ]
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).expect("the log"),
+        format!(
+            "{}: unchanged\n{}: skipped: {} includes it too: the original could be compiled in \
+             place of a copy, so neither is (included by {})\n",
+            runner.display(),
+            include.join("tiles.cuh").display(),
+            std::fs::canonicalize(include.join("both.cuh"))
+                .expect("exists")
+                .display(),
+            runner.display()
+        )
+    );
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                found.push(path);
+            }
+        }
+    }
+    found
 }

@@ -24,7 +24,8 @@ pub struct CheckArgs {
     files: Vec<PathBuf>,
     #[arg(long, value_enum, default_value_t = CheckFormat::Text)]
     format: CheckFormat,
-    /// Exit with status 1 when any access shown has excess wavefronts (for CI).
+    /// Exit with status 1 when any access shown has excess wavefronts, or a syntax error kept
+    /// a kernel from being checked (for CI).
     #[arg(long)]
     deny_conflicts: bool,
     /// Report only these rules: ids (`BW001`), id prefixes (`BW00`), names
@@ -47,7 +48,8 @@ pub struct CheckArgs {
     /// shapes, definitions, selected rules) instead of checking it.
     #[arg(long)]
     show_settings: bool,
-    /// After the summary line on stderr, how many findings each rule has.
+    /// After the summary line on stderr, how many findings each rule has; the summary counts
+    /// the conflicts `fix` would remove (planning the fixes takes longer).
     #[arg(long)]
     statistics: bool,
     #[command(flatten)]
@@ -100,6 +102,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }
     };
     let sarif = args.format == CheckFormat::Sarif;
+    // SARIF carries the fixes, and `--statistics` counts the findings they fix.
+    let plan_fixes = sarif || args.statistics;
     // anstream decides colour as terminals expect: NO_COLOR, CLICOLOR_FORCE, TERM=dumb.
     let terminal = std::io::stdout().is_terminal();
     let color = match args.color {
@@ -171,7 +175,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let report = if rendered_early && !pipeline::may_be_launched_elsewhere(&analysed) {
             Report::Rendered {
                 text: render(&analysed, &checked.text),
-                tally: Tally::of(&analysed, &shown),
+                tally: Tally::of(&analysed, &shown, checked.fix.as_ref()),
                 kernels: if kernels_asked {
                     kernel_names(&analysed)
                 } else {
@@ -194,15 +198,21 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let checked = match stdin {
         Some((name, text)) => {
-            vec![pipeline::check_text(&name, text, &options, sarif).map(held)]
+            vec![pipeline::check_text(&name, text, &options, plan_fixes).map(held)]
         }
         None => args.run.each("checking", &sources, |path| {
-            pipeline::check_file(path, &options, sarif).map(held)
+            pipeline::check_file(path, &options, plan_fixes).map(held)
         }),
     };
     let mut files: Vec<Report> = Vec::new();
     let mut errors = super::ErrorsOnce::default();
-    let mut launches = bankwise::block::ProjectLaunches::new();
+    // A header named on its own (pre-commit passes staged files) takes its kernels' launches
+    // from the project's sources that include it.
+    let includers: Vec<_> = pipeline::includers(&sources, &options)
+        .into_iter()
+        .filter(|p| !sources.contains(p))
+        .collect();
+    let mut launches = pipeline::launches_in(&includers, &options);
     for file in checked {
         let file = match file {
             Ok(file) => file,
@@ -229,7 +239,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         });
     }
     // A kernel launched from another of the files: analysed again with that launch's shape.
-    if files.len() > 1 {
+    if files.len() > 1 || !includers.is_empty() {
         let with_launches = Options {
             launches_elsewhere: Arc::new(launches),
             ..options.clone()
@@ -246,7 +256,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
             if !pipeline::launched_elsewhere(analysed, &with_launches.launches_elsewhere) {
                 continue;
             }
-            match pipeline::check_file(&analysed.path.clone(), &with_launches, sarif) {
+            match pipeline::check_file(&analysed.path.clone(), &with_launches, plan_fixes) {
                 Ok(again) => {
                     let mut again = again;
                     again.analysed.parsed.constants = Default::default();
@@ -280,12 +290,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .iter()
         .map(|file| match file {
             Report::Rendered { tally, .. } => tally.clone(),
-            Report::Whole { analysed, .. } => Tally::of(analysed, &shown),
+            Report::Whole { analysed, fix, .. } => Tally::of(analysed, &shown, fix.as_ref()),
         })
         .fold(Tally::default(), Tally::add);
     let files_count = files.len();
-    // A conflict silenced or left out is not one CI should fail on.
-    let conflicts = tally.conflicts > 0;
+    // A conflict silenced or left out is not one CI should fail on, nor is a syntax error
+    // whose rule is ignored.
+    let conflicts = tally.conflicts > 0 || tally.errors > 0;
     let written = match args.format {
         CheckFormat::Text => write_stdout_with(|out| {
             for file in &files {
@@ -387,6 +398,10 @@ struct Tally {
     findings: usize,
     /// Findings with a conflict (excess wavefronts).
     conflicts: usize,
+    /// Conflicts on arrays that `fix` rewrites, when the fixes were planned.
+    fixable: Option<usize>,
+    /// Findings at error level: code bankwise could not read, so a kernel it could not check.
+    errors: usize,
     /// Files with a finding.
     files: usize,
     per_rule: std::collections::BTreeMap<&'static str, usize>,
@@ -394,15 +409,38 @@ struct Tally {
 
 impl Tally {
     /// The findings of `file` that `shown` shows (notes on clean accesses are no finding).
-    fn of(file: &AnalysedFile, shown: &Shown) -> Tally {
+    /// With `fix`, the fix planned for the file (an error: none is fixable).
+    fn of(file: &AnalysedFile, shown: &Shown, fix: Option<&Result<FileFix, FixError>>) -> Tally {
         let mut tally = Tally::default();
+        let rewritten: Option<Vec<(String, &str, bankwise::parse::Location)>> =
+            fix.map(|fix| match fix {
+                Ok(fix) => fix
+                    .arrays
+                    .iter()
+                    .filter(|a| a.action == bankwise::plan::Action::Rewritten)
+                    .map(|a| (a.function.clone(), a.array.as_str(), a.at))
+                    .collect(),
+                Err(_) => Vec::new(),
+            });
         for finding in shown_findings(file, shown) {
             let Some(rule) = finding.rule else {
                 continue;
             };
             tally.findings += 1;
-            tally.conflicts += usize::from(finding.conflict.is_some());
+            tally.errors += usize::from(finding.severity == bankwise::parse::Severity::Error);
+            if let Some(conflict) = &finding.conflict {
+                tally.conflicts += 1;
+                if let Some(rewritten) = &rewritten {
+                    let function = &file.parsed.functions[conflict.array.function];
+                    let array = &function.arrays[conflict.array.array];
+                    let key = (function.display_name(), array.name.as_str(), array.at);
+                    *tally.fixable.get_or_insert(0) += usize::from(rewritten.contains(&key));
+                }
+            }
             *tally.per_rule.entry(rule.id()).or_default() += 1;
+        }
+        if rewritten.is_some() {
+            tally.fixable.get_or_insert(0);
         }
         tally.files = usize::from(tally.findings > 0);
         tally
@@ -411,6 +449,11 @@ impl Tally {
     fn add(mut self, other: Tally) -> Tally {
         self.findings += other.findings;
         self.conflicts += other.conflicts;
+        self.errors += other.errors;
+        self.fixable = match (self.fixable, other.fixable) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
         self.files += other.files;
         for (rule, count) in other.per_rule {
             *self.per_rule.entry(rule).or_default() += count;
@@ -418,14 +461,22 @@ impl Tally {
         self
     }
 
-    /// `12 findings (9 bank conflicts) in 3 of 5 files`.
+    /// `12 findings (9 bank conflicts) in 3 of 5 files`; `(9 bank conflicts, 7 fixable)` when
+    /// the fixes were planned.
     fn summary(&self, checked: usize) -> String {
         let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
         if self.findings == 0 {
             return format!("bankwise: no findings in {}", plural(checked, "file"));
         }
+        let mut fixable = self
+            .fixable
+            .map(|n| format!(", {n} fixable"))
+            .unwrap_or_default();
+        if self.errors > 0 {
+            fixable.push_str(&format!(", {}", plural(self.errors, "error")));
+        }
         format!(
-            "bankwise: {} ({}) in {} of {}",
+            "bankwise: {} ({}{fixable}) in {} of {}",
             plural(self.findings, "finding"),
             plural(self.conflicts, "bank conflict"),
             self.files,

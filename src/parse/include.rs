@@ -250,6 +250,36 @@ pub fn quoted_headers(path: &Path, text: &str, include_dirs: &[PathBuf]) -> Vec<
     found
 }
 
+/// A quoted `#include` line of a file as a compiler resolves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompiledInclude {
+    /// The name as written between the quotes.
+    pub name: String,
+    /// The file found, as joined: `None` when none is.
+    pub found: Option<PathBuf>,
+}
+
+/// The quoted includes of `text` (the file at `from`) as the compiler resolves them: beside
+/// the file, then in `search` in order, and nowhere else (none of [`resolve`]'s guesses).
+pub fn compiled_quoted_includes(
+    from: &Path,
+    text: &str,
+    search: &[PathBuf],
+) -> Vec<CompiledInclude> {
+    let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
+    includes(text)
+        .into_iter()
+        .filter(|i| i.quoted)
+        .map(|include| CompiledInclude {
+            found: std::iter::once(&dir)
+                .chain(search)
+                .map(|d| d.join(&include.name))
+                .find(|candidate| candidate.is_file()),
+            name: include.name,
+        })
+        .collect()
+}
+
 /// The headers that `includes` (of the file at `from`) name and that exist, and the line
 /// and name of the quoted ones that do not (an angled one not found is a system or
 /// toolkit header: nothing to say). A quoted header is looked for beside the file, then in

@@ -198,6 +198,81 @@ pub fn with_project_headers<'p>(
     files
 }
 
+/// The most source files [`includers`] reads to find a header's includers: a bound on the
+/// walk of a very large tree (a header whose includer lies beyond keeps its kernels
+/// unlaunched, reported with an unknown block shape as before).
+const MAX_INCLUDER_CANDIDATES: usize = 20_000;
+
+/// The `.cu` files of the project that include one of `headers` with quotes (directly or
+/// through other project headers), found as the analysis finds headers: the sources whose
+/// launches give a header's kernels their block shapes and template arguments when the header
+/// is named on its own (pre-commit passes a staged header). The project is the nearest
+/// directory above a header that holds `bankwise.toml` or `.git`, else the header's own;
+/// `.gitignore` is honoured. Headers without includers, and files that are not headers, add
+/// nothing.
+pub fn includers(headers: &[PathBuf], options: &Options) -> Vec<PathBuf> {
+    let wanted: Vec<(PathBuf, PathBuf)> = headers
+        .iter()
+        .filter(|h| parse::is_header(h))
+        .filter_map(|h| Some((std::fs::canonicalize(h).ok()?, h.clone())))
+        .collect();
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for (canonical, _) in &wanted {
+        let root = project_root(canonical);
+        if !roots.iter().any(|r| root.starts_with(r)) {
+            roots.retain(|r| !r.starts_with(&root));
+            roots.push(root);
+        }
+    }
+    let mut found: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        let candidates = ignore::WalkBuilder::new(&root)
+            .require_git(false)
+            .follow_links(false)
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .map(ignore::DirEntry::into_path)
+            .filter(|p| parse::is_cuda(p) && !parse::is_header(p))
+            .take(MAX_INCLUDER_CANDIDATES);
+        for candidate in candidates {
+            let Ok(text) = parse::read_source(&candidate, options.max_file_bytes) else {
+                continue;
+            };
+            // Most files name none of the headers: no include is resolved for them.
+            let names_one = wanted.iter().any(|(_, h)| {
+                h.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| text.contains(n))
+            });
+            if !names_one {
+                continue;
+            }
+            let Ok(config) = Config::for_input(&candidate, options.config_file.as_deref()) else {
+                continue;
+            };
+            let search = analysis_options(&config, options, &candidate).include_dirs;
+            let included = parse::quoted_headers(&candidate, &text, &search);
+            if wanted.iter().any(|(c, _)| included.contains(c)) && !found.contains(&candidate) {
+                found.push(candidate);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The project a file belongs to: the nearest directory above it (its links resolved) that
+/// holds `bankwise.toml` or `.git`, else its own directory.
+pub fn project_root(file: &Path) -> PathBuf {
+    let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
+    let dir = canonical.parent().unwrap_or(Path::new("/"));
+    dir.ancestors()
+        .find(|d| d.join("bankwise.toml").is_file() || d.join(".git").exists())
+        .unwrap_or(dir)
+        .to_path_buf()
+}
+
 /// The deepest directory every one of `files` lies under, their links resolved.
 fn common_directory(files: &[PathBuf]) -> Option<PathBuf> {
     let mut dirs = files.iter().filter_map(|f| {

@@ -4,8 +4,10 @@
 //! is compiled instead: a pre-build step never breaks a build.
 //!
 //! - [`args`]: which of nvcc's arguments are inputs, defines, include paths.
+//! - [`headers`]: the project headers an input includes that define kernels.
 //! - [`lines`]: the `#line` directives.
 pub mod args;
+mod headers;
 pub mod lines;
 
 use crate::pipeline::{self, FileFix, FixOptions};
@@ -41,6 +43,8 @@ pub struct InputReport {
     pub outcome: Outcome,
     /// A kernel bankwise could not analyse for want of a block shape, and how to give one.
     pub unknown_block: Option<String>,
+    /// For a project header rather than an input: the input that includes it, as given.
+    pub included_by: Option<String>,
 }
 
 impl InputReport {
@@ -64,6 +68,14 @@ impl InputReport {
 
     /// One line for the log (`--log`, `BANKWISE_LOG`).
     pub fn log_line(&self) -> String {
+        let line = self.outcome_line();
+        match &self.included_by {
+            Some(input) => format!("{line} (included by {input})"),
+            None => line,
+        }
+    }
+
+    fn outcome_line(&self) -> String {
         match &self.outcome {
             Outcome::Rewritten {
                 arrays,
@@ -123,6 +135,7 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
                 outcome: Outcome::Failed(format!("{shown}: {why}")),
                 path: shown,
                 unknown_block: None,
+                included_by: None,
             });
         }
         return prepared;
@@ -152,19 +165,62 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
             continue;
         }
         let shown = args[input.index].clone();
-        let (outcome, unknown_block) = match rewrite_input(&input.path, &options) {
+        let mut header_reports = Vec::new();
+        let (outcome, block_note) = match rewrite_input(&input.path, &options) {
             Ok(fixed) => {
-                let unknown_block = unknown_block(&fixed);
-                if !fixed.changed() {
+                let block_note = unknown_block(&fixed);
+                let mut fixed_headers = Vec::new();
+                for header in headers::fix_included(&input.path, &fixed.original, &options) {
+                    let report = |path: &Path, outcome| InputReport {
+                        path: path.display().to_string(),
+                        outcome,
+                        unknown_block: None,
+                        included_by: Some(shown.clone()),
+                    };
+                    match header {
+                        headers::HeaderOutcome::Fixed(fix) => fixed_headers.push(fix),
+                        headers::HeaderOutcome::Unchanged => {}
+                        headers::HeaderOutcome::NotCopied(path, why) => {
+                            header_reports.push(report(&path, Outcome::Skipped(why.to_string())))
+                        }
+                        headers::HeaderOutcome::Failed(path, why) => {
+                            header_reports.push(report(&path, Outcome::Failed(why)))
+                        }
+                    }
+                }
+                if !fixed.changed() && fixed_headers.is_empty() {
                     let outcome =
                         unknown_value(&fixed).map_or(Outcome::Unchanged, Outcome::Skipped);
-                    (outcome, unknown_block)
+                    (outcome, block_note)
                 } else {
                     match place_copy(&mut prepared, n, &input.path, &fixed, &mut quote_dir) {
                         Ok(copy) => {
                             prepared.args[input.index] = copy.to_string_lossy().into_owned();
-                            prepared.rewritten.push((copy, shown.clone()));
-                            (rewritten(&fixed), unknown_block)
+                            prepared.rewritten.push((copy.clone(), shown.clone()));
+                            for header in fixed_headers {
+                                let outcome = match place_header_copy(&copy, &header) {
+                                    Ok(header_copy) => {
+                                        let original = header.path.display().to_string();
+                                        prepared.rewritten.push((header_copy, original));
+                                        rewritten(&header.fixed)
+                                    }
+                                    Err(why) => {
+                                        Outcome::Failed(format!("{}: {why}", header.path.display()))
+                                    }
+                                };
+                                header_reports.push(InputReport {
+                                    path: header.path.display().to_string(),
+                                    outcome,
+                                    unknown_block: unknown_block(&header.fixed),
+                                    included_by: Some(shown.clone()),
+                                });
+                            }
+                            let outcome = if fixed.changed() {
+                                rewritten(&fixed)
+                            } else {
+                                unknown_value(&fixed).map_or(Outcome::Unchanged, Outcome::Skipped)
+                            };
+                            (outcome, block_note)
                         }
                         Err(why) => (Outcome::Failed(format!("{shown}: {why}")), None),
                     }
@@ -175,8 +231,10 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
         prepared.reports.push(InputReport {
             path: shown,
             outcome,
-            unknown_block,
+            unknown_block: block_note,
+            included_by: None,
         });
+        prepared.reports.append(&mut header_reports);
     }
     // The copies live in a private directory: their quoted includes must find the
     // original's neighbours first, as the original's would, and nothing else may change
@@ -348,9 +406,29 @@ fn write_copy(
     std::fs::create_dir_all(&dir)?;
     let name = absolute.file_name().unwrap_or(OsStr::new("input.cu"));
     let copy = dir.join(name);
+    write_fixed(&copy, fixed, absolute)?;
+    Ok(copy)
+}
+
+/// Writes `fixed`'s text at `copy`, with `#line` directives naming `original`.
+fn write_fixed(copy: &Path, fixed: &FileFix, original: &Path) -> std::io::Result<()> {
     let text =
-        lines::with_line_directives(&fixed.original, fixed.output(), &absolute.to_string_lossy());
-    std::fs::write(&copy, crate::parse::restored_bytes(&text))?;
+        lines::with_line_directives(&fixed.original, fixed.output(), &original.to_string_lossy());
+    std::fs::write(copy, crate::parse::restored_bytes(&text))
+}
+
+/// Writes the fixed copy of `header` where the quoted include of the input's copy (at
+/// `input_copy`) finds it first: its name as the input writes it, from the copy's directory.
+/// The copy's directory is deep enough that no `..` of the input's includes climbs out of
+/// the private directory.
+fn place_header_copy(input_copy: &Path, header: &headers::HeaderFix) -> std::io::Result<PathBuf> {
+    let dir = input_copy.parent().unwrap_or(Path::new("."));
+    let copy = headers::lexically_normal(&dir.join(&header.name));
+    if let Some(parent) = copy.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let original = std::path::absolute(&header.path)?;
+    write_fixed(&copy, &header.fixed, &original)?;
     Ok(copy)
 }
 

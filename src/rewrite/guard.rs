@@ -140,10 +140,16 @@ pub fn assumptions(
         }
     }
     if let Some(block) = block {
-        // Not a line number: the guard's own lines move the launch.
+        // Not a line number: the guard's own lines move the launch. A file name, not a path:
+        // the comment is committed, and a path would name the machine that wrote it.
         let source = match &block.source {
             BlockSource::LaunchSite(_) => "its launch in this file".to_string(),
-            BlockSource::LaunchElsewhere(path, _) => format!("its launch in {}", path.display()),
+            BlockSource::LaunchElsewhere(path, _) => format!(
+                "its launch in {}",
+                path.file_name()
+                    .unwrap_or(path.as_os_str())
+                    .to_string_lossy()
+            ),
             other => other.to_string(),
         };
         found.push(Assumption::Block {
