@@ -7,119 +7,14 @@
 //! the one the rest of the front end uses, and adversarial bodies cannot overflow the stack.
 use super::ast::{self, compact_text, Expr, ExprKind, Span};
 use super::extract::{leftmost_identifier, walk};
+use super::statements::{Decl, Lambda, Param, Stmt};
 use super::symbols::{child, children_in, field_of, kind, FIELDS};
 use super::syntax::Node;
-use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::ops::Range;
 
 /// Statement nesting depth beyond which a statement is kept as [`Stmt::Opaque`].
 const MAX_STMT_DEPTH: usize = 200;
-
-/// One statement of a function body, as far as the affine analysis follows it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Stmt {
-    /// One declarator of a declaration: `int i = e, *p = &x;` gives two.
-    Decl(Decl),
-    Expr(Expr),
-    /// Also an undecidable `#if`/`#ifdef`/`#elif` in a body: its condition is then an
-    /// [`ExprKind::Opaque`] that names the directive, and exactly one branch is live.
-    If {
-        cond: Expr,
-        then: Vec<Stmt>,
-        otherwise: Vec<Stmt>,
-    },
-    /// `for (init; cond; update) body`; a range-for is `Opaque`. Comma-separated
-    /// initializer expressions and updates (`j += 2, ++m`) are split, one per entry.
-    For {
-        init: Vec<Stmt>,
-        cond: Option<Expr>,
-        update: Vec<Expr>,
-        body: Vec<Stmt>,
-        span: Span,
-    },
-    /// A `while` whose condition declares a variable (`while (int x = f())`) is `Opaque`.
-    While {
-        cond: Expr,
-        body: Vec<Stmt>,
-    },
-    DoWhile {
-        body: Vec<Stmt>,
-        cond: Expr,
-    },
-    /// The case labels are dropped: every statement of the body may run.
-    Switch {
-        cond: Expr,
-        body: Vec<Stmt>,
-    },
-    Block(Vec<Stmt>),
-    Return(Option<Expr>),
-    Break,
-    Continue,
-    /// `auto f = [&] __device__ (int i) { … };`: run where it is called.
-    Lambda(Lambda),
-    /// Anything else (goto, asm statements, range-for, try, other lambdas, local class definitions,
-    /// statements nested too deeply, …); labels are dropped and their statement kept.
-    /// `assigned` lists the local names it may write or declare (assignment targets, `++`/`--`
-    /// operands, `&x`, asm outputs, declared names), so the analysis forgets their values;
-    /// `exprs` holds the outermost expressions inside it that could be lowered, in source
-    /// order, so that the accesses in them are still visible; `span` locates it.
-    Opaque {
-        what: String,
-        span: Span,
-        assigned: Vec<String>,
-        exprs: Vec<Expr>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Decl {
-    pub name: String,
-    /// The type as written without the declarator and without storage classes
-    /// (`const unsigned int`, `float`, `T`).
-    pub ty: String,
-    /// Pointer declarator (`*p`, `* const p`), reference (`&r`), array (`a[4]`).
-    pub pointer: bool,
-    pub reference: bool,
-    pub array: bool,
-    pub is_static: bool,
-    pub is_extern: bool,
-    pub is_shared: bool,
-    /// `= e` lowered as `e`. Constructor-style and brace initializers (`dim3 b(32, 8)`,
-    /// `int a[2] = {x, y}`, `float4 v{…}`) are a [`ExprKind::Call`] of the type name (the
-    /// callee's span is the type's) whose span is the argument or initializer list.
-    pub init: Option<Expr>,
-    /// The declarator, initializer included (`i = e`); for a condition declaration
-    /// (`if (int x = f())`) the whole declaration.
-    pub span: Span,
-}
-
-/// A lambda bound to a local name, whose captures the analysis can model: every capture by
-/// reference (`[&]`, `[&x, &y]`), or every capture by copy and not `mutable` (`[=]`, `[x]`,
-/// `[]`). Others stay [`Stmt::Opaque`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Lambda {
-    pub name: String,
-    pub params: Vec<Param>,
-    pub body: Vec<Stmt>,
-    /// Captures by reference: the body sees the enclosing variables as they are at the call;
-    /// by copy, as they were where the lambda was defined.
-    pub by_reference: bool,
-    /// The whole declarator, lambda included.
-    pub span: Span,
-}
-
-/// A named function parameter; unnamed ones are skipped.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Param {
-    pub name: String,
-    /// The type as written without the declarator (`const int`, `float`).
-    pub ty: String,
-    /// A function-pointer parameter (`float (*f)(int)`) is a pointer.
-    pub pointer: bool,
-    pub reference: bool,
-    pub array: bool,
-}
 
 /// Why a statement is kept opaque: a node kind, or a fixed reason.
 type Why<'t> = &'t str;

@@ -700,3 +700,27 @@ __global__ void fine(int *o) { o[0] = 1; }",
         "o[0] = 1"
     );
 }
+
+/// One walk reaches every nested statement, a lambda's body and a switch's included, in
+/// source order.
+#[test]
+fn the_statement_walk_reaches_every_nested_statement_in_order() {
+    let file = parse(
+        "__device__ void f(int n) {
+  int a = 0;
+  for (int i = 0; i < n; ++i) { if (i) { int b = i; } else { do { int c = 1; } while (0); } }
+  switch (n) { case 1: { int d = 2; } }
+  auto g = [&] (int k) { int e = k; return e; };
+  int z = 3;
+}",
+    );
+    let f = function(&file, "f");
+    let statements = f.body.statements();
+    let mut declared = Vec::new();
+    walk_statements(&statements, &mut |s| {
+        if let Stmt::Decl(decl) = s {
+            declared.push(decl.name.clone());
+        }
+    });
+    assert_eq!(declared, ["a", "i", "b", "c", "d", "e", "z"]);
+}

@@ -12,6 +12,7 @@ mod packed;
 mod pragmas;
 mod source;
 mod specifiers;
+mod statements;
 mod suppress;
 mod symbols;
 mod syntax;
@@ -21,7 +22,6 @@ pub use ast::{
     one_line, BinaryOp, Expr, ExprKind, Span, TemplateArgs, UnaryOp, MAX_DEPTH as MAX_EXPR_DEPTH,
     TOO_DEEP,
 };
-pub use body::*;
 pub use chunks::brace_depth_at;
 pub use consts::{identifier_tokens, replace_identifiers, Bindings, ConstEnv, Macro};
 pub use extract::{is_atomic, Skipped};
@@ -32,6 +32,7 @@ pub use source::{
     file_kind, is_c_family, is_cuda, is_header, read_source, read_source_from, restored_bytes,
     LineIndex, SourceError, CUDA_EXTENSIONS, MAX_FILE_BYTES,
 };
+pub use statements::*;
 pub use suppress::Suppression;
 pub use types::{Member, MemberLayout, TypeTable};
 

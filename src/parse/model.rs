@@ -1,8 +1,8 @@
 //! What the front end hands to the later stages: plain data, no tree-sitter types.
 use super::ast::{Expr, Span};
-use super::body::Param;
 use super::consts::Bindings;
 use super::packed::{Body, Packed};
+use super::statements::Param;
 use super::types::MemberLayout;
 use std::fmt;
 

@@ -4,7 +4,7 @@
 //! vectors; packed it takes ~1.1 KB (an access's index expressions: ~300 B and ~40 B). Every
 //! function of a file is kept until the end of a run, while the analyses that walk a body
 //! need it only while they do: they unpack it, so a 10 MB file's model stays small.
-use super::body::Stmt;
+use super::statements::Stmt;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::fmt;

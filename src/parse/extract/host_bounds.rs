@@ -10,8 +10,9 @@
 //! fixed point, bounded by [`MAX_ROUNDS`], past which nothing is known.
 use super::Extractor;
 use crate::parse::ast::{BinaryOp, Expr, ExprKind};
-use crate::parse::body::{Lowering, Stmt};
+use crate::parse::body::Lowering;
 use crate::parse::consts::{Bindings, ConstEnv};
+use crate::parse::statements::Stmt;
 use crate::parse::symbols::{child, FIELDS};
 use crate::parse::syntax::Node;
 use std::collections::HashMap;
@@ -435,17 +436,7 @@ fn join_into(env: &mut Env, other: &Env) {
 
 /// Statements, nested ones included.
 fn count(statements: &[Stmt]) -> usize {
-    statements
-        .iter()
-        .map(|s| {
-            1 + match s {
-                Stmt::Block(inner) | Stmt::While { body: inner, .. } => count(inner),
-                Stmt::If {
-                    then, otherwise, ..
-                } => count(then) + count(otherwise),
-                Stmt::For { init, body, .. } => count(init) + count(body),
-                _ => 0,
-            }
-        })
-        .sum()
+    let mut counted = 0;
+    crate::parse::walk_statements(statements, &mut |_| counted += 1);
+    counted
 }
