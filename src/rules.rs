@@ -66,9 +66,27 @@ impl Rule {
         }
     }
 
-    /// The README section that explains it.
-    pub const fn section(self) -> &'static str {
-        "Rules and suppression"
+    /// Its page in the user guide (`docs/guide/src/rules/BW001.md`), as `bankwise rule`
+    /// prints it and SARIF's `help` carries it: what it finds, an example before and after,
+    /// and how to select or silence it.
+    pub fn page(self) -> String {
+        let default = if self.on_by_default() {
+            "Reported by default."
+        } else {
+            "Reported only when selected (`--select`, or `select` in `bankwise.toml`)."
+        };
+        format!(
+            "# {id} {name}\n\n{summary}\n\n## What it finds\n\n{full}\n\n## Example\n\n{help}\n\n\
+             ## Selecting and silencing\n\n{default} `--select {id}` reports only it and \
+             `--ignore {id}` leaves it out (`--ignore {name}` too), on the command line or in \
+             `bankwise.toml`'s `[lint]`; `// NOLINT(bankwise-{id})` on a line silences it there \
+             (see [Rules and suppression](../rules.md)).\n",
+            id = self.id(),
+            name = self.name(),
+            summary = self.summary(),
+            full = self.full_description(),
+            help = self.help_markdown(),
+        )
     }
 
     /// What the rule finds and what to do about it, in a paragraph.

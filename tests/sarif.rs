@@ -253,8 +253,16 @@ fn every_rule_has_a_full_description_and_markdown_help() {
         let full = rule["fullDescription"]["text"].as_str().unwrap_or("");
         assert!(full.len() > 80, "{id}: {full}");
         let help = rule["help"]["text"].as_str().unwrap_or("");
-        assert!(help.contains("Rules and suppression"), "{id}: {help}");
+        let id_text = id.as_str().expect("an id");
+        assert!(
+            help.contains(&format!("`bankwise rule {id_text}` prints the rule's page")),
+            "{id}: {help}"
+        );
         let markdown = rule["help"]["markdown"].as_str().unwrap_or("");
+        // The rule's page in the guide, as `bankwise rule` prints it.
+        let page = std::fs::read_to_string(format!("docs/guide/src/rules/{id_text}.md"))
+            .expect("the rule's page");
+        assert_eq!(markdown, page, "{id}");
         assert!(
             markdown.contains("Before") && markdown.contains("After"),
             "{id}"

@@ -65,6 +65,15 @@ enum Command {
     /// A Language Server on stdin and stdout for editors: diagnostics on open, change and
     /// save, each array's fix as a code action, the banks of an access on hover.
     Server(server::ServerArgs),
+    /// Print a rule's page (`bankwise rule BW001`, or by name), as the user guide has it;
+    /// with no rule, the list of rules.
+    Rule {
+        /// An id (`BW001`) or a name (`bank-conflict-load`).
+        rule: Option<String>,
+        /// Write every rule's page into DIR as `BW001.md`… (the guide's `rules/`).
+        #[arg(long, value_name = "DIR", conflicts_with = "rule")]
+        out_dir: Option<PathBuf>,
+    },
     /// Print the shell completion script for SHELL (`bankwise completions bash >
     /// /etc/bash_completion.d/bankwise`).
     Completions {
@@ -320,11 +329,51 @@ pub fn run() -> ExitCode {
             print_output(Ok(String::from_utf8_lossy(&script).into_owned()))
         }
         Command::Man { page, out_dir } => man(page.as_deref(), out_dir.as_deref()),
+        Command::Rule { rule, out_dir } => rule_page(rule.as_deref(), out_dir.as_deref()),
     }
 }
 
 /// `bankwise man`: bankwise(1), a subcommand's page (`bankwise-check(1)`, which bankwise(1)
 /// refers to), or every page written into `out_dir`.
+/// `bankwise rule`: one rule's page, the list of rules, or every page into a directory.
+fn rule_page(rule: Option<&str>, out_dir: Option<&Path>) -> ExitCode {
+    use bankwise::rules::Rule;
+    if let Some(dir) = out_dir {
+        for rule in Rule::ALL {
+            let path = dir.join(format!("{}.md", rule.id()));
+            if let Err(err) = std::fs::write(&path, rule.page()) {
+                bankwise::say!(
+                    "bankwise: error: {}: cannot write the rule's page: {err}",
+                    path.display()
+                );
+                return ExitCode::from(EXIT_INPUT_ERROR);
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    let Some(wanted) = rule else {
+        let list: String = Rule::ALL
+            .iter()
+            .map(|r| format!("{}  {:<24}{}\n", r.id(), r.name(), r.summary()))
+            .collect();
+        return print_output(Ok(list));
+    };
+    let found = Rule::ALL
+        .into_iter()
+        .find(|r| r.id().eq_ignore_ascii_case(wanted) || r.name() == wanted);
+    match found {
+        Some(rule) => print_output(Ok(rule.page())),
+        None => {
+            let ids: Vec<&str> = Rule::ALL.iter().map(|r| r.id()).collect();
+            bankwise::say!(
+                "bankwise: error: no rule `{wanted}`; the rules are {}",
+                ids.join(", ")
+            );
+            ExitCode::from(EXIT_INPUT_ERROR)
+        }
+    }
+}
+
 fn man(page: Option<&str>, out_dir: Option<&Path>) -> ExitCode {
     let mut command = Cli::command().disable_help_subcommand(true);
     command.build();

@@ -14,9 +14,9 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Where bankwise's README is published: Cargo.toml's `repository`. The rules' `helpUri`
-/// and the driver's `informationUri` point there once it is set (empty: left out, rather
-/// than an address nobody checked).
+/// Where bankwise's sources are published: Cargo.toml's `repository`. The rules' `helpUri`
+/// (their guide pages) and the driver's `informationUri` point there once it is set (empty:
+/// left out, rather than an address nobody checked).
 const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 
 /// The base every artifact URI is relative to: the directory `check` ran in.
@@ -85,7 +85,7 @@ struct Message {
 #[derive(Serialize)]
 struct MultiformatMessage {
     text: String,
-    markdown: &'static str,
+    markdown: String,
 }
 
 #[derive(Serialize)]
@@ -200,13 +200,14 @@ pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Log {
             },
             help: MultiformatMessage {
                 text: format!(
-                    "{} See the bankwise README, section \"{}\".",
+                    "{} `bankwise rule {}` prints the rule's page.",
                     rule.full_description(),
-                    rule.section()
+                    rule.id()
                 ),
-                markdown: rule.help_markdown(),
+                markdown: rule.page(),
             },
-            help_uri: published.map(|r| format!("{r}#rules-and-suppression")),
+            help_uri: published
+                .map(|r| format!("{r}/blob/main/docs/guide/src/rules/{}.md", rule.id())),
             default_configuration: Configuration {
                 level: rule.default_severity().as_str(),
             },
