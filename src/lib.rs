@@ -1,5 +1,6 @@
 //! bankwise: finds shared-memory bank conflicts in CUDA source and rewrites kernels to remove
-//! them. Stages, each importing only those before it: [`parse`] → [`block`] (launch shapes) →
+//! them. Stages, each importing only those before it: `c_int` (C integer arithmetic, the one
+//! evaluator every stage uses) → [`parse`] → [`block`] (launch shapes) →
 //! [`affine`] → [`bank`] → [`cost`] → [`solve`] → [`settings`], [`command_line`] and [`compile_db`] →
 //! [`analysis`] →
 //! [`rewrite`] → [`plan`] → [`pipeline`] → [`report`]; on top, [`explain`] draws one access
@@ -10,6 +11,7 @@ pub mod analysis;
 pub mod bank;
 pub mod bench;
 pub mod block;
+mod c_int;
 pub mod command_line;
 pub mod compile_db;
 pub mod cost;

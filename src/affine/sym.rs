@@ -4,6 +4,8 @@
 //! A `Sym` can always be evaluated exactly for one thread and one loop iteration (the bank
 //! model does that); the digit-affine normal form (see `digits`) is the structured view of the
 //! ones that fit the papers' model.
+use crate::c_int::Semantics;
+pub use crate::c_int::{Op, SHIFT_WIDTH};
 use std::fmt;
 use std::sync::Arc;
 
@@ -48,102 +50,6 @@ pub enum Atom {
     Uniform(String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Op {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Shl,
-    Shr,
-    And,
-    Or,
-    Xor,
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    LogAnd,
-    LogOr,
-}
-
-impl Op {
-    pub fn token(self) -> &'static str {
-        match self {
-            Op::Add => "+",
-            Op::Sub => "-",
-            Op::Mul => "*",
-            Op::Div => "/",
-            Op::Rem => "%",
-            Op::Shl => "<<",
-            Op::Shr => ">>",
-            Op::And => "&",
-            Op::Or => "|",
-            Op::Xor => "^",
-            Op::Eq => "==",
-            Op::Ne => "!=",
-            Op::Lt => "<",
-            Op::Le => "<=",
-            Op::Gt => ">",
-            Op::Ge => ">=",
-            Op::LogAnd => "&&",
-            Op::LogOr => "||",
-        }
-    }
-
-    /// C semantics on 64-bit integers; `None` where C is undefined (division by zero, a shift
-    /// out of range).
-    pub fn apply(self, l: i64, r: i64) -> Option<i64> {
-        Some(match self {
-            Op::Add => l.wrapping_add(r),
-            Op::Sub => l.wrapping_sub(r),
-            Op::Mul => l.wrapping_mul(r),
-            Op::Div => l.checked_div(r)?,
-            Op::Rem => l.checked_rem(r)?,
-            // As the GPU shifts a 32-bit value: an amount of 32 or more (or negative, which
-            // is huge unsigned) is clamped to 32 (PTX `shl`/`shr`), which C++ leaves undefined.
-            Op::Shl => match u32::try_from(r).ok().filter(|s| *s < SHIFT_WIDTH) {
-                Some(s) => l.checked_shl(s)?,
-                None => 0,
-            },
-            Op::Shr => match u32::try_from(r).ok().filter(|s| *s < SHIFT_WIDTH) {
-                Some(s) => l >> s,
-                None if l < 0 => -1,
-                None => 0,
-            },
-            Op::And => l & r,
-            Op::Or => l | r,
-            Op::Xor => l ^ r,
-            Op::Eq => i64::from(l == r),
-            Op::Ne => i64::from(l != r),
-            Op::Lt => i64::from(l < r),
-            Op::Le => i64::from(l <= r),
-            Op::Gt => i64::from(l > r),
-            Op::Ge => i64::from(l >= r),
-            Op::LogAnd => i64::from(l != 0 && r != 0),
-            Op::LogOr => i64::from(l != 0 || r != 0),
-        })
-    }
-
-    pub(crate) fn precedence(self) -> u8 {
-        match self {
-            Op::Mul | Op::Div | Op::Rem => 10,
-            Op::Add | Op::Sub => 9,
-            Op::Shl | Op::Shr => 8,
-            Op::Lt | Op::Le | Op::Gt | Op::Ge => 7,
-            Op::Eq | Op::Ne => 6,
-            Op::And => 5,
-            Op::Xor => 4,
-            Op::Or => 3,
-            Op::LogAnd => 2,
-            Op::LogOr => 1,
-        }
-    }
-}
-
 /// Why a value is not known as a function of the thread indices and loop counters.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Unknown {
@@ -185,10 +91,6 @@ pub enum Sym {
     Unknown(Unknown),
 }
 
-/// The width of the integers indices are computed in: a shift by this much or more is
-/// clamped, as the GPU does.
-pub const SHIFT_WIDTH: u32 = 32;
-
 /// The deepest value a variable holds (see [`Sym::bounded`]).
 pub const MAX_DEPTH: u32 = 256;
 /// The most nodes of a value's tree a variable holds (see [`Sym::bounded`]).
@@ -224,7 +126,7 @@ impl Sym {
     /// Builds `l op r`, folding constants and the neutral elements so that values stay small.
     pub fn binary(op: Op, l: Sym, r: Sym) -> Sym {
         if let (Sym::Const(a), Sym::Const(b)) = (&l, &r) {
-            if let Some(v) = op.apply(*a, *b) {
+            if let Some(v) = op.apply(*a, *b, Semantics::Device) {
                 return Sym::Const(v);
             }
         }
@@ -377,11 +279,11 @@ impl Sym {
                 let truth = |v: Option<i64>| v.map(|v| i64::from(v != 0));
                 match (truth(l.eval(atoms)), truth(r.eval(atoms))) {
                     (Some(v), _) | (_, Some(v)) if v == decides => Some(decides),
-                    (Some(a), Some(b)) => op.apply(a, b),
+                    (Some(a), Some(b)) => op.apply(a, b, Semantics::Device),
                     _ => None,
                 }
             }
-            Sym::Binary(op, l, r) => op.apply(l.eval(atoms)?, r.eval(atoms)?),
+            Sym::Binary(op, l, r) => op.apply(l.eval(atoms)?, r.eval(atoms)?, Semantics::Device),
             Sym::Select(c, t, e) => match c.eval(atoms) {
                 Some(0) => e.eval(atoms),
                 Some(_) => t.eval(atoms),

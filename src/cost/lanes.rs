@@ -1,6 +1,7 @@
 //! A site's address evaluated for up to 32 lanes at once: a small program of its
 //! expression, run over lane groups.
 use super::*;
+use crate::c_int::Semantics;
 
 /// Lanes evaluated together: the bits of a `u32` say which hold a value.
 pub(super) const GROUP: usize = 32;
@@ -340,7 +341,7 @@ fn binary(op: Op, l: &mut Lanes, r: &Lanes) {
         // Division and shifts are undefined for some operands: lane by lane.
         Op::Div | Op::Rem | Op::Shl | Op::Shr => {
             for (i, (v, w)) in l.values.iter_mut().zip(&r.values).enumerate() {
-                match op.apply(*v, *w) {
+                match op.apply(*v, *w, Semantics::Device) {
                     Some(result) => *v = result,
                     None => l.valid &= !(1 << i),
                 }

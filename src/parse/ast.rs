@@ -4,6 +4,7 @@
 //! [`ExprKind::Opaque`], so adversarial input (10,000 nested parentheses) cannot overflow the stack.
 use super::symbols::{child, kind, FIELDS};
 use super::syntax::Node;
+use crate::c_int::Op;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::LazyLock;
@@ -88,6 +89,32 @@ pub enum BinaryOp {
     Le,
     Gt,
     Ge,
+}
+
+impl BinaryOp {
+    /// The operator as every evaluator applies it ([`crate::c_int`]).
+    pub fn op(self) -> Op {
+        match self {
+            BinaryOp::Add => Op::Add,
+            BinaryOp::Sub => Op::Sub,
+            BinaryOp::Mul => Op::Mul,
+            BinaryOp::Div => Op::Div,
+            BinaryOp::Rem => Op::Rem,
+            BinaryOp::Shl => Op::Shl,
+            BinaryOp::Shr => Op::Shr,
+            BinaryOp::BitAnd => Op::And,
+            BinaryOp::BitOr => Op::Or,
+            BinaryOp::BitXor => Op::Xor,
+            BinaryOp::LogAnd => Op::LogAnd,
+            BinaryOp::LogOr => Op::LogOr,
+            BinaryOp::Eq => Op::Eq,
+            BinaryOp::Ne => Op::Ne,
+            BinaryOp::Lt => Op::Lt,
+            BinaryOp::Le => Op::Le,
+            BinaryOp::Gt => Op::Gt,
+            BinaryOp::Ge => Op::Ge,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

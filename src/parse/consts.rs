@@ -2,6 +2,7 @@
 //! function-like), enumerators, `const`/`constexpr` integers, template parameters and `sizeof`.
 use super::ast::{BinaryOp, Expr, ExprKind, UnaryOp};
 use super::types::TypeTable;
+use crate::c_int::Semantics;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -613,28 +614,9 @@ fn template_id_arguments(list: &str) -> Option<Vec<String>> {
 }
 
 fn binary(op: BinaryOp, l: i64, r: i64) -> Result<i64, Unresolved> {
-    let shift = || u32::try_from(r).ok().filter(|&s| s < 64);
-    let value = match op {
-        BinaryOp::Add => l.checked_add(r),
-        BinaryOp::Sub => l.checked_sub(r),
-        BinaryOp::Mul => l.checked_mul(r),
-        BinaryOp::Div => l.checked_div(r),
-        BinaryOp::Rem => l.checked_rem(r),
-        BinaryOp::Shl => shift().and_then(|s| l.checked_shl(s)),
-        BinaryOp::Shr => shift().map(|s| l >> s),
-        BinaryOp::BitAnd => Some(l & r),
-        BinaryOp::BitOr => Some(l | r),
-        BinaryOp::BitXor => Some(l ^ r),
-        BinaryOp::LogAnd => Some(i64::from(l != 0 && r != 0)),
-        BinaryOp::LogOr => Some(i64::from(l != 0 || r != 0)),
-        BinaryOp::Eq => Some(i64::from(l == r)),
-        BinaryOp::Ne => Some(i64::from(l != r)),
-        BinaryOp::Lt => Some(i64::from(l < r)),
-        BinaryOp::Le => Some(i64::from(l <= r)),
-        BinaryOp::Gt => Some(i64::from(l > r)),
-        BinaryOp::Ge => Some(i64::from(l >= r)),
-    };
-    value.ok_or(Unresolved::Arithmetic)
+    op.op()
+        .apply(l, r, Semantics::Constant)
+        .ok_or(Unresolved::Arithmetic)
 }
 
 #[cfg(test)]

@@ -238,7 +238,7 @@ impl<'a> Executor<'a> {
                     ) =>
             {
                 let step: i64 = p.inner.iter().product();
-                let compared = Sym::binary(op_of(op), p.offset, q.offset);
+                let compared = Sym::binary(BinaryOp::op(op), p.offset, q.offset);
                 Value::Int(if op == BinaryOp::Sub {
                     Sym::binary(Op::Div, compared, Sym::Const(step))
                 } else {
@@ -248,7 +248,7 @@ impl<'a> Executor<'a> {
             (op, l, r) => {
                 let l = self.int(l, lhs);
                 let r = self.int(r, rhs);
-                Value::Int(Sym::binary(op_of(op), l, r))
+                Value::Int(Sym::binary(BinaryOp::op(op), l, r))
             }
         }
     }
@@ -391,28 +391,5 @@ impl<'a> Executor<'a> {
             }
             _ => None,
         }
-    }
-}
-
-fn op_of(op: BinaryOp) -> Op {
-    match op {
-        BinaryOp::Add => Op::Add,
-        BinaryOp::Sub => Op::Sub,
-        BinaryOp::Mul => Op::Mul,
-        BinaryOp::Div => Op::Div,
-        BinaryOp::Rem => Op::Rem,
-        BinaryOp::Shl => Op::Shl,
-        BinaryOp::Shr => Op::Shr,
-        BinaryOp::BitAnd => Op::And,
-        BinaryOp::BitOr => Op::Or,
-        BinaryOp::BitXor => Op::Xor,
-        BinaryOp::LogAnd => Op::LogAnd,
-        BinaryOp::LogOr => Op::LogOr,
-        BinaryOp::Eq => Op::Eq,
-        BinaryOp::Ne => Op::Ne,
-        BinaryOp::Lt => Op::Lt,
-        BinaryOp::Le => Op::Le,
-        BinaryOp::Gt => Op::Gt,
-        BinaryOp::Ge => Op::Ge,
     }
 }

@@ -26,6 +26,7 @@ use pointers::Pointer;
 use super::class::{classify, Class};
 use super::digits::{normalize, Context, DigitAffine, NotAffine};
 use super::sym::{Atom, AtomValues, LoopId, Op, Sym};
+use crate::c_int::Semantics;
 use crate::parse::{
     AccessKind, Bindings, ConstEnv, EscapeKind, Function, Lambda, Span, Stmt, UnseenUse,
 };
@@ -54,8 +55,8 @@ impl Step {
         match self {
             Step::Add(k) => v.checked_add(k),
             Step::Mul(k) => v.checked_mul(k),
-            Step::Shl(k) => Op::Shl.apply(v, k),
-            Step::Shr(k) => Op::Shr.apply(v, k),
+            Step::Shl(k) => Op::Shl.apply(v, k, Semantics::Device),
+            Step::Shr(k) => Op::Shr.apply(v, k, Semantics::Device),
             Step::Div(k) => v.checked_div(k),
         }
     }

@@ -9,6 +9,7 @@
 //! also know when every value is a power of two (sizes made by doubling): loops run to a
 //! fixed point, bounded by [`MAX_ROUNDS`], past which nothing is known.
 use super::Extractor;
+use crate::c_int::Semantics;
 use crate::parse::ast::{BinaryOp, Expr, ExprKind};
 use crate::parse::body::Lowering;
 use crate::parse::consts::{Bindings, ConstEnv};
@@ -406,19 +407,27 @@ fn binary(op: BinaryOp, a: Range, b: Range) -> Option<Range> {
             hi: a.hi / b.lo.max(1),
             pow2: false,
         },
-        BinaryOp::Shl if b.hi < 64 => Range {
-            lo: a.lo.checked_shl(b.lo as u32).unwrap_or(u64::MAX),
-            hi: a
-                .hi
-                .checked_shl(b.hi as u32)
-                .filter(|v| v >> b.hi == a.hi)?,
-            pow2: a.pow2,
-        },
-        BinaryOp::Shr if b.hi < 64 => Range {
-            lo: a.lo >> b.hi,
-            hi: a.hi >> b.lo,
-            pow2: false,
-        },
+        // The endpoints shift as a constant does (crate::c_int); ranges hold no negatives.
+        BinaryOp::Shl | BinaryOp::Shr => {
+            let shift = |value: u64, by: u64| -> Option<u64> {
+                let value = i64::try_from(value).ok()?;
+                let by = i64::try_from(by).ok()?;
+                u64::try_from(op.op().apply(value, by, Semantics::Constant)?).ok()
+            };
+            if op == BinaryOp::Shl {
+                Range {
+                    lo: shift(a.lo, b.lo).unwrap_or(u64::MAX),
+                    hi: shift(a.hi, b.hi)?,
+                    pow2: a.pow2,
+                }
+            } else {
+                Range {
+                    lo: shift(a.lo, b.hi)?,
+                    hi: shift(a.hi, b.lo)?,
+                    pow2: false,
+                }
+            }
+        }
         _ => return None,
     };
     range.normal()
