@@ -103,7 +103,49 @@ impl Block {
 }
 
 /// The outcome for one function: a shape, or the reason there is none.
-pub type Resolution = Result<Block, String>;
+pub type Resolution = Result<Block, NoBlock>;
+
+/// Why a function has no block shape, not even an assumed one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum NoBlock {
+    /// A device function whose callers run with different shapes.
+    CallersDisagree { function: String },
+    /// A device function nothing calls with a shape, and no flag gives one.
+    UnknownForDeviceFunction { display: String, name: String },
+    /// A kernel that other files launch with different shapes.
+    LaunchesDisagree {
+        name: String,
+        first: (PathBuf, usize, [u32; 3]),
+        other: (PathBuf, usize, [u32; 3]),
+    },
+}
+
+impl fmt::Display for NoBlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NoBlock::CallersDisagree { function } => write!(
+                f,
+                "callers of `{function}` run with different block shapes; pass --block \
+                 {function}=XxYxZ"
+            ),
+            NoBlock::UnknownForDeviceFunction { display, name } => write!(
+                f,
+                "block shape unknown for device function `{display}`; pass --block {name}=XxYxZ"
+            ),
+            NoBlock::LaunchesDisagree { name, first, other } => write!(
+                f,
+                "`{name}` is launched with block {} at {}:{} and {} at {}:{}; pass --block \
+                 {name}=XxYxZ to choose",
+                format_shape(first.2),
+                first.0.display(),
+                first.1,
+                format_shape(other.2),
+                other.0.display(),
+                other.1,
+            ),
+        }
+    }
+}
 
 /// A launch with a known block shape, in one of the files a command was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,10 +292,9 @@ pub fn resolve_all(
                     },
                 })
             } else {
-                Err(format!(
-                    "callers of `{}` run with different block shapes; pass --block {}=XxYxZ",
-                    function.name, function.name
-                ))
+                Err(NoBlock::CallersDisagree {
+                    function: function.name.clone(),
+                })
             };
             if resolved[i] != inherited {
                 resolved[i] = inherited;
@@ -349,9 +390,10 @@ fn resolve_direct(
         }
     }
     if function.kind == FunctionKind::Device {
-        return Err(format!(
-            "block shape unknown for device function `{display}`; pass --block {name}=XxYxZ"
-        ));
+        return Err(NoBlock::UnknownForDeviceFunction {
+            display: display.to_string(),
+            name: name.to_string(),
+        });
     }
     let unknown_because = sites
         .iter()
@@ -517,16 +559,11 @@ impl Elsewhere<'_> {
             .collect();
         let first = others.first()?;
         if let Some(other) = others.iter().find(|l| l.shape != first.shape) {
-            return Some(Err(format!(
-                "`{name}` is launched with block {} at {}:{} and {} at {}:{}; pass --block \
-                 {name}=XxYxZ to choose",
-                format_shape(first.shape),
-                first.path.display(),
-                first.at.line,
-                format_shape(other.shape),
-                other.path.display(),
-                other.at.line,
-            )));
+            return Some(Err(NoBlock::LaunchesDisagree {
+                name: name.to_string(),
+                first: (first.path.clone(), first.at.line, first.shape),
+                other: (other.path.clone(), other.at.line, other.shape),
+            }));
         }
         Some(Ok(Block {
             shape: first.shape,

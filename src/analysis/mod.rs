@@ -189,7 +189,7 @@ pub fn analyse_text_visiting(
             diagnostics.push(Diagnostic {
                 severity: Severity::Warning,
                 at: function.at,
-                message: why.clone(),
+                message: why.to_string(),
             });
         }
     }
@@ -628,23 +628,68 @@ impl AnalysedFile {
     }
 }
 
+/// Why an array cannot be rewritten whatever the map: something the analysis of its function
+/// could not settle.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum NotRewritable {
+    /// Its first escape, as `check` words it.
+    Escapes(String),
+    NoBlock(Box<block::NoBlock>),
+    UnsizedElement {
+        ty: String,
+    },
+    /// An extent, as written, that has no value.
+    UnknownExtent {
+        written: String,
+    },
+    /// A vector view that cuts its elements.
+    CutsElements {
+        line: usize,
+        text: String,
+        bytes: u64,
+        elem_bytes: u64,
+    },
+}
+
+impl std::fmt::Display for NotRewritable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotRewritable::Escapes(why) => f.write_str(why),
+            NotRewritable::NoBlock(why) => write!(f, "{why}"),
+            NotRewritable::UnsizedElement { ty } => {
+                write!(f, "element type `{ty}` has no known size")
+            }
+            NotRewritable::UnknownExtent { written } => write!(f, "extent `{written}` is unknown"),
+            NotRewritable::CutsElements {
+                line,
+                text,
+                bytes,
+                elem_bytes,
+            } => write!(
+                f,
+                "line {line}: `{text}` reads or writes it {bytes} bytes at a time, which cuts its \
+                 {elem_bytes}-byte elements"
+            ),
+        }
+    }
+}
+
 /// Why an array must be left as it is, if it must: the first escape, an unknown block shape,
 /// an unknown element size or extent, an access through a wider type.
-pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<String> {
+pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<NotRewritable> {
     if let Some(reason) = array.reason() {
-        return Some(reason);
+        return Some(NotRewritable::Escapes(reason));
     }
     if let Err(why) = block {
-        return Some(why.clone());
+        return Some(NotRewritable::NoBlock(Box::new(why.clone())));
     }
     if array.elem_bytes.is_none() {
-        return Some(format!(
-            "element type `{}` has no known size",
-            array.elem_type
-        ));
+        return Some(NotRewritable::UnsizedElement {
+            ty: array.elem_type.clone(),
+        });
     }
-    if let Some(why) = array.unknown_static_extent() {
-        return Some(why);
+    if let Some(written) = array.unknown_static_extent() {
+        return Some(NotRewritable::UnknownExtent { written });
     }
     // A map moves whole elements, a vector view whole vectors of them; a view that cuts an
     // element has no place in either.
@@ -654,12 +699,11 @@ pub fn not_rewritable_reason(array: &SharedArray, block: &Resolution) -> Option<
             .detail()
             .vector_bytes
             .filter(|&bytes| bytes < elem_bytes || bytes % elem_bytes != 0)
-            .map(|bytes| {
-                format!(
-                    "line {}: `{}` reads or writes it {bytes} bytes at a time, which cuts its \
-                     {elem_bytes}-byte elements",
-                    access.at.line, access.text
-                )
+            .map(|bytes| NotRewritable::CutsElements {
+                line: access.at.line,
+                text: access.text.clone(),
+                bytes,
+                elem_bytes,
             })
     })
 }

@@ -278,7 +278,7 @@ pub fn explain_text(
         .as_ref()
         .ok_or_else(|| {
             let why = match &file.per_function[picked.function].block {
-                Err(why) => why.clone(),
+                Err(why) => why.to_string(),
                 Ok(_) => "the function is not analysed".to_string(),
             };
             not_simulated(&why)
@@ -646,7 +646,11 @@ fn fix_choice<'p>(
                 .as_ref()
                 .map_or_else(|| rewrite.map.kind().to_string(), |m| m.description.clone());
             let description = format!("{description}\ni -> {}", rewrite.map.cuda("i"));
-            Ok((rewrite.map.as_ref(), description, rewrite.caution.clone()))
+            Ok((
+                rewrite.map.as_ref(),
+                description,
+                rewrite.caution.as_ref().map(ToString::to_string),
+            ))
         }
         (Some(outcome), None) => Err(left_alone_reason(outcome, &array.name)),
         (None, _) => Err(format!("fix does not plan `{}`", array.name)),
@@ -749,9 +753,9 @@ fn left_alone_reason(outcome: &ArrayOutcome, array: &str) -> String {
         (Action::Clean, _) => format!("`{array}` has no bank conflicts: nothing to do"),
         (Action::NotApplied, Some(why)) => match &outcome.map {
             Some(map) => format!("fix only suggests {}: {why}", map.description),
-            None => why.clone(),
+            None => why.to_string(),
         },
-        (_, Some(why)) => why.clone(),
+        (_, Some(why)) => why.to_string(),
         (_, None) => format!("fix leaves `{array}` as it is"),
     }
 }

@@ -258,19 +258,19 @@ impl SharedArray {
         self.dims
             .iter()
             .zip(&self.dim_texts)
-            .map(|(dim, text)| dim.ok_or_else(|| unknown_extent(text)))
+            .map(|(dim, text)| dim.ok_or_else(|| format!("extent `{text}` is unknown")))
             .collect()
     }
 
-    /// Why the array's size is not known, but for an `extern __shared__` array's first
-    /// extent, which its launches set.
+    /// The first extent, as written, whose value is not known, but for an `extern __shared__`
+    /// array's first extent, which its launches set.
     pub fn unknown_static_extent(&self) -> Option<String> {
         self.dims
             .iter()
             .zip(&self.dim_texts)
             .enumerate()
             .find(|(i, (dim, _))| dim.is_none() && !(self.is_extern && *i == 0))
-            .map(|(_, (_, text))| unknown_extent(text))
+            .map(|(_, (_, text))| text.clone())
     }
 
     /// Which declarator declares the array. The instances of a template share theirs (one
@@ -292,10 +292,6 @@ impl SharedArray {
 
 /// See [`SharedArray::declarator_key`]: the declaration's bytes and the array's name.
 pub type DeclaratorKey = (usize, usize, String);
-
-fn unknown_extent(text: &str) -> String {
-    format!("extent `{text}` is unknown")
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum AccessKind {

@@ -7,7 +7,7 @@ use crate::analysis::{
 use crate::block::ConfigBlocks;
 use crate::parse::{self, PackedVec};
 use crate::plan::{
-    self, Action, ArrayOutcome, BatchInput, Plan, PlanInput, Planned, Planner, Strategy,
+    self, Action, ArrayOutcome, BatchInput, Plan, PlanInput, Planned, Planner, Reason, Strategy,
 };
 use crate::rewrite::guard::assumes_clause;
 use crate::rewrite::{apply, apply_undoably, Applicability, Edit, Fix};
@@ -303,7 +303,7 @@ fn fix_from(
     // validation is done: on a large file they are tens of megabytes, beside the models of
     // the input and then of the output.
     let mut applies = Vec::with_capacity(plan.rewrites.len());
-    let mut left_out: Vec<(usize, String)> = Vec::new();
+    let mut left_out: Vec<(usize, Reason)> = Vec::new();
     for planned in &mut plan.rewrites {
         fixes.push(fix_of(planned, analysed));
         let allowed = match planned.applicability {
@@ -312,11 +312,7 @@ fn fix_from(
             Applicability::DisplayOnly => false,
         };
         if !allowed {
-            let why = planned.caution.as_deref().unwrap_or("unsafe");
-            left_out.push((
-                planned.outcome,
-                format!("unsafe: {why}; pass --unsafe-fixes to apply it"),
-            ));
+            left_out.push((planned.outcome, Reason::Unsafe(planned.caution.clone())));
         }
         applies.push(allowed);
     }
@@ -530,7 +526,7 @@ fn share_map_functions(
     rewrites: &[Planned],
     applies: &mut [bool],
     fixes: &mut [Fix],
-    left_out: &mut Vec<(usize, String)>,
+    left_out: &mut Vec<(usize, Reason)>,
 ) {
     // Per map function inserted, by name: the fix that inserts it and the last kernel named.
     let mut first: HashMap<&str, (usize, String)> = HashMap::new();
@@ -557,10 +553,9 @@ fn share_map_functions(
         if body(&shared.text) != body(&function.text) {
             left_out.push((
                 planned.outcome,
-                format!(
-                    "its copies of the functions it is passed to would differ from those of \
-                     `{last}`, whose names they share"
-                ),
+                Reason::CopiesWouldDiffer {
+                    other: last.to_string(),
+                },
             ));
             applies[i] = false;
             continue;
@@ -603,7 +598,7 @@ fn fix_of(planned: &mut Planned, analysed: &AnalysedFile) -> Fix {
 }
 
 /// Marks a planned rewrite as left out of the output.
-fn not_applied(outcome: &mut ArrayOutcome, reason: String) {
+fn not_applied(outcome: &mut ArrayOutcome, reason: Reason) {
     outcome.action = Action::NotApplied;
     outcome.reason = Some(reason);
     outcome.excess_after = outcome.excess_before;
@@ -758,7 +753,7 @@ mod tests {
         assert_eq!(tile.action, Action::NotApplied);
         assert_eq!(tile.applicability, Some(Applicability::Unsafe));
         assert!(tile
-            .reason
+            .reason_text()
             .as_deref()
             .is_some_and(|r| r.contains("128 bytes")));
         assert_eq!(file.fixes[0].applicability, Applicability::Unsafe);
@@ -803,7 +798,7 @@ mod tests {
         assert_eq!(call.action, Action::NotApplied);
         assert_eq!(call.applicability, Some(Applicability::DisplayOnly));
         assert_eq!(
-            call.reason.as_deref(),
+            call.reason_text().as_deref(),
             Some(
                 "line 15: `d[2 * threadIdx.x]` is reached through the call at line 9: `put` \
                  is not defined before `k`"
@@ -813,7 +808,7 @@ mod tests {
         let lost = outcome(&file, "lost");
         assert_eq!(lost.action, Action::LeftAlone);
         assert!(lost
-            .reason
+            .reason_text()
             .as_deref()
             .is_some_and(|r| r.starts_with("it escapes")));
     }
@@ -944,7 +939,7 @@ mod tests {
         let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
         assert_eq!(actions, vec![Action::Rewritten, Action::NotApplied]);
         assert_eq!(
-            file.arrays[1].reason.as_deref(),
+            file.arrays[1].reason_text().as_deref(),
             Some(
                 "its copies of the functions it is passed to would differ from those of `k1`, \
                  whose names they share"
@@ -963,7 +958,7 @@ mod tests {
         let s = outcome(&file, "s");
         assert_eq!(s.action, Action::NotApplied);
         assert_eq!(
-            s.reason.as_deref(),
+            s.reason_text().as_deref(),
             Some(
                 "`t` is passed through the same call at line 12: one copy of the function \
                  cannot serve two arrays"
@@ -984,7 +979,7 @@ mod tests {
         let s = outcome(&file, "s");
         assert_eq!(s.action, Action::NotApplied);
         assert_eq!(
-            s.reason.as_deref(),
+            s.reason_text().as_deref(),
             Some(
                 "line 9: `q[2 * threadIdx.x]` may go through a `volatile` pointer, whose \
                  qualifier a subscript of the array would drop"
@@ -999,7 +994,7 @@ mod tests {
             a[2 * threadIdx.x] = 1;\n    b[2 * threadIdx.x] = 1;\n}\n";
         let file = fixed(text, &FixOptions::default());
         assert!(outcome(&file, "a")
-            .reason
+            .reason_text()
             .as_deref()
             .is_some_and(|r| r.contains("shares the dynamic shared memory with `b`")));
         let one = text
@@ -1007,7 +1002,7 @@ mod tests {
             .replace("    b[2 * threadIdx.x] = 1;\n", "");
         let file = fixed(&one, &FixOptions::default());
         assert_eq!(
-            outcome(&file, "a").reason.as_deref(),
+            outcome(&file, "a").reason_text().as_deref(),
             Some(
                 "an `extern __shared__` array whose extent no launch bankwise sees gives (or its \
                  launches disagree): a map is only proven on a known extent"
@@ -1047,7 +1042,9 @@ mod tests {
         let a = outcome(&file, "a");
         assert_eq!(a.action, Action::LeftAlone);
         assert!(
-            a.reason.as_deref().is_some_and(|r| r.contains("padding")),
+            a.reason_text()
+                .as_deref()
+                .is_some_and(|r| r.contains("padding")),
             "{a:?}"
         );
     }
@@ -1059,10 +1056,10 @@ mod tests {
             template __global__ void k<1>(float *);\ntemplate __global__ void k<2>(float *);\n";
         let file = fixed(text, &FixOptions::default());
         assert!(!file.changed());
-        let reasons: Vec<Option<&str>> = file.arrays.iter().map(|a| a.reason.as_deref()).collect();
+        let reasons: Vec<Option<String>> = file.arrays.iter().map(|a| a.reason_text()).collect();
         assert_eq!(
             reasons,
-            vec![Some("the instances of template `k` need different rewrites"); 2]
+            vec![Some("the instances of template `k` need different rewrites".to_string()); 2]
         );
         // One instance alone is rewritten.
         let one = text.replace("template __global__ void k<1>(float *);\n", "");
@@ -1085,7 +1082,7 @@ mod tests {
         let file = fixed(text, &FixOptions::default());
         assert!(!file.changed());
         assert_eq!(
-            file.arrays[0].reason.as_deref(),
+            file.arrays[0].reason_text().as_deref(),
             Some(
                 "unsafe: its extents depend on the template parameter `N`: the map is proven \
                  for `k<64>` only; pass --unsafe-fixes to apply it"
@@ -1121,7 +1118,7 @@ mod tests {
         let t = outcome(&file, "t");
         assert_eq!(t.action, Action::NotApplied, "{t:?}");
         assert!(t
-            .reason
+            .reason_text()
             .as_deref()
             .is_some_and(|r| r.contains("template parameter `ROWS`")));
     }
@@ -1175,7 +1172,7 @@ mod tests {
         let file = fixed(TRANSPOSE, &rap);
         assert!(!file.changed());
         assert!(outcome(&file, "tile")
-            .reason
+            .reason_text()
             .as_deref()
             .is_some_and(|r| r.contains("`__constant__` table")));
     }
@@ -1192,7 +1189,7 @@ mod tests {
         let again = fixed(file.output(), &FixOptions::default());
         assert!(!again.changed(), "{}", again.output());
         assert_eq!(
-            outcome(&again, "s_v").reason.as_deref(),
+            outcome(&again, "s_v").reason_text().as_deref(),
             Some("already rewritten by bankwise")
         );
     }

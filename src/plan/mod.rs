@@ -1,7 +1,10 @@
 //! The decisions: what happens to each shared array of a file, all or nothing: every access
 //! of the array goes through the one map chosen for it, or the array is left as it is with
 //! the reason. Arrays without conflicts are left alone silently.
+mod reason;
 mod rewrite_form;
+
+pub use reason::{Caution, Reason};
 
 use rewrite_form::{form, pointer_made_at, Names};
 
@@ -110,7 +113,7 @@ pub struct ArrayOutcome {
     pub array: String,
     pub at: Location,
     pub action: Action,
-    pub reason: Option<String>,
+    pub reason: Option<Reason>,
     pub applicability: Option<Applicability>,
     pub form: Option<FormKind>,
     pub map: Option<MapSummary>,
@@ -130,6 +133,13 @@ pub struct ArrayOutcome {
     pub accesses: Vec<AccessOutcome>,
 }
 
+impl ArrayOutcome {
+    /// Its reason as the reports word it.
+    pub fn reason_text(&self) -> Option<String> {
+        self.reason.as_ref().map(ToString::to_string)
+    }
+}
+
 /// An array with a rewrite ready to apply.
 pub struct Planned {
     pub function: usize,
@@ -144,7 +154,7 @@ pub struct Planned {
     pub predicted: Vec<u64>,
     pub applicability: Applicability,
     /// Why the rewrite is unsafe, when it is.
-    pub caution: Option<String>,
+    pub caution: Option<Caution>,
 }
 
 /// The plan for one file.
@@ -158,10 +168,10 @@ pub struct Plan {
 /// A decision for one array before the template instances are reconciled.
 enum Decision {
     Clean,
-    LeftAlone(String),
-    Suggest(Candidate, String),
+    LeftAlone(Reason),
+    Suggest(Candidate, Reason),
     /// With the reason the rewrite is unsafe, if it is.
-    Rewrite(Candidate, Box<Rewrite>, Option<String>),
+    Rewrite(Candidate, Box<Rewrite>, Option<Caution>),
 }
 
 struct Candidate {
@@ -534,66 +544,52 @@ impl<'a> KernelPlanner<'a> {
         if before == Some(0) {
             return Err(Decision::Clean);
         }
-        let left = |why: String| Err(Decision::LeftAlone(why));
+        let left = |why: Reason| Err(Decision::LeftAlone(why));
         if already_rewritten(source, array) {
-            return left("already rewritten by bankwise".into());
+            return left(Reason::AlreadyRewritten);
         }
         if let Some(at) = silenced(file, self.function, a) {
-            return left(format!(
-                "its conflicts are silenced by the NOLINT comment at line {}",
-                at.line
-            ));
+            return left(Reason::Silenced { line: at.line });
         }
         if let Some(reason) = array.reason() {
-            return left(format!("it escapes: {reason}"));
+            return left(Reason::Escapes(reason));
         }
         // Several extern arrays share the dynamic memory: the front end makes that an escape.
         // A map is proven a bijection on the array's extent, so an extern array's must be
         // the one its launches allocate.
         if array.is_extern && array.dims.first() == Some(&None) {
-            return left(
-                "an `extern __shared__` array whose extent no launch bankwise sees gives (or \
-                 its launches disagree): a map is only proven on a known extent"
-                    .into(),
-            );
+            return left(Reason::UnsizedExtern);
         }
         if array.file_scope {
-            return left("declared at file scope, where several functions may use it".into());
+            return left(Reason::FileScope);
         }
         if array.record_scalar {
-            return left(
-                "a record in shared memory: bankwise reports its member arrays' conflicts but \
-                 does not rewrite them"
-                    .into(),
-            );
+            return left(Reason::Record);
         }
         if let Some(reason) = not_rewritable_reason(array, &file.analysis(self.function).block) {
-            return left(reason);
+            return left(Reason::NotRewritable(reason));
         }
         // Another variable with the array's name (or a statement that reads as declaring
         // one: `f buf[i];`): a rewrite that writes a subscript of the array in place of an
         // access through a pointer would read that one where it is in scope.
         let declarations = self.declarations.get_or_init(|| Declarations::of(function));
         if declarations.locals.contains(&array.name) {
-            return left(format!(
-                "a declaration in `{}` names `{}` too (or reads as one): a rewrite that writes \
-                 a subscript of the array there would read that instead",
-                function.display_name(),
-                array.name
-            ));
+            return left(Reason::NameDeclaredAgain {
+                function: function.display_name(),
+                array: array.name.clone(),
+            });
         }
         if let Some(name) = shadowed_extent_name(&declarations.all, array) {
-            return left(format!(
-                "its extent names `{name}`, which a declaration in `{}` names too (or reads as \
-                 one): a rewrite that writes the extent there would read that instead",
-                function.display_name()
-            ));
+            return left(Reason::ExtentNameDeclaredAgain {
+                name,
+                function: function.display_name(),
+            });
         }
         if let Some(why) = &file.analysis(self.function).over_budget {
-            return left(format!(
-                "`{}` is not simulated: {why}",
-                function.display_name()
-            ));
+            return left(Reason::FunctionNotSimulated {
+                function: function.display_name(),
+                why: why.to_string(),
+            });
         }
         // An assumed shape is pinned by name while the output is checked: a name two
         // functions share (overloads, or a redefinition nvcc rejects) cannot be.
@@ -603,11 +599,9 @@ impl<'a> KernelPlanner<'a> {
             .as_ref()
             .is_ok_and(|b| b.is_assumed());
         if assumed && self.shared_names.contains(&function.display_name()) {
-            return left(format!(
-                "its block shape is assumed, and several functions here are named `{}`, so \
-                 the shape cannot be told apart for each; pass --block or launch it",
-                function.display_name()
-            ));
+            return left(Reason::AssumedShapeOfSharedName {
+                function: function.display_name(),
+            });
         }
         let analysis = &file.analysis(self.function);
         let Some(affine) = analysis.affine.as_ref() else {
@@ -621,14 +615,14 @@ impl<'a> KernelPlanner<'a> {
                 .find_map(|(access, cost)| Some((access.at.line, cost.as_ref().err()?)));
             return left(match (&analysis.block, unsimulated) {
                 (Ok(_), Some((line, why))) => {
-                    format!("a site is not simulated: line {line}: {why}")
+                    Reason::SiteNotSimulated(format!("line {line}: {why}"))
                 }
-                _ => "not analysed".into(),
+                _ => Reason::NotAnalysed,
             });
         };
         let types = &file.parsed().constants.types;
         ArrayProblem::pose(function, a, affine, types, self.bank)
-            .map_err(|why| Decision::LeftAlone(format!("a site is not simulated: {why}")))
+            .map_err(|why| Decision::LeftAlone(Reason::SiteNotSimulated(why.to_string())))
     }
 
     /// The solvers' choice for array `a` posed as `problem`.
@@ -651,7 +645,7 @@ impl<'a> KernelPlanner<'a> {
         };
         cache
             .choose(&problem, &options)
-            .map_err(|why| Decision::LeftAlone(format!("no map applies: {why}")))
+            .map_err(|why| Decision::LeftAlone(Reason::NoMapApplies(why.to_string())))
     }
 
     /// The family the array gets: the forced one, or the solver's choice.
@@ -686,37 +680,36 @@ impl<'a> KernelPlanner<'a> {
             .and_then(|f| f.best.as_ref())
             .is_some_and(|b| b.score.worsens);
         let Some(candidate) = Candidate::of(&mut choice, family) else {
-            return Decision::LeftAlone(format!(
-                "the {} strategy does not apply: {}",
-                Family::ALL.get(family).map_or("chosen", |f| f.name()),
-                skipped.unwrap_or_default()
-            ));
+            return Decision::LeftAlone(Reason::StrategyDoesNotApply {
+                strategy: Family::ALL
+                    .get(family)
+                    .map_or("chosen", |f| f.name())
+                    .to_string(),
+                why: skipped.unwrap_or_default(),
+            });
         };
         if worsens {
-            return Decision::LeftAlone(format!(
-                "the {} map would make an access worse",
-                candidate.strategy
-            ));
+            return Decision::LeftAlone(Reason::MapWorsens {
+                strategy: candidate.strategy.to_string(),
+            });
         }
         if !helps(&candidate, Some(before)) {
             let after: u64 = candidate.per_site.iter().sum();
             return Decision::LeftAlone(match &self.strategy.forced {
-                Some(name) => {
-                    format!("the {name} map leaves {after} of its {before} excess wavefronts")
-                }
-                None => format!(
-                    "no map helps: every candidate keeps its {before} excess wavefronts, makes \
-                     an access worse or needs more shared memory than the budget allows"
-                ),
+                Some(name) => Reason::ForcedMapLeaves {
+                    strategy: name.to_string(),
+                    after,
+                    before,
+                },
+                None => Reason::NoMapHelps { before },
             });
         }
         let grows = candidate.map.extent_out() - candidate.map.extent();
         if array.is_extern && (grows > 0 || candidate.map.kind() == MapKind::Padding) {
-            return Decision::LeftAlone(format!(
-                "the {} map grows the array by {grows} elements, but the launches set the size \
-                 of an `extern __shared__` array",
-                candidate.strategy
-            ));
+            return Decision::LeftAlone(Reason::ExternWouldGrow {
+                strategy: candidate.strategy.to_string(),
+                elements: grows,
+            });
         }
         let target = Target {
             source,
@@ -744,34 +737,32 @@ impl<'a> KernelPlanner<'a> {
                     .iter()
                     .any(|a| a.detail().via_pointer.is_some()) =>
             {
-                return Decision::Suggest(candidate, why)
+                return Decision::Suggest(candidate, Reason::NoForm(why))
             }
-            Err(why) => return Decision::LeftAlone(why),
+            Err(why) => return Decision::LeftAlone(Reason::NoForm(why)),
         };
         // The values the map was derived from, each checked where the program is built or run.
         let block = file.analysis(self.function).block.as_ref().ok();
         let assumptions = assumptions(array, rewrite.proven_dims.as_deref(), block);
         match guard_edits(source, function, array, &assumptions) {
             Ok(guards) => rewrite.edits.extend(guards),
-            Err(why) => return Decision::LeftAlone(why),
+            Err(why) => return Decision::LeftAlone(Reason::NoGuard(why)),
         }
         rewrite.assumptions = assumptions;
         let allowed = *self.allowance.as_ref().unwrap_or(&0);
         let caution = if rewrite.extra_bytes > allowed {
-            Some(format!(
-                "grows shared memory by {} bytes beyond the budget (raise --smem-budget)",
-                rewrite.extra_bytes
-            ))
+            Some(Caution::OverBudget {
+                bytes: rewrite.extra_bytes,
+            })
         } else if let Some(block) = block.filter(|b| b.is_assumed()) {
-            Some(format!(
-                "rests on an assumed block shape {} (pass --block or add a launch)",
-                crate::block::format_shape(block.shape)
-            ))
+            Some(Caution::AssumedBlock {
+                shape: crate::block::format_shape(block.shape),
+            })
         } else if let Some((param, ty)) = function.assumed_types.first() {
-            Some(format!(
-                "rests on an assumed element type `{param}` = `{ty}` (add an instantiation or a \
-                 launch that names the type, or pass -D {param}=TYPE)"
-            ))
+            Some(Caution::AssumedType {
+                param: param.clone(),
+                ty: ty.clone(),
+            })
         } else {
             template_dependence(function, array, rewrite.proven_dims.as_deref())
         };
@@ -786,7 +777,7 @@ impl<'a> KernelPlanner<'a> {
                 Ok(extra) => *extra,
                 Err(why) => {
                     for (a, _) in &pending {
-                        self.decisions[*a] = Decision::LeftAlone(why.clone());
+                        self.decisions[*a] = Decision::LeftAlone(Reason::NoBudget(why.clone()));
                     }
                     return self.decisions.into_iter().enumerate().collect();
                 }
@@ -801,7 +792,7 @@ impl<'a> KernelPlanner<'a> {
                 }
                 Err(why) => {
                     for a in arrays {
-                        self.decisions[a] = Decision::LeftAlone(why.clone());
+                        self.decisions[a] = Decision::LeftAlone(Reason::NoBudget(why.clone()));
                     }
                 }
             }
@@ -810,7 +801,7 @@ impl<'a> KernelPlanner<'a> {
     }
 }
 
-fn applicability(caution: &Option<String>) -> Applicability {
+fn applicability(caution: &Option<Caution>) -> Applicability {
     match caution {
         Some(_) => Applicability::Unsafe,
         None => Applicability::Safe,
@@ -825,7 +816,7 @@ fn template_dependence(
     function: &Function,
     array: &SharedArray,
     proven_dims: Option<&[usize]>,
-) -> Option<String> {
+) -> Option<Caution> {
     let proven = |d: &usize| proven_dims.is_none_or(|dims| dims.contains(d));
     let parameter = function.template_args.iter().find(|(name, _)| {
         array
@@ -834,11 +825,10 @@ fn template_dependence(
             .enumerate()
             .any(|(d, text)| proven(&d) && identifier_tokens(text).any(|word| word == name))
     })?;
-    Some(format!(
-        "its extents depend on the template parameter `{}`: the map is proven for `{}` only",
-        parameter.0,
-        function.display_name()
-    ))
+    Some(Caution::TemplateDependent {
+        param: parameter.0.clone(),
+        instance: function.display_name(),
+    })
 }
 
 /// The ILP may pick any of several equal candidates: take the earliest family with the same
@@ -893,9 +883,9 @@ fn reconcile_instances(file: &dyn PlanInput, decisions: &mut [(usize, usize, Dec
                 .name
                 .clone();
             for &i in members {
-                decisions[i].2 = Decision::LeftAlone(format!(
-                    "the instances of template `{name}` need different rewrites"
-                ));
+                decisions[i].2 = Decision::LeftAlone(Reason::InstancesDiffer {
+                    template: name.clone(),
+                });
             }
         }
     }

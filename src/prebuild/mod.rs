@@ -10,8 +10,10 @@ pub mod args;
 mod headers;
 pub mod lines;
 
+use crate::analysis::NotRewritable;
+use crate::block::NoBlock;
 use crate::pipeline::{self, FileFix, FixOptions};
-use crate::plan::Action;
+use crate::plan::{Action, Caution, Reason};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -328,14 +330,17 @@ fn rewrite_input(path: &Path, options: &FixOptions) -> Result<FileFix, String> {
 /// here: the pre-build step applies safe fixes only).
 fn unknown_block(fixed: &FileFix) -> Option<String> {
     fixed.arrays.iter().find_map(|a| {
-        let reason = a.reason.as_deref()?;
-        match a.action {
-            Action::LeftAlone if reason.starts_with("block shape unknown") => {
-                Some(reason.to_string())
+        let reason = a.reason.as_ref()?;
+        match (&a.action, reason) {
+            (Action::LeftAlone, Reason::NotRewritable(NotRewritable::NoBlock(why)))
+                if matches!(**why, NoBlock::UnknownForDeviceFunction { .. }) =>
+            {
+                Some(why.to_string())
             }
-            Action::NotApplied if reason.contains("rests on an assumed block shape") => {
+            (Action::NotApplied, Reason::Unsafe(Some(Caution::AssumedBlock { .. }))) => {
                 Some(format!(
-                    "block shape unknown for kernel `{}`: no launch in this file; pass --block {}=XxYxZ",
+                    "block shape unknown for kernel `{}`: no launch in this file; pass --block \
+                     {}=XxYxZ",
                     a.function, a.function
                 ))
             }
@@ -347,18 +352,19 @@ fn unknown_block(fixed: &FileFix) -> Option<String> {
 /// The first array left as written because a value its extent needs is unknown, and how
 /// to give it: the log says so instead of `unchanged`.
 fn unknown_value(fixed: &FileFix) -> Option<String> {
-    fixed.arrays.iter().find_map(|a| {
-        let reason = a.reason.as_deref()?;
-        (a.action == Action::LeftAlone
-            && reason.starts_with("extent `")
-            && reason.ends_with("is unknown"))
-        .then(|| {
-            format!(
-                "`{}` in `{}`: {reason} (pass -D, or add include_dirs to bankwise.toml)",
+    fixed
+        .arrays
+        .iter()
+        .find_map(|a| match (&a.action, a.reason.as_ref()?) {
+            (
+                Action::LeftAlone,
+                why @ Reason::NotRewritable(NotRewritable::UnknownExtent { .. }),
+            ) => Some(format!(
+                "`{}` in `{}`: {why} (pass -D, or add include_dirs to bankwise.toml)",
                 a.array, a.function
-            )
+            )),
+            _ => None,
         })
-    })
 }
 
 fn rewritten(fixed: &FileFix) -> Outcome {

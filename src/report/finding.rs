@@ -98,7 +98,7 @@ pub fn findings(file: &AnalysedFile) -> Vec<Finding> {
         .iter()
         .filter_map(|r| {
             let why = match r.block {
-                Err(why) => why.clone(),
+                Err(why) => why.to_string(),
                 Ok(block) => block.assumption_warning(r.function)?,
             };
             Some((r.function.at, why))

@@ -47,7 +47,7 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
         ),
         Action::NotApplied => format!(
             "note: {name} not rewritten: {}; {} would take it from {} to {} excess wavefronts",
-            array.reason.as_deref().unwrap_or("?"),
+            array.reason_text().unwrap_or_else(|| "?".into()),
             map.unwrap_or("?"),
             figure(array.excess_before),
             figure(array.excess_with_map),
@@ -57,7 +57,7 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
             array
                 .excess_before
                 .map_or(String::new(), |e| format!(" with {e} excess wavefronts")),
-            array.reason.as_deref().unwrap_or("?")
+            array.reason_text().unwrap_or_else(|| "?".into())
         ),
         Action::Clean => format!("{name} has no bank conflicts"),
     }
@@ -120,7 +120,7 @@ struct ArrayEntry<'a> {
     line: usize,
     col: usize,
     action: &'static str,
-    reason: Option<&'a str>,
+    reason: Option<String>,
     applicability: Option<&'static str>,
     form: Option<&'static str>,
     map: Option<MapEntry<'a>>,
@@ -192,7 +192,7 @@ fn array_entry(array: &ArrayOutcome) -> ArrayEntry<'_> {
         line: array.at.line,
         col: array.at.col,
         action: array.action.as_str(),
-        reason: array.reason.as_deref(),
+        reason: array.reason_text(),
         applicability: array.applicability.map(|a| a.as_str()),
         form: array.form.map(|f| f.as_str()),
         map: array.map.as_ref().map(|m| MapEntry {

@@ -260,7 +260,7 @@ fn array_report<'a>(
         line: array.at.line,
         col: array.at.col,
         rewritable: reason.is_none(),
-        reason,
+        reason: reason.map(|r| r.to_string()),
         declared_by_macro: array.declared_by_macro.as_deref(),
         escapes: array
             .escapes
