@@ -189,6 +189,28 @@ const CASES: &[Case] = &[
         ],
     },
     Case {
+        path: "testdata/loop_carried.cu",
+        flags: &[],
+        launches: &[
+            launch(
+                "ringWrite",
+                "ringWrite(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+            launch(
+                "ringStride",
+                "ringStride(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+            launch(
+                "waveletLevels",
+                "waveletLevels(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+            launch(
+                "halvingStride",
+                "halvingStride(bankwise::buffer(0), bankwise::buffer(1))",
+            ),
+        ],
+    },
+    Case {
         path: "testdata/macro_sizes.cu",
         flags: &[],
         launches: &[launch(
@@ -1662,11 +1684,11 @@ fn fix_keeps_every_result_and_its_predicted_conflicts() {
     println!("{report}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // With the oracle's flags, `--block mystery=32x4` makes block_hints.cu's `q_tile`
-    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 23 testdata
-    // files and 34 arrays (two more of each than `fix` without flags), and 12 files and 20
+    // analysable and `--unsafe-fixes` rewrites template_sizes.cu's `s_tile`: 24 testdata
+    // files and 38 arrays (two more of each than `fix` without flags), and 12 files and 20
     // arrays of the suite.
-    assert_eq!(fixed, 35);
-    assert_eq!(report.matches("predicted").count(), 54, "{report}");
+    assert_eq!(fixed, 36);
+    assert_eq!(report.matches("predicted").count(), 58, "{report}");
 }
 
 /// One value a rewrite rests on, changed after `fix` as a later build might: a `-D` value

@@ -71,6 +71,11 @@ fn choices_on_the_testdata_kernels() {
         // Declared through specifier macros (RAFT, ggml).
         ("raftTranspose", "tile", 992, 0, "swizzle"),
         ("ggmlColumns", "buf", 992, 0, "swizzle"),
+        // Indices the loops carry: a masked ring, a doubling and a halving stride.
+        ("ringWrite", "ring", 192, 0, "bitvector-xor"),
+        ("ringStride", "buf", 310, 0, "fixed-xor"),
+        ("waveletLevels", "coeffs", 16, 0, "bitvector-xor"),
+        ("halvingStride", "partial", 44, 0, "bitvector-xor"),
     ];
     let options = Options::default();
     let mut paths: Vec<_> = std::fs::read_dir("testdata")

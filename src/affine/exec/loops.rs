@@ -673,21 +673,44 @@ fn induction(placeholder: &Atom, v0: &Sym, end: &Sym, progress: &Progress) -> Op
         };
         return Some(Sym::select(even, v0.clone(), toggled));
     }
+    if let Some(masked) = masked_sum(placeholder, v0, end, progress) {
+        return Some(masked);
+    }
     let Sym::Binary(op, l, r) = end else {
         return None;
     };
     let (op, amount) = match (op, **l == p, **r == p) {
-        (Op::Add | Op::Sub | Op::Mul | Op::Shl, true, false) => (*op, (**r).clone()),
+        (Op::Add | Op::Sub | Op::Mul | Op::Shl | Op::Shr | Op::Div, true, false) => {
+            (*op, (**r).clone())
+        }
         (Op::Add | Op::Mul, false, true) => (*op, (**l).clone()),
         _ => return None,
     };
     if !amount.is_uniform() || amount.atoms().contains(&placeholder) {
         return None;
     }
+    // A power of two per iteration, as a shift: `v·2^b` each time is `v0 << b·n` after n.
+    let log2 = |k: i64| (k > 0 && k.count_ones() == 1).then(|| i64::from(k.trailing_zeros()));
+    let shift_by = |bits: i64, n: &Sym| Sym::binary(Op::Mul, n.clone(), Sym::Const(bits));
     match (op, progress) {
         (Op::Add | Op::Sub, Progress::Iterations(n)) => {
             let step = Sym::binary(Op::Mul, n.clone(), amount);
             Some(Sym::binary(op, v0.clone(), step))
+        }
+        // Shifts compose by adding their amounts, and truncating divisions by multiplying
+        // their divisors; the GPU clamps a shift past the width as the repeated one ends.
+        (Op::Shl | Op::Shr, Progress::Iterations(n)) => {
+            let bits = amount.constant().filter(|b| (0..32).contains(b))?;
+            Some(Sym::binary(op, v0.clone(), shift_by(bits, n)))
+        }
+        (Op::Mul, Progress::Iterations(n)) => {
+            let bits = log2(amount.constant()?)?;
+            Some(Sym::binary(Op::Shl, v0.clone(), shift_by(bits, n)))
+        }
+        (Op::Div, Progress::Iterations(n)) => {
+            let bits = log2(amount.constant()?)?;
+            let divisor = Sym::binary(Op::Shl, Sym::Const(1), shift_by(bits, n));
+            Some(Sym::binary(Op::Div, v0.clone(), divisor))
         }
         (Op::Mul | Op::Shl, Progress::Geometric { ratio, shift }) => {
             let per_iteration = match (op, amount.constant()?) {
@@ -699,6 +722,40 @@ fn induction(placeholder: &Atom, v0: &Sym, end: &Sym, progress: &Progress) -> Op
         }
         _ => None,
     }
+}
+
+/// A sum kept under a power-of-two mask each iteration (`pos = (pos + 4) & (N - 1)`, a ring
+/// buffer): masking after every step is masking once, since `& (2^m - 1)` keeps the sum
+/// modulo `2^m`. The first iteration sees the value on entry as it is.
+fn masked_sum(placeholder: &Atom, v0: &Sym, end: &Sym, progress: &Progress) -> Option<Sym> {
+    let Progress::Iterations(n) = progress else {
+        return None;
+    };
+    let p = Sym::Atom(placeholder.clone());
+    let Sym::Binary(Op::And, l, r) = end else {
+        return None;
+    };
+    let low_mask = |s: &Sym| s.constant().filter(|&m| m > 0 && (m + 1).count_ones() == 1);
+    let (sum, mask) = match (low_mask(r), low_mask(l)) {
+        (Some(mask), _) => (&**l, mask),
+        (None, Some(mask)) => (&**r, mask),
+        _ => return None,
+    };
+    let Sym::Binary(op @ (Op::Add | Op::Sub), a, b) = sum else {
+        return None;
+    };
+    let amount = match (**a == p, **b == p) {
+        (true, false) => (**b).clone(),
+        (false, true) if *op == Op::Add => (**a).clone(),
+        _ => return None,
+    };
+    if !amount.is_uniform() || amount.atoms().contains(&placeholder) {
+        return None;
+    }
+    let moved = Sym::binary(*op, v0.clone(), Sym::binary(Op::Mul, n.clone(), amount));
+    let masked = Sym::binary(Op::And, moved, Sym::Const(mask));
+    let first = Sym::binary(Op::Eq, n.clone(), Sym::Const(0));
+    Some(Sym::select(first, v0.clone(), masked))
 }
 
 /// A variable that flips between two values each iteration (`pout = 1 - pout`, `b ^= 1`,
