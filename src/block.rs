@@ -158,6 +158,21 @@ pub struct LaunchElsewhere {
     pub shape: [u32; 3],
     /// The dynamic shared memory it passes, in bytes, when that evaluates.
     pub shared_bytes: Option<u64>,
+    /// The headers the launching file includes (links resolved).
+    pub includes: std::sync::Arc<[PathBuf]>,
+}
+
+impl LaunchElsewhere {
+    /// Whether this launch may be of the kernel defined in the file at `kernel_file`: the
+    /// launching file includes it, or lies in the same directory (a kernel declared there
+    /// and defined beside it). A kernel of the same name in another directory belongs to
+    /// another program, whose launch says nothing about this one.
+    pub fn reaches(&self, kernel_file: &Path) -> bool {
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let kernel = canonical(kernel_file);
+        let launcher = canonical(&self.path);
+        launcher.parent() == kernel.parent() || self.includes.contains(&kernel)
+    }
 }
 
 /// The launches of non-template kernels in the files of one run, by kernel name: a kernel
@@ -165,7 +180,13 @@ pub struct LaunchElsewhere {
 pub type ProjectLaunches = HashMap<String, Vec<LaunchElsewhere>>;
 
 /// The launches of `launches` (those of the file at `path`) that other files can use.
-pub fn add_project_launches(launches: &mut ProjectLaunches, path: &Path, sites: &[LaunchSite]) {
+pub fn add_project_launches(
+    launches: &mut ProjectLaunches,
+    path: &Path,
+    sites: &[LaunchSite],
+    headers: &[PathBuf],
+) {
+    let includes: std::sync::Arc<[PathBuf]> = headers.into();
     // A launch of a template this file does not define has no instance here: it is for the
     // file that defines the template (a header), where it makes one.
     let own = sites.iter().filter(|s| s.elsewhere.is_none());
@@ -180,6 +201,7 @@ pub fn add_project_launches(launches: &mut ProjectLaunches, path: &Path, sites: 
                     template_args: site.template_args.clone(),
                     shape,
                     shared_bytes: site.shared_bytes,
+                    includes: includes.clone(),
                 });
         }
     }
@@ -199,6 +221,7 @@ pub fn template_launches_for(launches: &ProjectLaunches, path: &Path) -> Vec<Lau
                 .filter(|l| {
                     l.path != path
                         && (!l.template_args.is_empty() || l.shared_bytes.is_some_and(|b| b > 0))
+                        && l.reaches(path)
                 })
                 .map(|l| LaunchSite {
                     kernel: kernel.clone(),
@@ -555,7 +578,7 @@ impl Elsewhere<'_> {
             .launches
             .get(name)?
             .iter()
-            .filter(|l| l.path != self.path && l.template_args.is_empty())
+            .filter(|l| l.path != self.path && l.template_args.is_empty() && l.reaches(self.path))
             .collect();
         let first = others.first()?;
         if let Some(other) = others.iter().find(|l| l.shape != first.shape) {

@@ -385,6 +385,43 @@ fn a_kernel_launched_from_another_file_is_fixed_with_that_launch() {
     assert!(stdout(&output).is_empty(), "{}", stdout(&output));
 }
 
+/// A launch gives a kernel its shape only in its own program: the files of its directory and
+/// the headers it includes. Two programs in two directories, each with a `transposeTile`
+/// and its own launch (32x8 and 32x16), are each fixed for their own (issue 35, item 5);
+/// before, one took the other's shape.
+#[test]
+fn a_launch_in_another_program_gives_no_shape() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kernels = "#define TILE 32\n__global__ void transposeTile(float *o)\n{\n    \
+        __shared__ float tile[TILE][TILE];\n    tile[threadIdx.y][threadIdx.x] = o[0];\n    \
+        __syncthreads();\n    o[1] = tile[threadIdx.x][threadIdx.y];\n}\n";
+    for (program, rows) in [("a", 8), ("b", 16)] {
+        let sub = dir.path().join(program);
+        std::fs::create_dir_all(&sub).expect("a directory");
+        std::fs::write(sub.join("kernels.cu"), kernels).expect("written");
+        let host = format!(
+            "__global__ void transposeTile(float *o);\nint main()\n{{\n    \
+             transposeTile<<<1, dim3(32, {rows})>>>(0);\n}}\n"
+        );
+        std::fs::write(sub.join("main.cu"), host).expect("written");
+    }
+    let shown = dir.path().to_string_lossy().into_owned();
+    let output = bankwise(&["fix", "--diff", &shown]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let notes = stderr(&output);
+    for (program, figures, shape) in [("a", "248 -> 0", "32x8x1"), ("b", "496 -> 0", "32x16x1")] {
+        let note = notes
+            .lines()
+            .find(|l| l.contains(&format!("{program}/kernels.cu")))
+            .unwrap_or_else(|| panic!("{notes}"));
+        assert!(note.contains(figures), "{note}");
+        assert!(
+            note.contains(&format!("blocks of {shape} (its launch in main.cu)")),
+            "{note}"
+        );
+    }
+}
+
 /// An `extern __shared__` array takes its extent from the dynamic shared memory its
 /// launches in other files of the run pass, when they all agree (issue 17, item 7): `check`
 /// names the launches used, `fix` rewrites the array with a trap on `%dynamic_smem_size`.

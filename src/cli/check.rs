@@ -171,6 +171,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let analysed = checked.analysed;
         let path = analysed.path.clone();
         let launches = analysed.parsed.launches.clone();
+        let headers = analysed.parsed.headers.clone();
         let failed = analysed.failed();
         let report = if rendered_early && !pipeline::may_be_launched_elsewhere(&analysed) {
             Report::Rendered {
@@ -192,6 +193,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Held {
             path,
             launches,
+            headers,
             failed,
             report,
         }
@@ -223,7 +225,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
             }
         };
         failed |= file.failed;
-        bankwise::block::add_project_launches(&mut launches, &file.path, &file.launches);
+        bankwise::block::add_project_launches(
+            &mut launches,
+            &file.path,
+            &file.launches,
+            &file.headers,
+        );
         files.push(match file.report {
             // In order, as before: a fix that failed is a warning for its file.
             Report::Whole {
@@ -365,6 +372,8 @@ struct Held {
     path: PathBuf,
     /// Its launches, which may give another file's kernel its block shape.
     launches: Vec<LaunchSite>,
+    /// The headers it includes: the files besides its directory's its launches reach.
+    headers: Vec<PathBuf>,
     /// Whether it yielded nothing ([`AnalysedFile::failed`]).
     failed: bool,
     report: Report,

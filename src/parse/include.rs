@@ -164,14 +164,14 @@ pub struct HeaderSearch<'a> {
     pub pre_includes: &'a [PathBuf],
 }
 
-/// The prelude of the file at `path` whose text is `text`, and notes for the quoted headers
-/// and pre-included files that could not be read.
+/// The prelude of the file at `path` whose text is `text`, notes for the quoted headers and
+/// pre-included files that could not be read, and the headers read (their links resolved).
 pub fn prelude(
     path: &Path,
     text: &str,
     search: HeaderSearch,
     defines: &[String],
-) -> (Prelude, Vec<Diagnostic>) {
+) -> (Prelude, Vec<Diagnostic>, Vec<PathBuf>) {
     let include_dirs = search.include_dirs;
     let (found, missing) = resolve(path, &includes(text), include_dirs);
     let mut notes: Vec<Diagnostic> = search
@@ -222,7 +222,7 @@ pub fn prelude(
         let (nested, _) = resolve(&header, &read.includes, include_dirs);
         pending.extend(nested.into_iter().rev().map(|h| (h, depth + 1)));
     }
-    (prelude, notes)
+    (prelude, notes, seen)
 }
 
 /// The headers the file at `path` (its text `text`) includes with quotes, and those they
@@ -341,7 +341,7 @@ mod tests {
     /// The body of macro `name` in the prelude of `file`.
     fn macro_body(file: &std::path::Path, name: &str) -> Option<String> {
         let text = std::fs::read_to_string(file).expect("readable");
-        let (prelude, _) = super::prelude(file, &text, super::HeaderSearch::default(), &[]);
+        let (prelude, _, _) = super::prelude(file, &text, super::HeaderSearch::default(), &[]);
         prelude
             .macros
             .iter()

@@ -103,8 +103,9 @@ pub fn analyse_file_source(
     launches_elsewhere: &[LaunchSite],
     skipped: &Skipped,
 ) -> ParsedFile {
-    let (prelude, notes) = include::prelude(path, text, headers, defines);
+    let (prelude, notes, read) = include::prelude(path, text, headers, defines);
     let mut parsed = extract::extract_with(text, defines, &prelude, launches_elsewhere, skipped);
+    parsed.headers = read;
     if !notes.is_empty() {
         parsed.diagnostics.extend(notes);
         parsed.diagnostics.sort_by_key(|d| d.at);

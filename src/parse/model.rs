@@ -57,6 +57,9 @@ pub struct ParsedFile {
     pub constants: super::consts::ConstEnv,
     /// The `NOLINT` comments that concern bankwise.
     pub suppressions: Vec<super::Suppression>,
+    /// The headers it includes, as read (links resolved): which other files its launches
+    /// may give a block shape.
+    pub headers: Vec<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -79,7 +79,12 @@ pub fn check_text(
 pub fn project_launches(files: &[AnalysedFile]) -> ProjectLaunches {
     let mut launches = ProjectLaunches::new();
     for file in files {
-        block::add_project_launches(&mut launches, &file.path, &file.parsed.launches);
+        block::add_project_launches(
+            &mut launches,
+            &file.path,
+            &file.parsed.launches,
+            &file.parsed.headers,
+        );
     }
     launches
 }
@@ -101,12 +106,12 @@ pub fn launches_in(paths: &[PathBuf], options: &Options) -> ProjectLaunches {
             &[],
             &parse::Skipped::default(),
         );
-        Some(parsed.launches)
+        Some((parsed.launches, parsed.headers))
     });
     let mut launches = ProjectLaunches::new();
     for (path, sites) in paths.iter().zip(found) {
-        if let Some(sites) = sites {
-            block::add_project_launches(&mut launches, path, &sites);
+        if let Some((sites, headers)) = sites {
+            block::add_project_launches(&mut launches, path, &sites, &headers);
         }
     }
     launches
@@ -139,9 +144,9 @@ pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bo
         let unknown = r.block.as_ref().map_or(true, block::Block::is_assumed);
         // A template launched with arguments from another file gets an instance from it.
         let template_launched = launches.get(&r.function.name).is_some_and(|sites| {
-            sites
-                .iter()
-                .any(|l| l.path != file.path && !l.template_args.is_empty())
+            sites.iter().any(|l| {
+                l.path != file.path && !l.template_args.is_empty() && l.reaches(&file.path)
+            })
         });
         let unsized_extern = r
             .function
@@ -154,6 +159,7 @@ pub fn launched_elsewhere(file: &AnalysedFile, launches: &ProjectLaunches) -> bo
                     l.path != file.path
                         && l.template_args.is_empty()
                         && l.shared_bytes.is_some_and(|b| b > 0)
+                        && l.reaches(&file.path)
                 })
             });
         sized_elsewhere

@@ -447,6 +447,7 @@ impl<'s> Extractor<'s> {
             syntax_errors: self.syntax_errors,
             constants: self.env,
             suppressions: crate::parse::suppress::suppressions(self.src),
+            headers: Vec::new(),
         }
     }
 
