@@ -8,6 +8,7 @@ use bankwise::explain::{explain_text, Query};
 use bankwise::parse::Severity;
 use bankwise::pipeline::{self, FixOptions};
 use bankwise::report::finding::{attach_fixes, shown_findings, Finding, Shown};
+use bankwise::rewrite::edit::Applicability;
 use bankwise::settings::Settings;
 use lsp_server::{Connection, Message, Notification, Request, Response};
 use lsp_types::notification::{
@@ -278,15 +279,20 @@ fn code_actions(uri: &Url, document: &Document, range: Range) -> Vec<CodeActionO
                     new_text: edit.replacement.clone(),
                 })
                 .collect();
+            let safe = fix.applicability == Applicability::Safe;
             Some(CodeActionOrCommand::CodeAction(CodeAction {
-                title: format!("bankwise: {}", fix.description),
+                title: if safe {
+                    format!("bankwise: {}", fix.description)
+                } else {
+                    format!("bankwise (unsafe): {}", fix.description)
+                },
                 kind: Some(CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![diagnostic]),
                 edit: Some(WorkspaceEdit {
                     changes: Some(HashMap::from([(uri.clone(), edits)])),
                     ..WorkspaceEdit::default()
                 }),
-                is_preferred: Some(true),
+                is_preferred: Some(safe),
                 ..CodeAction::default()
             }))
         })

@@ -6,6 +6,7 @@ use crate::analysis::{AnalysedFile, Reported};
 use crate::parse::{Access, AccessKind, Escape, Function, Location, Severity, SharedArray, Span};
 use crate::pipeline::FileFix;
 use crate::plan::Action;
+use crate::rewrite::edit::Applicability;
 use crate::rewrite::Edit;
 use crate::rules::silencing;
 pub use crate::rules::{Rule, Selection};
@@ -57,12 +58,14 @@ pub struct Conflict {
     pub fix: Option<Box<FindingFix>>,
 }
 
-/// The edits that rewrite a finding's array, as `fix` would apply them.
+/// The edits that rewrite a finding's array, as `fix` would apply them, and whether they
+/// are safe (an unsafe one is here only when `--unsafe-fixes` asked for it).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FindingFix {
     pub description: String,
     /// In the original text's order, each once.
     pub edits: Vec<Edit>,
+    pub applicability: Applicability,
 }
 
 impl Finding {
@@ -241,6 +244,7 @@ pub fn attach_fixes(findings: &mut [Finding], analysed: &AnalysedFile, file: &Fi
         first.fix = Some(Box::new(FindingFix {
             description: fix.message.clone(),
             edits,
+            applicability: fix.applicability,
         }));
     }
 }
