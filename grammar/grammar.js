@@ -4,6 +4,9 @@
 // scanner, src/scanner.c).
 const CPP = require("tree-sitter-cpp/grammar")
 
+// tree-sitter-cpp's precedence of `new` (its PREC.NEW), which it does not export.
+const PREC_NEW = require("tree-sitter-c/grammar").PREC.CALL + 1
+
 module.exports = grammar(CPP, {
     name: 'cuda',
 
@@ -169,6 +172,62 @@ module.exports = grammar(CPP, {
         ),
 
         execution_space_specifier: _ => choice('__host__', '__device__'),
+
+        // bankwise: asm operands with no comma between them,
+        // `:: "l"(p) "r"(v) : "memory"`, which nvcc accepts (a `,` between
+        // two operands is optional there); the stock rule made the statement
+        // an ERROR, and the function around it unparsed.
+        gnu_asm_output_operand_list: $ => seq(
+            ':',
+            optional(seq(
+                field('operand', $.gnu_asm_output_operand),
+                repeat(seq(optional(','), field('operand', $.gnu_asm_output_operand))),
+            )),
+        ),
+
+        gnu_asm_input_operand_list: $ => seq(
+            ':',
+            optional(seq(
+                field('operand', $.gnu_asm_input_operand),
+                repeat(seq(optional(','), field('operand', $.gnu_asm_input_operand))),
+            )),
+        ),
+
+        // bankwise: an explicit instantiation of a class template,
+        // `template class Engine<float>;` (and `extern template struct S<4>;`),
+        // has specifiers and no declarator; the stock rule asks for one, so
+        // the line was an ERROR. The declarator is now optional.
+        template_instantiation: $ => prec(1, seq(
+            optional('extern'),
+            'template',
+            optional($._declaration_specifiers),
+            optional(field('declarator', $._declarator)),
+            ';',
+        )),
+
+        // bankwise: `new const float *[n]` (an array of pointers, the type
+        // qualified): the stock rule takes one type specifier and then only
+        // `[n]`. Qualifiers may now stand around the type, and `*`s (each with
+        // its qualifiers) before the `[n]`, as C++'s new-type-id allows.
+        new_expression: $ => prec.right(PREC_NEW, seq(
+            optional('::'),
+            'new',
+            field('placement', optional($.argument_list)),
+            repeat($.type_qualifier),
+            field('type', $.type_specifier),
+            repeat($.type_qualifier),
+            field('declarator', optional(choice($.new_declarator, $.new_pointer_declarator))),
+            field('arguments', optional(choice(
+                $.argument_list,
+                $.initializer_list,
+            ))),
+        )),
+
+        new_pointer_declarator: $ => prec.right(seq(
+            '*',
+            repeat($.type_qualifier),
+            field('declarator', optional(choice($.new_declarator, $.new_pointer_declarator))),
+        )),
 
         // bankwise: CUDA 12 added a third argument (max blocks per cluster).
         launch_bounds: $ => seq("__launch_bounds__", "(", $.expression, optional(seq(",", $.expression, optional(seq(",", $.expression)))), ")"),

@@ -498,3 +498,58 @@ __global__ void __launch_bounds__(1024, 1, 1) c(float *x) { x[0] = 0; }
         .collect();
     assert_eq!(counts, [1, 2, 3]);
 }
+
+/// `template class Engine<float>;` has no declarator (issue 36, item 4): it was an ERROR.
+/// Explicit instantiations of function templates, with a declarator, read as before.
+#[test]
+fn explicit_instantiations_of_class_templates() {
+    let source = "template <typename T> struct Engine { T v; };\n\
+                  template class Engine<float>;\n\
+                  extern template struct Engine<double>;\n\
+                  template <int N> __global__ void k(float *o) { o[N] = 0; }\n\
+                  template __global__ void k<4>(float *);\n";
+    let tree = parse_clean(source);
+    let instantiations = find_all(tree.root_node(), "template_instantiation");
+    assert_eq!(instantiations.len(), 3);
+    let declarators: Vec<bool> = instantiations
+        .iter()
+        .map(|n| n.child_by_field_name("declarator").is_some())
+        .collect();
+    assert_eq!(declarators, [false, false, true]);
+}
+
+/// `new const float *[n]`: an array of pointers, its type qualified (issue 36, item 4). It
+/// was an ERROR; `new float[n]` and `a * b` keep their trees.
+#[test]
+fn new_of_an_array_of_qualified_pointers() {
+    let source = "void f(int n, int a, int b) {\n\
+                  const float **t = new const float *[n];\n\
+                  float *u = new float[n];\n\
+                  int **v = new int *const[n];\n\
+                  int c = a * b;\n\
+                  }\n";
+    let tree = parse_clean(source);
+    let news = find_all(tree.root_node(), "new_expression");
+    assert_eq!(news.len(), 3);
+    assert_eq!(
+        find_all(tree.root_node(), "new_pointer_declarator").len(),
+        2
+    );
+    assert_eq!(find_all(tree.root_node(), "binary_expression").len(), 1);
+}
+
+/// asm operands without a comma between them (`:: "l"(p) "r"(v)`), which nvcc accepts
+/// (issue 36, item 4): the statement was an ERROR. Operands with commas read as before.
+#[test]
+fn asm_operands_without_commas() {
+    let source = "__global__ void k(unsigned long p, int v) {\n\
+                  asm volatile(\"st.global.u32 [%0], %1;\" :: \"l\"(p) \"r\"(v) : \"memory\");\n\
+                  asm volatile(\"mov.u32 %0, %1;\" : \"=r\"(v) : \"r\"(v), \"r\"(v));\n\
+                  }\n";
+    let tree = parse_clean(source);
+    assert_eq!(find_all(tree.root_node(), "gnu_asm_input_operand").len(), 4);
+    assert_eq!(
+        find_all(tree.root_node(), "gnu_asm_output_operand").len(),
+        1
+    );
+}
