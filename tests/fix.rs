@@ -385,6 +385,44 @@ fn a_kernel_launched_from_another_file_is_fixed_with_that_launch() {
     assert!(stdout(&output).is_empty(), "{}", stdout(&output));
 }
 
+/// The dynamic shared memory a static member of a struct template returns
+/// (`SharedMemory<T>::GetPointer()`, issue 36 item 6) is an array as `SharedMemory<T>()`'s
+/// is: checked, and fixed with a trap on the size the launch gives.
+#[test]
+fn a_static_member_that_returns_the_dynamic_shared_memory_is_followed() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("provider.cu");
+    std::fs::write(
+        &path,
+        "template <typename T> struct SharedMemory {\n    \
+         __device__ static T *GetPointer() { extern __shared__ T s_mem[]; return s_mem; }\n};\n\
+         __global__ void scaled(float *out)\n{\n    \
+         float *s = SharedMemory<float>::GetPointer();\n    \
+         s[threadIdx.x * 4] = out[threadIdx.x];\n    __syncthreads();\n    \
+         out[threadIdx.x] = s[threadIdx.x];\n}\n\
+         void run(float *o) { scaled<<<1, 128, 4096 * sizeof(float)>>>(o); }\n",
+    )
+    .expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let check = bankwise(&["check", &shown]);
+    assert!(
+        stdout(&check).contains(
+            "provider.cu:7:5: warning: 4-way bank conflict writing \
+             `SharedMemory<float>::GetPointer()` through a pointer (stride 4): lanes 0 and 8 both \
+             hit bank 0 (words 0 and 32); 12 excess wavefronts per block [BW002]"
+        ),
+        "{}",
+        stdout(&check)
+    );
+    let fixed = bankwise(&["fix", "--diff", &shown]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    assert!(
+        stdout(&fixed).contains("+    s[bankwise_SharedMemory_float_GetPointer(threadIdx.x * 4)]"),
+        "{}",
+        stdout(&fixed)
+    );
+}
+
 /// A launch gives a kernel its shape only in its own program: the files of its directory and
 /// the headers it includes. Two programs in two directories, each with a `transposeTile`
 /// and its own launch (32x8 and 32x16), are each fixed for their own (issue 35, item 5);

@@ -98,12 +98,23 @@ impl<'s> Extractor<'s> {
             _ => return None,
         };
         let declarator = child(definition, FIELDS.declarator)?;
-        let (name, template) = if declarator.kind() == "operator_cast" {
-            let structure = definition.parent()?.parent()?;
-            let name = child(structure, FIELDS.name)?;
-            (self.text(name).to_string(), structure.parent())
-        } else {
-            (function_name(definition, self.src)?, definition.parent())
+        // A member of a struct (template): its call names the struct (`SharedMemory<T>::
+        // GetPointer()`), whose template parameters bind the pointee.
+        let structure = definition
+            .parent()
+            .filter(|list| list.kind() == "field_declaration_list")
+            .and_then(|list| list.parent());
+        let (name, template) = match structure {
+            Some(structure) if declarator.kind() == "operator_cast" => {
+                let name = child(structure, FIELDS.name)?;
+                (self.text(name).to_string(), structure.parent())
+            }
+            Some(structure) => {
+                let name = child(structure, FIELDS.name)?;
+                let member = function_name(definition, self.src)?;
+                (format!("{}::{member}", self.text(name)), structure.parent())
+            }
+            None => (function_name(definition, self.src)?, definition.parent()),
         };
         let template_params = template
             .map(|t| template_parameters(t, self.src))
@@ -122,7 +133,11 @@ impl<'s> Extractor<'s> {
 
     /// For a call of a shared-memory provider (`SharedMemory<T>()`): its name and the
     /// element type of the pointer it returns here.
-    pub(super) fn provider_call(&self, call: Node, scope: &Bindings) -> Option<ProviderCall> {
+    pub(super) fn provider_call(
+        &self,
+        call: Node,
+        scope_bindings: &Bindings,
+    ) -> Option<ProviderCall> {
         let function = child(call, FIELDS.function)?;
         let (name, arguments) = match function.kind() {
             "template_function" => {
@@ -137,9 +152,41 @@ impl<'s> Extractor<'s> {
                 (self.text(name), arguments)
             }
             "identifier" => (self.text(function), Vec::new()),
+            // `SharedMemory<float>::GetPointer()`: a static member of a struct template.
+            "qualified_identifier" => {
+                let scope = child(function, FIELDS.scope)?;
+                let member = child(function, FIELDS.name)?;
+                let (structure, arguments) = match scope.kind() {
+                    "template_type" => (
+                        self.text(child(scope, FIELDS.name)?),
+                        scope
+                            .child_by_field_id(FIELDS.arguments)
+                            .map(named_children)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|a| self.one_line(a))
+                            .collect(),
+                    ),
+                    _ => (self.text(scope), Vec::new()),
+                };
+                let qualified = format!("{structure}::{}", self.text(member));
+                let provider = self.shared_providers.get(&qualified)?;
+                return self.provided(call, provider, &arguments, scope_bindings);
+            }
             _ => return None,
         };
         let provider = self.shared_providers.get(name)?;
+        self.provided(call, provider, &arguments, scope_bindings)
+    }
+
+    /// The array a call of `provider` with template `arguments` stands for.
+    fn provided(
+        &self,
+        call: Node,
+        provider: &SharedProvider,
+        arguments: &[String],
+        scope: &Bindings,
+    ) -> Option<ProviderCall> {
         let pointee = match provider
             .template_params
             .iter()
