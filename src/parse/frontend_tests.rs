@@ -1025,3 +1025,25 @@ fn a_block_size_a_host_function_computes_is_bounded() {
         Some([32, 8, 1])
     );
 }
+
+/// A row of a two-dimensional array assigned or stepped as a whole (`t[i] = v`: invalid
+/// C++, which the fuzzer makes) is no element access and no pointer the affine stage could
+/// follow: the array escapes for good (fuzz seed 15000, input 609213, where the row was
+/// left as it was while the rest of the array was rewritten).
+#[test]
+fn a_row_assigned_as_a_whole_escapes() {
+    let file = parse(
+        "__global__ void k(const float *src) {
+  __shared__ float a[8][32], b[8][32];
+  a[threadIdx.y] = src[threadIdx.x];
+  (b[threadIdx.y])++;
+  a[threadIdx.y][threadIdx.x] = b[threadIdx.y][threadIdx.x];
+}",
+    );
+    for (name, line) in [("a", 3), ("b", 4)] {
+        let arr = array(&file, "k", name);
+        assert_eq!(escape_tags(arr), ["assigned-as-whole"], "{name}");
+        assert_eq!(arr.escapes[0].at.line, line, "{name}");
+        assert!(arr.escapes[0].name_use.is_none(), "{name}");
+    }
+}

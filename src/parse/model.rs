@@ -457,6 +457,9 @@ pub enum EscapeKind {
     /// Named by `sizeof`, `alignof` or `decltype` other than as one scalar element: padding,
     /// flattening and a struct-of-arrays split change what it gives.
     Unevaluated,
+    /// A part of it with fewer subscripts than it has dimensions (a row) assigned or
+    /// stepped as a whole, which no element access describes.
+    AssignedAsWhole,
 }
 
 /// A use of the array that bankwise cannot follow: the array must not be rewritten.
@@ -493,6 +496,7 @@ impl EscapeKind {
             EscapeKind::AmbiguousExtent(..) => "ambiguous-extent",
             EscapeKind::ReachesUnseenUse(_) => "unseen-use",
             EscapeKind::DeclaredInBranches(_) => "declared-in-branches",
+            EscapeKind::AssignedAsWhole => "assigned-as-whole",
         }
     }
 }
@@ -534,6 +538,10 @@ impl Escape {
             }
             EscapeKind::Returned => write!(f, "returned at line {line} (`{text}`)"),
             EscapeKind::UsedAsPointer => write!(f, "used as a pointer at line {line} (`{text}`)"),
+            EscapeKind::AssignedAsWhole => write!(
+                f,
+                "a part of it assigned as a whole at line {line} (`{text}`)"
+            ),
             EscapeKind::BoundToReference(var) => {
                 write!(f, "bound to reference `{var}` at line {line} (`{text}`)")
             }

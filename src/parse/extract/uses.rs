@@ -55,10 +55,33 @@ impl<'s> Extractor<'s> {
         }
         if indices.len() == rank {
             self.classify_element(array, name, level, indices);
+        } else if let Some(site) = self.assigned_as_whole(name, level) {
+            // No pointer for the affine stage to follow: the escape stays.
+            array
+                .escapes
+                .push(self.escape(EscapeKind::AssignedAsWhole, site, None));
         } else {
             let (kind, site) = self.pointer_use(name, level);
             let name_use = Some(Span::of(name.node(0)));
             array.escapes.push(self.escape(kind, site, name_use));
+        }
+    }
+
+    /// The assignment or step whose target is the part of the array at `level` (`t[i] = v`
+    /// on a two-dimensional `t`, `t[i]++`), when it is one.
+    fn assigned_as_whole<'t>(&self, lineage: &Lineage<'t>, mut level: usize) -> Option<Node<'t>> {
+        while lineage
+            .parent(level)
+            .is_some_and(|p| p.kind() == "parenthesized_expression")
+        {
+            level += 1;
+        }
+        let parent = lineage.parent(level)?;
+        let target = lineage.node(level);
+        match parent.kind() {
+            "assignment_expression" if child(parent, FIELDS.left) == Some(target) => Some(parent),
+            "update_expression" => Some(parent),
+            _ => None,
         }
     }
 
