@@ -230,6 +230,7 @@ pub fn template_launches_for(launches: &ProjectLaunches, path: &Path) -> Vec<Lau
                     at: l.at,
                     block: Ok(l.shape),
                     known_dims: None,
+                    square: false,
                     bounded: None,
                     shared_bytes: l.shared_bytes.filter(|_| l.template_args.is_empty()),
                     elsewhere: Some(l.path.clone()),
@@ -426,6 +427,8 @@ fn resolve_direct(
     // Silence helps no one: analyse under the shape the code suggests, and say so (the
     // analysis may narrow it: see `analysis`).
     let partial: Vec<[Option<u32>; 3]> = sites.iter().filter_map(|l| l.known_dims).collect();
+    let square =
+        sites.iter().any(|l| l.square) && sites.iter().all(|l| l.square || l.known_dims.is_none());
     let bounded: Vec<&([u32; 3], String)> =
         sites.iter().filter_map(|l| l.bounded.as_ref()).collect();
     let (shape, basis) = match (bounded.first(), partial.first()) {
@@ -434,7 +437,7 @@ fn resolve_direct(
             *shape,
             format!("the most `{by}` returns, whatever its run-time arguments"),
         )),
-        (_, Some(dims)) if partial.iter().all(|d| d == dims) => with_known_dims(*dims),
+        (_, Some(dims)) if partial.iter().all(|d| d == dims) => with_known_dims(*dims, square),
         _ => None,
     }
     .unwrap_or_else(|| assumed_shape(function));
@@ -528,8 +531,9 @@ const ASSUMED_THREADS: u32 = 256;
 /// A shape for launches of two or three dimensions of which some are known only at run time
 /// (`dim3(32, rows)`): those that evaluate are kept, and the others make
 /// [`ASSUMED_THREADS`] threads in all, an unknown x a warp's 32 when y is unknown too (an
-/// unknown z is 1). `None` when that is no valid shape.
-fn with_known_dims(dims: [Option<u32>; 3]) -> Option<([u32; 3], String)> {
+/// unknown z is 1), or x = y when the launch writes them alike (`square`: `dim3(t, t)` is
+/// 16x16). `None` when that is no valid shape.
+fn with_known_dims(dims: [Option<u32>; 3], square: bool) -> Option<([u32; 3], String)> {
     // `dim3(threads, 1, 1)` says no more than `threads`: the one-dimensional hints decide.
     if dims == [None, Some(1), Some(1)] {
         return None;
@@ -540,17 +544,29 @@ fn with_known_dims(dims: [Option<u32>; 3]) -> Option<([u32; 3], String)> {
         (Some(x), Some(y)) => (x, y),
         (Some(x), None) => (x, rest(x)),
         (None, Some(y)) => (rest(y), y),
+        (None, None) if square => {
+            let side = (1..=ASSUMED_THREADS)
+                .take_while(|s| s * s * z <= ASSUMED_THREADS)
+                .last()
+                .unwrap_or(1);
+            (side, side)
+        }
         (None, None) => (32, rest(32)),
     };
     let shape = [x, y, z];
     crate::parse::check_block_shape(shape, "").ok()?;
-    Some((
-        shape,
+    let basis = if square && dims[0].is_none() {
+        format!(
+            "its x and y are one value as the launch writes them, square, making \
+             {ASSUMED_THREADS} threads in all, a common size"
+        )
+    } else {
         format!(
             "the launch's dimensions as far as they are known, the others making \
              {ASSUMED_THREADS} threads in all, a common size"
-        ),
-    ))
+        )
+    };
+    Some((shape, basis))
 }
 
 /// `threadIdx.x` as written.
@@ -614,6 +630,38 @@ __global__ void padded(float *o) { __shared__ float t[32][33]; t[threadIdx.y][th
         );
         let shapes: Vec<[u32; 3]> = file.functions.iter().map(|f| assumed_shape(f).0).collect();
         assert_eq!(shapes, [[128, 1, 1], [256, 1, 1], [16, 2, 1], [32, 1, 1]]);
+    }
+
+    /// `dim3(t, t)` with `t` unknown is square: 16x16 for 256 threads, not 32x8; `dim3(t, u)`
+    /// keeps a warp's 32 in x (issue 36, item 3).
+    #[test]
+    fn a_block_written_square_is_assumed_square() {
+        let file = crate::parse::analyse_source(
+            "__global__ void sq(float *o) { __shared__ float t[16][16]; t[threadIdx.x][threadIdx.y] = 0; }
+__global__ void rect(float *o) { __shared__ float t[16][16]; t[threadIdx.x][threadIdx.y] = 0; }
+void run(float *o, int t, int u) {
+  dim3 block(t, t);
+  sq<<<1, block>>>(o);
+  rect<<<1, dim3(t, u)>>>(o);
+}",
+            &[],
+        );
+        let shapes: Vec<[u32; 3]> = file
+            .functions
+            .iter()
+            .map(|f| {
+                let sites: Vec<&LaunchSite> = file
+                    .launches
+                    .iter()
+                    .filter(|l| l.kernel == f.name)
+                    .collect();
+                let partial = sites[0].known_dims.expect("partly known");
+                with_known_dims(partial, sites[0].square)
+                    .expect("a shape")
+                    .0
+            })
+            .collect();
+        assert_eq!(shapes, [[16, 16, 1], [32, 8, 1]]);
     }
 
     #[test]

@@ -593,6 +593,9 @@ pub struct LaunchSite {
     /// `rows` known only at run time: `[Some(32), None, Some(1)]`); `None` when the block
     /// evaluated, or is one value.
     pub known_dims: Option<[Option<u32>; 3]>,
+    /// Whether the block's x and y are one expression that did not evaluate
+    /// (`dim3(threads, threads)`): the block is square whatever its value.
+    pub square: bool,
     /// For a block computed by host functions of the file whose results are bounded
     /// (`SoftMax_getBlockSize(ILP, n)`: at most 512 threads), the bound and the function.
     pub bounded: Option<([u32; 3], String)>,

@@ -104,6 +104,12 @@ impl<'s> Extractor<'s> {
                 ),
                 _ => (None, None),
             };
+            let square = match (&known_dims, &components) {
+                (Some([None, None, _]), Some((_, components))) => {
+                    components[0].to_string() == components[1].to_string()
+                }
+                _ => false,
+            };
             // A call that only looks like a launch (a helper taking a kernel and two other
             // values) counts when its block shape reads as one.
             if launch.through_helper && block.is_err() {
@@ -120,6 +126,7 @@ impl<'s> Extractor<'s> {
                 at: self.at(launch.at),
                 block,
                 known_dims,
+                square,
                 bounded,
                 shared_bytes,
                 elsewhere: None,
