@@ -231,6 +231,7 @@ pub fn template_launches_for(launches: &ProjectLaunches, path: &Path) -> Vec<Lau
                     block: Ok(l.shape),
                     known_dims: None,
                     square: false,
+                    from_callers: None,
                     bounded: None,
                     shared_bytes: l.shared_bytes.filter(|_| l.template_args.is_empty()),
                     elsewhere: Some(l.path.clone()),
@@ -431,7 +432,21 @@ fn resolve_direct(
         sites.iter().any(|l| l.square) && sites.iter().all(|l| l.square || l.known_dims.is_none());
     let bounded: Vec<&([u32; 3], String)> =
         sites.iter().filter_map(|l| l.bounded.as_ref()).collect();
+    let from_callers: Vec<&([u32; 3], String)> = sites
+        .iter()
+        .filter_map(|l| l.from_callers.as_ref())
+        .collect();
     let (shape, basis) = match (bounded.first(), partial.first()) {
+        _ if !from_callers.is_empty()
+            && from_callers.len() == sites.len()
+            && from_callers.iter().all(|(s, _)| *s == from_callers[0].0) =>
+        {
+            let (shape, values) = from_callers[0];
+            Some((
+                *shape,
+                format!("what every call of its launching function in this file passes: {values}"),
+            ))
+        }
         // The worst case the code allows: the most the host function can return.
         (Some((shape, by)), _) if bounded.iter().all(|(s, _)| s == shape) => Some((
             *shape,

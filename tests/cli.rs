@@ -1942,6 +1942,43 @@ fn a_check_ends_with_a_summary_and_statistics() {
     assert_eq!(stderr(&json), "");
 }
 
+/// A block built from the parameters of the host function around the launch takes, as its
+/// assumed shape, what every call of that function in the file passes (a default where a
+/// call leaves one out); calls that disagree leave the usual assumption (issue 36, item 3).
+#[test]
+fn a_launch_wrapper_takes_the_values_its_callers_pass() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("wrapper.cu");
+    let source = |second: &str| {
+        format!(
+            "__global__ void sq(float *out)\n{{\n    __shared__ float t[16][16];\n    \
+             t[threadIdx.y][threadIdx.x] = out[0];\n    __syncthreads();\n    \
+             out[1] = t[threadIdx.x][threadIdx.y];\n}}\n\
+             void launch(float *o, int threads, int rows = 4)\n{{\n    \
+             dim3 block(threads, rows);\n    sq<<<1, block>>>(o);\n}}\n\
+             void host(float *o) {{ launch(o, 16); launch(o + 1, 16{second}); }}\n"
+        )
+    };
+    std::fs::write(&path, source(", 4")).expect("written");
+    let shown = path.to_string_lossy().into_owned();
+    let text = stdout(&bankwise(&["check", &shown]));
+    assert!(
+        text.contains(
+            "analysed as 16x4x1 (what every call of its launching function in this file passes: \
+             `threads` = 16, `rows` = 4)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("8-way bank conflict reading `t`"), "{text}");
+    assert!(text.contains("; 14 excess wavefronts per block"), "{text}");
+    std::fs::write(&path, source(", 8")).expect("written");
+    let text = stdout(&bankwise(&["check", &shown]));
+    assert!(
+        text.contains("analysed as 32x8x1 (the launch's dimensions"),
+        "{text}"
+    );
+}
+
 /// `--statistics` plans the fixes and counts the conflicts they remove: a kernel without a
 /// launch has only an unsafe fix (its block shape is assumed), which `fix` does not apply.
 #[test]

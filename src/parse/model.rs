@@ -596,6 +596,11 @@ pub struct LaunchSite {
     /// Whether the block's x and y are one expression that did not evaluate
     /// (`dim3(threads, threads)`): the block is square whatever its value.
     pub square: bool,
+    /// For a block that reads parameters of the host function around the launch: the shape
+    /// with the values every call of that function in the file passes (its default where a
+    /// call leaves one out), and those values (`threads = 16`). An assumption: a caller in
+    /// another file may pass others.
+    pub from_callers: Option<([u32; 3], String)>,
     /// For a block computed by host functions of the file whose results are bounded
     /// (`SoftMax_getBlockSize(ILP, n)`: at most 512 threads), the bound and the function.
     pub bounded: Option<([u32; 3], String)>,

@@ -104,6 +104,12 @@ impl<'s> Extractor<'s> {
                 ),
                 _ => (None, None),
             };
+            let from_callers = match (&block, &components, &host) {
+                (Err(_), Some((_, components)), Some(host)) => {
+                    self.block_from_callers(function, host, components, &scope)
+                }
+                _ => None,
+            };
             let square = match (&known_dims, &components) {
                 (Some([None, None, _]), Some((_, components))) => {
                     components[0].to_string() == components[1].to_string()
@@ -127,6 +133,7 @@ impl<'s> Extractor<'s> {
                 block,
                 known_dims,
                 square,
+                from_callers,
                 bounded,
                 shared_bytes,
                 elsewhere: None,
@@ -257,6 +264,86 @@ impl<'s> Extractor<'s> {
     /// The defaults of a host function template's integer parameters `params`, when the
     /// file never names `host` with template arguments (`template <typename T, int TPB = 256>
     /// T f(…)`, called as `f(…)`): its launches' `<<<g, TPB>>>` are 256 threads.
+    /// The block `components` with the values the calls of host function `host` (defined
+    /// by `function`) in this file pass for its parameters, when they all pass the same
+    /// constants (a call that leaves one out passes its default): the shape and the values,
+    /// as `threads = 16`.
+    fn block_from_callers(
+        &self,
+        function: Node,
+        host: &str,
+        components: &[Expr],
+        scope: &Bindings,
+    ) -> Option<([u32; 3], String)> {
+        let mut declarator = child(function, FIELDS.declarator)?;
+        while symbols::kind(declarator) != "function_declarator" {
+            declarator = child(declarator, FIELDS.declarator)?;
+        }
+        let parameters: Vec<(String, Option<Node>)> =
+            named_children(child(declarator, FIELDS.parameters)?)
+                .into_iter()
+                .filter(|p| symbols::kind(*p).ends_with("parameter_declaration"))
+                .map(|p| {
+                    let name = child(p, FIELDS.declarator)
+                        .map(|d| super::leftmost_identifier(d, self.src).to_string())
+                        .unwrap_or_default();
+                    (name, child(p, FIELDS.default_value))
+                })
+                .collect();
+        let read: Vec<usize> = (0..parameters.len())
+            .filter(|&i| {
+                components
+                    .iter()
+                    .any(|c| c.names().contains(&parameters[i].0.as_str()))
+            })
+            .collect();
+        if read.is_empty() {
+            return None;
+        }
+        let mut root = function;
+        while let Some(parent) = root.parent() {
+            root = parent;
+        }
+        let mut calls = Vec::new();
+        walk(root, |node| {
+            if symbols::kind(node) == "call_expression"
+                && child(node, FIELDS.function)
+                    .is_some_and(|f| self.one_line(f).rsplit("::").next() == Some(host))
+            {
+                calls.push(node);
+            }
+            true
+        });
+        if calls.is_empty() {
+            return None;
+        }
+        let mut bound = scope.clone();
+        let mut values = Vec::new();
+        for &i in &read {
+            let (name, default) = &parameters[i];
+            let mut value: Option<i64> = None;
+            for call in &calls {
+                let args = named_children(child(*call, FIELDS.arguments)?);
+                let given = args.get(i).copied().or(*default)?;
+                let v = self.env.eval(&ast::lower(given, self.src), scope).ok()?;
+                if value.is_some_and(|seen| seen != v) {
+                    return None;
+                }
+                value = Some(v);
+            }
+            let value = value?;
+            bound.ints.insert(name.clone(), value);
+            values.push(format!("`{name}` = {value}"));
+        }
+        let mut shape = [1u32; 3];
+        for (dim, component) in shape.iter_mut().zip(components) {
+            let v = self.env.eval(component, &bound).ok()?;
+            *dim = u32::try_from(v).ok().filter(|&v| v > 0)?;
+        }
+        crate::parse::check_block_shape(shape, "").ok()?;
+        Some((shape, values.join(", ")))
+    }
+
     fn host_template_defaults(&self, host: &str, params: &[TemplateParam]) -> Bindings {
         let mut defaults = Bindings::default();
         if params.is_empty() || self.named_with_template_arguments(host) {
