@@ -1047,3 +1047,27 @@ fn a_row_assigned_as_a_whole_escapes() {
         assert!(arr.escapes[0].name_use.is_none(), "{name}");
     }
 }
+
+/// CUTLASS defines its unroll macro as `#pragma unroll` under `#if defined(__CUDA_ARCH__)`
+/// and empty otherwise; both branches are read (nvcc compiles both), and neither body is
+/// code: the line before the loop is blanked, and the kernel parses (the corpus's
+/// `nhwc_to_nchw_kernel` was lost to a syntax error, 18 -> 14 of 20 conflicts found).
+#[test]
+fn a_pragma_macro_defined_per_architecture_is_no_code() {
+    let file = parse(
+        "#if defined(__CUDA_ARCH__)
+  #define CUTLASS_PRAGMA_UNROLL #pragma unroll
+#else
+  #define CUTLASS_PRAGMA_UNROLL
+#endif
+__global__ void k(float *o) {
+  __shared__ float s[32 * 33];
+  CUTLASS_PRAGMA_UNROLL
+  for (int i = 0; i < 4; i++) {
+    s[threadIdx.x * 33 + i] = o[i];
+  }
+}",
+    );
+    assert!(file.syntax_errors.is_empty(), "{:?}", file.diagnostics);
+    assert_eq!(array(&file, "k", "s").accesses.len(), 1);
+}

@@ -75,12 +75,30 @@ fn line_starts(src: &str) -> Vec<(usize, &str)> {
 /// Whether `body`, a macro's replacement text, is more than a pragma.
 pub fn is_code(body: &str) -> bool {
     let body = body.trim();
-    !(body.is_empty() || body.starts_with("_Pragma") || body.starts_with("__pragma"))
+    // `#define CUTLASS_PRAGMA_UNROLL #pragma unroll`, as CUTLASS writes it for nvcc's device
+    // passes (the branch of `#if defined(__CUDA_ARCH__)` the analysis now reads too).
+    !(body.is_empty()
+        || body.starts_with("_Pragma")
+        || body.starts_with("__pragma")
+        || body.starts_with("#pragma"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pragma_bodies_are_not_code() {
+        for body in [
+            "",
+            "_Pragma(\"unroll\")",
+            "#pragma unroll",
+            "#pragma unroll 1",
+        ] {
+            assert!(!is_code(body), "{body}");
+        }
+        assert!(is_code("__syncthreads();"));
+    }
 
     #[test]
     fn pragma_macros_before_loops_are_blanked() {
