@@ -310,10 +310,19 @@ fn every_marked_line_rewritten(
             continue;
         }
         let marker = &line[at..];
-        // `&a[i]` makes a pointer, which the rewrite maps where it is used, not here.
-        let Some(name) = rewritten.iter().find(|name| {
-            names_subscript(&line[..at], name) && !line[..at].contains(&format!("&{name}["))
-        }) else {
+        // `&a[i]`, and `T *p = a[i]` on a row of `a`, make a pointer, which the rewrite maps
+        // where it is used, not here.
+        let makes_pointer = |name: &str| {
+            let code = &line[..at];
+            code.contains(&format!("&{name}["))
+                || code
+                    .split_once(&format!("= {name}["))
+                    .is_some_and(|(target, _)| target.contains('*'))
+        };
+        let Some(name) = rewritten
+            .iter()
+            .find(|name| names_subscript(&line[..at], name) && !makes_pointer(name))
+        else {
             continue;
         };
         // A function copied for the rewrite keeps its original beside the copy: one of
