@@ -208,12 +208,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let mut files: Vec<Report> = Vec::new();
     let mut errors = super::ErrorsOnce::default();
-    // A header named on its own (pre-commit passes staged files) takes its kernels' launches
-    // from the project's sources that include it.
-    let includers: Vec<_> = pipeline::includers(&sources, &options)
-        .into_iter()
-        .filter(|p| !sources.contains(p))
-        .collect();
+    let includers = super::header_includers(&args.files, &sources, &options);
     let mut launches = pipeline::launches_in(&includers, &options);
     for file in checked {
         let file = match file {

@@ -99,10 +99,7 @@ pub fn run(mut args: FixArgs) -> ExitCode {
         return ExitCode::from(EXIT_INPUT_ERROR);
     }
     let mut options = options;
-    // A header named on its own (pre-commit passes staged files) takes its kernels' launches
-    // from the project's sources that include it.
-    let mut launch_sources = pipeline::includers(&sources, &options.analysis);
-    launch_sources.retain(|p| !sources.contains(p));
+    let mut launch_sources = super::header_includers(&args.files, &sources, &options.analysis);
     if sources.len() > 1 || !launch_sources.is_empty() {
         // A kernel launched from another of the files takes that launch's block shape.
         launch_sources.extend(sources.iter().cloned());

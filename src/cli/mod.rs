@@ -519,6 +519,21 @@ pub fn strategy_parser() -> impl clap::builder::TypedValueParser<Value = Strateg
 
 /// The files a command was given, or with none and `--compile-commands`, the CUDA files the
 /// database lists.
+/// The sources, not among `sources`, that include one of the headers among `sources`
+/// (pre-commit passes staged files): their kernels take their launches from there. A
+/// project inside a directory the command line names is not walked again: that walk gave
+/// its sources already.
+fn header_includers(named: &[PathBuf], sources: &[PathBuf], options: &Options) -> Vec<PathBuf> {
+    let walked: Vec<PathBuf> = named
+        .iter()
+        .filter(|p| p.is_dir())
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .collect();
+    let mut found = bankwise::pipeline::includers(sources, &walked, options);
+    found.retain(|p| !sources.contains(p));
+    found
+}
+
 pub fn inputs(files: &[PathBuf], options: &Options) -> Vec<PathBuf> {
     if files.is_empty() {
         bankwise::pipeline::with_project_headers(options.compile_db.cuda_files(), options)

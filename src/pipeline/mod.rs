@@ -215,8 +215,9 @@ const MAX_INCLUDER_CANDIDATES: usize = 20_000;
 /// is named on its own (pre-commit passes a staged header). The project is the nearest
 /// directory above a header that holds `bankwise.toml` or `.git`, else the header's own;
 /// `.gitignore` is honoured. Headers without includers, and files that are not headers, add
-/// nothing.
-pub fn includers(headers: &[PathBuf], options: &Options) -> Vec<PathBuf> {
+/// nothing; a project inside one of `walked` (directories whose sources the caller has) is
+/// not walked again.
+pub fn includers(headers: &[PathBuf], walked: &[PathBuf], options: &Options) -> Vec<PathBuf> {
     let wanted: Vec<(PathBuf, PathBuf)> = headers
         .iter()
         .filter(|h| parse::is_header(h))
@@ -225,6 +226,9 @@ pub fn includers(headers: &[PathBuf], options: &Options) -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
     for (canonical, _) in &wanted {
         let root = project_root(canonical);
+        if walked.iter().any(|d| root.starts_with(d)) {
+            continue;
+        }
         if !roots.iter().any(|r| root.starts_with(r)) {
             roots.retain(|r| !r.starts_with(&root));
             roots.push(root);
