@@ -9,6 +9,9 @@
 //! - each rule's page is what `bankwise rule` prints;
 //! - the guide's summary links every page and every link resolves, as mdBook needs to
 //!   render it; the README stays under 12 KB.
+#[allow(dead_code)]
+mod common;
+use common::files_under;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,18 +27,9 @@ struct Block {
 
 fn pages() -> Vec<PathBuf> {
     let mut found = vec![PathBuf::from("README.md")];
-    let mut pending = vec![PathBuf::from("docs/guide/src")];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).expect("the guide's directory") {
-            let path = entry.expect("an entry").path();
-            if path.is_dir() {
-                pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                found.push(path);
-            }
-        }
-    }
-    found.sort();
+    found.extend(files_under(Path::new("docs/guide/src"), |p| {
+        p.extension().is_some_and(|e| e == "md")
+    }));
     found
 }
 

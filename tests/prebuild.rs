@@ -7,6 +7,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[allow(dead_code)]
+mod common;
+use common::files_under;
+
 const TRANSPOSE: &str = "examples/cmake/transpose.cu";
 
 /// Writes `args.txt` (one argument per line), a copy of each `.cu`/`.cpp` source that exists
@@ -980,10 +984,24 @@ fn an_extent_bankwise_cannot_evaluate_is_logged_as_skipped_with_how_to_give_it()
     );
 }
 
+/// `bankwise nvcc -- -I include -c runner`, logging to `log`.
+fn compile_with_include(fake: &Fake, include: &Path, runner: &Path, log: &Path) -> Output {
+    fake.command()
+        .env("BANKWISE_LOG", log)
+        .arg("nvcc")
+        .arg("--")
+        .arg("-I")
+        .arg(include)
+        .arg("-c")
+        .arg(runner)
+        .output()
+        .expect("bankwise runs")
+}
+
 /// A project whose kernel lives in `include/tiles.cuh` and is launched from `src/run.cu`,
-/// which finds the header through `-I include`: the header with `extra` after its include
-/// guard, the runner with `runner_includes` before its launch.
-fn header_project(fake: &Fake, extra: &str, runner_includes: &str) -> PathBuf {
+/// which finds the header through `-I include`: the runner with `runner_includes` before its
+/// launch.
+fn header_project(fake: &Fake, runner_includes: &str) -> PathBuf {
     let project = fake.path("project");
     std::fs::create_dir_all(project.join("include")).expect("a directory");
     std::fs::create_dir_all(project.join("src")).expect("a directory");
@@ -995,12 +1013,10 @@ fn header_project(fake: &Fake, extra: &str, runner_includes: &str) -> PathBuf {
     .expect("written");
     std::fs::write(
         project.join("include/tiles.cuh"),
-        format!(
-            "#pragma once\n{extra}#include \"tile_config.h\"\ntemplate <typename T>\n__global__ \
-             void colRead(T *o)\n{{\n    __shared__ T tile[TILE][TILE];\n    \
-             tile[threadIdx.y][threadIdx.x] = o[0];\n    __syncthreads();\n    \
-             o[1] = tile[threadIdx.x][threadIdx.y];\n}}\n"
-        ),
+        "#pragma once\n#include \"tile_config.h\"\ntemplate <typename T>\n__global__ \
+         void colRead(T *o)\n{\n    __shared__ T tile[TILE][TILE];\n    \
+         tile[threadIdx.y][threadIdx.x] = o[0];\n    __syncthreads();\n    \
+         o[1] = tile[threadIdx.x][threadIdx.y];\n}\n",
     )
     .expect("written");
     let runner = project.join("src/run.cu");
@@ -1020,20 +1036,10 @@ fn header_project(fake: &Fake, extra: &str, runner_includes: &str) -> PathBuf {
 #[test]
 fn a_header_that_defines_a_kernel_is_compiled_from_a_fixed_copy() {
     let fake = Fake::new();
-    let runner = header_project(&fake, "", "#include \"tiles.cuh\"\n");
+    let runner = header_project(&fake, "#include \"tiles.cuh\"\n");
     let include = fake.path("project/include");
     let log = fake.path("log");
-    let output = fake
-        .command()
-        .env("BANKWISE_LOG", &log)
-        .arg("nvcc")
-        .arg("--")
-        .arg("-I")
-        .arg(&include)
-        .arg("-c")
-        .arg(&runner)
-        .output()
-        .expect("bankwise runs");
+    let output = compile_with_include(&fake, &include, &runner, &log);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let header = include.join("tiles.cuh");
     assert_eq!(
@@ -1046,7 +1052,7 @@ fn a_header_that_defines_a_kernel_is_compiled_from_a_fixed_copy() {
         )
     );
     // The runner's copy and the header's copy beside it, named as the include names it.
-    let copied: Vec<PathBuf> = walk(&fake.path("copies"));
+    let copied: Vec<PathBuf> = files_under(&fake.path("copies"), |_| true);
     let input = copied
         .iter()
         .find(|p| p.ends_with("run.cu"))
@@ -1071,21 +1077,11 @@ fn a_header_that_defines_a_kernel_is_compiled_from_a_fixed_copy() {
 #[test]
 fn a_header_another_header_includes_too_is_compiled_as_written() {
     let fake = Fake::new();
-    let runner = header_project(&fake, "", "#include \"both.cuh\"\n#include \"tiles.cuh\"\n");
+    let runner = header_project(&fake, "#include \"both.cuh\"\n#include \"tiles.cuh\"\n");
     let include = fake.path("project/include");
     std::fs::write(include.join("both.cuh"), "#include \"tiles.cuh\"\n").expect("written");
     let log = fake.path("log");
-    let output = fake
-        .command()
-        .env("BANKWISE_LOG", &log)
-        .arg("nvcc")
-        .arg("--")
-        .arg("-I")
-        .arg(&include)
-        .arg("-c")
-        .arg(&runner)
-        .output()
-        .expect("bankwise runs");
+    let output = compile_with_include(&fake, &include, &runner, &log);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     assert_eq!(
         fake.args(),
@@ -1109,21 +1105,4 @@ fn a_header_another_header_includes_too_is_compiled_as_written() {
             runner.display()
         )
     );
-}
-
-/// Every file under `dir`.
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut pending = vec![dir.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                pending.push(path);
-            } else {
-                found.push(path);
-            }
-        }
-    }
-    found
 }

@@ -20,14 +20,21 @@ pub fn stderr(output: &Output) -> String {
 
 /// Every `.cu` file under testdata/, sorted.
 pub fn testdata_files() -> Vec<PathBuf> {
+    files_under(Path::new("testdata"), |p| {
+        p.extension().is_some_and(|e| e == "cu")
+    })
+}
+
+/// Every file under `dir` that `keep` keeps, sorted.
+pub fn files_under(dir: &Path, keep: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
     let mut files = Vec::new();
-    let mut pending = vec![PathBuf::from("testdata")];
+    let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
-        for entry in std::fs::read_dir(&dir).expect("testdata exists") {
+        for entry in std::fs::read_dir(&dir).expect("the directory exists") {
             let path = entry.expect("readable entry").path();
             if path.is_dir() {
                 pending.push(path);
-            } else if path.extension().is_some_and(|e| e == "cu") {
+            } else if keep(&path) {
                 files.push(path);
             }
         }
