@@ -2,12 +2,14 @@
 // than a counter's own step (issue 36, item 1), each in the style of the code it comes from.
 //
 // A correct analysis must find:
-//   kernel ringWrite: block 256x1x1. pos = (pos + 4) & (RING - 1) each iteration, from
-//     4 * threadIdx.x: lanes 4 words apart, 4-way, in each of the 8 iterations:
-//     3 excess wavefronts per warp and iteration, 192 per block.
-//   kernel ringStride: block 64x1x1. p = (p + 16) & 2047 from 32 * threadIdx.x: every lane
+//   kernel ringWrite: block 256x1x1. pos = (pos + 1) & (RING - 1) each iteration, from
+//     4 * threadIdx.x: lanes 4 words apart, 4-way, in each of the 4 iterations:
+//     3 excess wavefronts per warp and iteration, 96 per block.
+//   kernel ringStride: block 64x1x1. p = (p + 8) & 2047 from 32 * threadIdx.x: every lane
 //     in one bank, 32-way: 31 per warp and iteration, 248 per block; the read after it,
 //     buf[32 * threadIdx.x], 62.
+// Each thread writes its own slots (no two threads write one word between barriers: the
+// GPU would decide such a race, and no comparison of results could be trusted).
 //   kernel waveletLevels: block 128x1x1. idx = idx * 2 per level from threadIdx.x: stride
 //     1, 2, 4: 0, 1 and 3 excess wavefronts per warp, 16 per block.
 //   kernel halvingStride: block 128x1x1. stride >>= 1 per step from 8 (its loop counts
@@ -20,9 +22,9 @@ __global__ void ringWrite(const float *in, float *out)
 {
     __shared__ float ring[RING];
     int pos = threadIdx.x * 4;
-    for (int k = 0; k < 8; ++k) {
+    for (int k = 0; k < 4; ++k) {
         ring[pos] = in[k * 256 + threadIdx.x];
-        pos = (pos + 4) & (RING - 1);
+        pos = (pos + 1) & (RING - 1);
     }
     __syncthreads();
     out[threadIdx.x] = ring[threadIdx.x];
@@ -34,7 +36,7 @@ __global__ void ringStride(const float *in, float *out)
     int p = threadIdx.x * 32;
     for (int k = 0; k < 4; ++k) {
         buf[p] = in[k * 64 + threadIdx.x];
-        p = (p + 16) & 2047;
+        p = (p + 8) & 2047;
     }
     __syncthreads();
     out[threadIdx.x] = buf[threadIdx.x * 32];

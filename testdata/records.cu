@@ -42,6 +42,7 @@ __global__ void accumulate(const Body *bodies, float *out)
     Body mirror = s_body[BODIES - 1 - t];
     const float dx = s_body[t].x - mirror.x;
     const float dy = s_body[t].y - mirror.y;
+    __syncthreads();  // every mirror is read before any mass changes
     s_body[t].m += 0.5f * (dx * dx + dy * dy);
     atomicAdd(&s_bin[t % BINS].sum, s_body[t].m);
     atomicAdd(&s_bin[t % BINS].count, 1);

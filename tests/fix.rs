@@ -124,7 +124,7 @@ fn the_testdata_directory_in_one_report() {
         serde_json::json!({
             "arrays_rewritten": 56,
             "arrays_not_simulated": 5,
-            "excess_before": 39662,
+            "excess_before": 39566,
             "excess_after": 139,
         })
     );

@@ -8,7 +8,7 @@
 //! The same emulation checks `bankwise fix` (issue 6): every kernel of every file that `fix`
 //! changes runs before and after on the same seeded buffers, which must end identical bit for
 //! bit, and each rewritten array's measured excess wavefronts must be `fix`'s prediction.
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1092,6 +1092,49 @@ fn parse_records(text: &str) -> Result<Vec<Record>, String> {
         .collect()
 }
 
+/// The first shared byte that one warp writes and another warp touches between the same two
+/// barriers: a race, whose result the GPU's scheduling decides while this emulation runs the
+/// threads in one fixed order, so that a comparison of results before and after `fix` would
+/// mean nothing. Atomics are left out (they are ordered by the hardware).
+fn first_race(records: &[Record], lines: &BTreeMap<u64, u64>) -> Option<String> {
+    #[derive(Clone, Copy)]
+    struct Seen {
+        written: bool,
+        warp: u64,
+        site: u64,
+        other: Option<u64>,
+    }
+    let mut bytes: HashMap<(usize, u64, u64), Seen> = HashMap::new();
+    for record in records.iter().filter(|r| r.kind != "atomic") {
+        let warp = record.thread / 32;
+        for byte in record.offset..record.offset + u64::from(record.bytes) {
+            let seen = bytes
+                .entry((record.array, record.epoch, byte))
+                .or_insert(Seen {
+                    written: false,
+                    warp,
+                    site: record.site,
+                    other: None,
+                });
+            seen.written |= record.kind == "store";
+            if seen.warp != warp && seen.other.is_none() {
+                seen.other = Some(record.site);
+            }
+            if let (true, Some(other)) = (seen.written, seen.other) {
+                let line = |site: &u64| lines.get(site).copied().unwrap_or(0);
+                return Some(format!(
+                    "two warps touch byte {byte} of shared array {} between the same barriers, \
+                     one of them writing it (lines {} and {}): a race",
+                    record.array,
+                    line(&seen.site),
+                    line(&other)
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// Groups the accesses into warp requests (per site, warp and barrier interval, the k-th
 /// execution of each lane in it: lanes that skip an iteration, as under `if (tid < offset)`,
 /// do not shift the others' iterations when each iteration ends at a barrier)
@@ -1354,6 +1397,9 @@ fn check_case(case: &Case, work: &Path, driver: &Path) -> Result<Vec<Verdict>, S
         )?;
         let sites: BTreeSet<u64> = records.iter().map(|r| r.site).collect();
         let lines = source_lines(&program.path, &sites, case.path)?;
+        if let Some(race) = first_race(&records, &lines) {
+            return Err(format!("kernel {}: {race}", launch.kernel));
+        }
         for (model, report) in MODELS.iter().zip(&reports) {
             let mut reported = bankwise_entry(report, launch.kernel)?;
             for callee in launch.callees {

@@ -72,7 +72,7 @@ fn choices_on_the_testdata_kernels() {
         ("raftTranspose", "tile", 992, 0, "swizzle"),
         ("ggmlColumns", "buf", 992, 0, "swizzle"),
         // Indices the loops carry: a masked ring, a doubling and a halving stride.
-        ("ringWrite", "ring", 192, 0, "bitvector-xor"),
+        ("ringWrite", "ring", 96, 0, "bitvector-xor"),
         ("ringStride", "buf", 310, 0, "fixed-xor"),
         ("waveletLevels", "coeffs", 16, 0, "bitvector-xor"),
         ("halvingStride", "partial", 44, 0, "bitvector-xor"),
