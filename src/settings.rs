@@ -23,6 +23,7 @@ pub struct Settings {
     pub bank_width: Option<u32>,
     pub strategy: Option<StrategySetting>,
     pub smem_budget: Option<u64>,
+    pub max_alu_per_wavefront: Option<u64>,
     pub unsafe_fixes: Option<bool>,
 }
 
@@ -34,6 +35,7 @@ impl Settings {
             bank_width: self.bank_width.or(lower.bank_width),
             strategy: self.strategy.or(lower.strategy),
             smem_budget: self.smem_budget.or(lower.smem_budget),
+            max_alu_per_wavefront: self.max_alu_per_wavefront.or(lower.max_alu_per_wavefront),
             unsafe_fixes: self.unsafe_fixes.or(lower.unsafe_fixes),
         }
     }
@@ -188,6 +190,7 @@ struct BankSection {
 struct FixSection {
     strategy: Option<String>,
     smem_budget: Option<u64>,
+    max_alu_per_wavefront: Option<u64>,
     unsafe_fixes: Option<bool>,
 }
 
@@ -339,6 +342,7 @@ impl Config {
                 bank_width: file.bank.bank_width,
                 strategy,
                 smem_budget: file.fix.smem_budget,
+                max_alu_per_wavefront: file.fix.max_alu_per_wavefront,
                 unsafe_fixes: file.fix.unsafe_fixes,
             },
             defines: file.defines,
@@ -360,7 +364,7 @@ mod tests {
             "defines = [\"TILE=32\", \"FAST\"]\n\
              [block]\ntiled = [32, 8, 1]\nother = \"16x16\"\n\"*\" = [128]\n\
              [bank]\nbanks = 16\nbank_width = 8\n\
-             [fix]\nstrategy = \"padding\"\nsmem_budget = 8192\nunsafe_fixes = true\n",
+             [fix]\nstrategy = \"padding\"\nsmem_budget = 8192\nmax_alu_per_wavefront = 4\nunsafe_fixes = true\n",
         )
         .unwrap();
         assert_eq!(config.blocks.per_kernel["tiled"], [32, 8, 1]);
@@ -373,6 +377,7 @@ mod tests {
                 bank_width: Some(8),
                 strategy: Some(StrategySetting::Only(Family::Padding)),
                 smem_budget: Some(8192),
+                max_alu_per_wavefront: Some(4),
                 unsafe_fixes: Some(true),
             }
         );

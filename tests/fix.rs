@@ -12,37 +12,27 @@ const CHANGED: &[(&str, &[&str])] = &[
     ("testdata/block_shapes.cu", &["t_tile"]),
     ("testdata/config/tiled.cu", &["tile"]),
     ("testdata/const_sizes.cu", &["k_vec"]),
-    ("testdata/escapes.cu", &["clean_b"]),
     ("testdata/escapes_asm.cu", &["clean_c"]),
     ("testdata/fwt.cu", &["s"]),
     (
         "testdata/loop_carried.cu",
         &["ring", "buf", "coeffs", "partial"],
     ),
-    ("testdata/macro_sizes.cu", &["m_arith"]),
     ("testdata/multi_decl_tiles.cu", &["re", "im"]),
     ("testdata/needle.cu", &["score"]),
-    (
-        "testdata/pointers.cu",
-        &["tile", "sel", "SharedMemory<float>()"],
-    ),
+    ("testdata/pointers.cu", &["tile", "SharedMemory<float>()"]),
     ("testdata/records.cu", &["s_body", "s_bin"]),
     ("testdata/reduction.cu", &["sdata"]),
-    ("testdata/strided.cu", &["s", "d"]),
+    ("testdata/strided.cu", &["d"]),
     ("testdata/structs.cu", &["s_f"]),
     ("testdata/subword.cu", &["s_bytes", "s_tile"]),
     ("testdata/suite/conv.cu", &["rows", "cols"]),
     ("testdata/suite/dct8x8.cu", &["tile", "tile"]),
     ("testdata/suite/dwtHaar1D.cu", &["level"]),
-    ("testdata/suite/fft.cu", &["buf", "z"]),
-    ("testdata/suite/fwt.cu", &["vec"]),
     ("testdata/suite/lavaMD.cu", &["home"]),
     ("testdata/suite/lud.cu", &["d", "below"]),
     ("testdata/suite/matrix_scan.cu", &["m"]),
-    (
-        "testdata/suite/mri_gridding.cu",
-        &["s", "coords", "pairs", "records"],
-    ),
+    ("testdata/suite/mri_gridding.cu", &["s", "records"]),
     ("testdata/suite/nw.cu", &["h", "h"]),
     ("testdata/suite/reduction.cu", &["partial"]),
     ("testdata/suite/transpose.cu", &["tile"]),
@@ -51,7 +41,7 @@ const CHANGED: &[(&str, &[&str])] = &[
     ("testdata/template_helpers.cu", &["As", "As2"]),
     ("testdata/transpose.cu", &["tile"]),
     ("testdata/transpose3d.cu", &["cube"]),
-    ("testdata/vector_views.cu", &["As", "Bs", "tile", "s"]),
+    ("testdata/vector_views.cu", &["tile", "s"]),
 ];
 
 /// A copy of `source` (and the `bankwise.toml` beside it) in `dir`.
@@ -122,10 +112,10 @@ fn the_testdata_directory_in_one_report() {
     assert_eq!(
         json["totals"],
         serde_json::json!({
-            "arrays_rewritten": 56,
+            "arrays_rewritten": 45,
             "arrays_not_simulated": 5,
             "excess_before": 39566,
-            "excess_after": 139,
+            "excess_after": 2061,
         })
     );
     // Text mode needs somewhere to put several files.
@@ -356,6 +346,52 @@ fn forced_padding_is_unsafe_and_applied_on_request() {
         .is_some_and(|d| d.contains("+    __shared__ float tile[TILE_DIM][TILE_DIM + 1];")));
     assert_eq!(json["totals"]["excess_before"], 992);
     assert_eq!(json["totals"]["excess_after"], 0);
+}
+
+/// Two loads at a word stride of 2: 4 excess wavefronts per block, which a 3-instruction XOR
+/// map removes at 24 ALU instructions, 6 per wavefront: not worth it by default, applied under
+/// a limit of 6, from the command line or from `bankwise.toml`.
+#[test]
+fn a_rewrite_that_costs_more_than_it_removes_is_left_alone_with_its_price() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kernel = dir.path().join("pairs.cu");
+    std::fs::write(
+        &kernel,
+        "// bankwise: block=64\n__global__ void pairs(const float *in, float *out)\n{\n    \
+         __shared__ float s[128];\n    s[threadIdx.x] = in[threadIdx.x];\n    \
+         s[threadIdx.x + 64] = in[threadIdx.x + 64];\n    __syncthreads();\n    \
+         out[threadIdx.x] = s[2 * threadIdx.x] + s[2 * threadIdx.x + 1];\n}\n",
+    )
+    .expect("writable");
+    let shown = kernel.to_string_lossy().into_owned();
+    let refused = bankwise(&["fix", "--diff", &shown]);
+    assert_eq!(refused.status.code(), Some(0));
+    assert_eq!(stdout(&refused), "");
+    assert!(
+        stderr(&refused).contains(
+            "pairs.cu:4:22: note: `s` in `pairs` left alone with 4 excess wavefronts: the map \
+             adds 24 ALU instructions per block (3.0 on each of 8 shared-memory instructions) \
+             to remove 4 excess wavefronts: 6.0 per wavefront, over the limit of 3 \
+             (--max-alu-per-wavefront)"
+        ),
+        "{}",
+        stderr(&refused)
+    );
+    let json = bankwise(&["fix", "--diff", "--format", "json", &shown]);
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(json["files"][0]["arrays"][0]["action"], "left-alone");
+    assert_eq!(json["totals"]["excess_after"], 4);
+    let allowed = bankwise(&["fix", "--diff", "--max-alu-per-wavefront", "6", &shown]);
+    assert!(stdout(&allowed).contains("s[bankwise_s(2 * threadIdx.x)]"));
+    std::fs::write(
+        dir.path().join("bankwise.toml"),
+        "[fix]\nmax_alu_per_wavefront = 6\n",
+    )
+    .expect("writable");
+    let configured = bankwise(&["fix", "--diff", &shown]);
+    assert_eq!(stdout(&configured), stdout(&allowed));
+    let settings = bankwise(&["fix", "--show-settings", &shown]);
+    assert!(stdout(&settings).contains("max_alu_per_wavefront = 6\n"));
 }
 
 /// `fix` over several files gives a kernel the block shape of its launch in another of them,
@@ -670,7 +706,7 @@ fn every_value_a_rewrite_rests_on_is_kept_symbolic_or_guarded() {
     }
     assert_eq!(
         (guarded, symbolic),
-        (45, 3),
+        (35, 3),
         "the extents guarded, the maps in names"
     );
 }

@@ -1526,12 +1526,32 @@ struct Rewritten {
     alu: Vec<u64>,
 }
 
+/// Whether `fix` leaves alone the rewrites that do not pay for their instructions.
+#[derive(Clone, Copy)]
+enum Price {
+    /// As `fix` does by default: what a GPU run measures.
+    Counted,
+    /// Every rewrite, whatever it costs: what a rewrite computes does not depend on its
+    /// price, and every map is checked here.
+    Ignored,
+}
+
+impl Price {
+    fn flags(self) -> &'static [&'static str] {
+        match self {
+            Price::Counted => &[],
+            Price::Ignored => &["--max-alu-per-wavefront=1000000"],
+        }
+    }
+}
+
 /// Runs `fix --unsafe-fixes` on a testdata file into `work/stem.fixed.cu`: the fixed file
 /// and its rewritten arrays, `None` for a file `fix` leaves as it is.
 fn run_fix(
     case: &Case,
     work: &Path,
     stem: &str,
+    price: Price,
 ) -> Result<Option<(PathBuf, Vec<Rewritten>)>, String> {
     let fixed_path = work.join(format!("{stem}.fixed.cu"));
     let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
@@ -1539,6 +1559,7 @@ fn run_fix(
     // the ones the oracle runs.
     command
         .args(["fix", "--unsafe-fixes", "--format", "json"])
+        .args(price.flags())
         .args(case.flags)
         .arg(case.path)
         .arg("-o")
@@ -1587,7 +1608,7 @@ fn run_fix(
 /// the comparison as text, `None` for a file `fix` leaves as it is.
 fn fix_case(case: &Case, work: &Path, driver: &Path) -> Result<Option<String>, String> {
     let stem = case.path.replace(['/', '.'], "_");
-    let Some((fixed_path, rewritten)) = run_fix(case, work, &stem)? else {
+    let Some((fixed_path, rewritten)) = run_fix(case, work, &stem, Price::Ignored)? else {
         return Ok(None);
     };
     let original = std::fs::read_to_string(case.path).map_err(|e| format!("{}: {e}", case.path))?;
@@ -1810,6 +1831,7 @@ fn perturbed_case(case: &Case, work: &Path, driver: &Path) -> Result<String, Str
     let fixed_path = work.join(format!("{stem}.perturbed.fixed.cu"));
     let json: Value = serde_json::from_str(&run(Command::new(env!("CARGO_BIN_EXE_bankwise"))
         .args(["fix", "--unsafe-fixes", "--format", "json"])
+        .args(Price::Ignored.flags())
         .args(case.flags)
         .arg(case.path)
         .arg("-o")
@@ -2309,7 +2331,7 @@ const GPU_CALLS: &[(&str, &str)] = &[
 /// file as it is or a launch cannot be written as CUDA host code (a host lambda argument).
 fn gpu_case(case: &Case, work: &Path, driver: &Path, out: &Path) -> Result<String, String> {
     let stem = case.path.replace(['/', '.'], "_");
-    let Some((fixed_path, rewritten)) = run_fix(case, work, &stem)? else {
+    let Some((fixed_path, rewritten)) = run_fix(case, work, &stem, Price::Counted)? else {
         return Ok(String::new());
     };
     if case.launches.iter().any(|l| l.call.contains("[]")) {

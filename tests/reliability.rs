@@ -909,7 +909,14 @@ fn a_block_annotation_survives_an_error_elsewhere_in_the_file() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = write(dir.path(), "template_sizes.cu", &broken);
     let shown = path.to_string_lossy().into_owned();
-    let fixed = bankwise(&["fix", "--unsafe-fixes", "--diff", &shown]);
+    // Any price: the test is about the annotation, on a kernel whose map does not pay.
+    let fixed = bankwise(&[
+        "fix",
+        "--unsafe-fixes",
+        "--max-alu-per-wavefront=1000",
+        "--diff",
+        &shown,
+    ]);
     assert!(
         !stderr(&fixed).contains("internal error"),
         "{}",
@@ -1206,7 +1213,7 @@ fn an_extent_continued_over_two_lines_is_written_on_one() {
     assert!(fft.contains(declaration));
     let text = fft.replace(declaration, "__shared__ float buf[2][2 * \\\nPOINTS];");
     survives("continued.cu", &text);
-    let (_, out) = fixed_into_file("continued.cu", &text, &[]);
+    let (_, out) = fixed_into_file("continued.cu", &text, &["--max-alu-per-wavefront=1000"]);
     assert!(out.contains("bankwise_buf(0 * (2 * POINTS) + "), "{out}");
 }
 
@@ -1301,7 +1308,7 @@ fn an_array_name_a_body_declares_again_is_not_written_into_a_rewrite() {
         assert!(original.contains(after), "{file}");
         let text = original.replacen(after, &format!("{after}\n        {shadowing}"), 1);
         survives("shadowing.cu", &text);
-        let (said, out) = fixed_into_file("shadowing.cu", &text, &[]);
+        let (said, out) = fixed_into_file("shadowing.cu", &text, &["--max-alu-per-wavefront=1000"]);
         let reason = format!("{array} left alone");
         assert!(
             said.contains(&reason)
@@ -1326,7 +1333,11 @@ fn a_template_head_with_a_line_continuation_keeps_the_map_function_above_it() {
         blk[threadIdx.y * TILE + threadIdx.x] = s_tile[threadIdx.x][threadIdx.y];\n}\n\
         template __global__ void tileSum<16>(float *);\n";
     survives("continued_head.cu", text);
-    let (_, out) = fixed_into_file("continued_head.cu", text, &["--unsafe-fixes"]);
+    let (_, out) = fixed_into_file(
+        "continued_head.cu",
+        text,
+        &["--unsafe-fixes", "--max-alu-per-wavefront=1000"],
+    );
     let map = out
         .find("int bankwise_s_tile(int i)")
         .expect("a map function");

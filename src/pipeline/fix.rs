@@ -614,6 +614,18 @@ mod tests {
     use crate::rewrite::forms::FormKind;
     use crate::solve::Family;
 
+    /// Options under which any rewrite pays: the tests of a mechanism on a small kernel,
+    /// whose few conflicts would not pay for its map.
+    fn unpriced() -> FixOptions {
+        FixOptions {
+            strategy: Strategy {
+                max_alu_per_wavefront: Some(u64::MAX),
+                ..Strategy::default()
+            },
+            ..FixOptions::default()
+        }
+    }
+
     fn fixed(text: &str, options: &FixOptions) -> FileFix {
         fix_text(Path::new("t.cu"), text, options, &ConfigBlocks::default()).expect("fixes")
     }
@@ -744,6 +756,7 @@ mod tests {
             strategy: Strategy {
                 forced: Some(Family::Padding),
                 smem_budget: None,
+                max_alu_per_wavefront: None,
             },
             ..FixOptions::default()
         };
@@ -772,6 +785,7 @@ mod tests {
             strategy: Strategy {
                 forced: None,
                 smem_budget: Some(4096 + 128),
+                max_alu_per_wavefront: None,
             },
             ..FixOptions::default()
         };
@@ -821,7 +835,7 @@ mod tests {
 
     #[test]
     fn accesses_through_pointers_go_through_the_map_and_are_validated() {
-        let file = fixed(POINTERS, &FixOptions::default());
+        let file = fixed(POINTERS, &unpriced());
         let s = outcome(&file, "s");
         assert_eq!(s.action, Action::Rewritten);
         assert_eq!((s.excess_before, s.excess_after), (Some(2), Some(0)));
@@ -865,7 +879,7 @@ mod tests {
 
     #[test]
     fn a_device_function_a_pointer_is_passed_to_is_copied_for_the_map() {
-        let file = fixed(HELPER, &FixOptions::default());
+        let file = fixed(HELPER, &unpriced());
         let s = outcome(&file, "s");
         assert_eq!(s.action, Action::Rewritten);
         assert_eq!((s.excess_before, s.excess_after), (Some(2), Some(0)));
@@ -895,7 +909,7 @@ mod tests {
         assert!(!fixed(file.output(), &FixOptions::default()).changed());
         // With the first element in every call, the copy keeps its subscripts.
         let first = HELPER.replace("    put(s + 1, threadIdx.x);\n", "");
-        let file = fixed(&first, &FixOptions::default());
+        let file = fixed(&first, &unpriced());
         assert!(file.output().contains(
             "__device__ void put_bankwise_s(float *d, int i)\n{\n    d[bankwise_s(2 * i)] = 1;"
         ));
@@ -918,7 +932,7 @@ mod tests {
         };
         let helper = "__device__ void put(float *d, int i)\n{\n    d[2 * i] = 1;\n}\n";
         let text = format!("{helper}{}{}", kernel("k1", false), kernel("k2", false));
-        let file = fixed(&text, &FixOptions::default());
+        let file = fixed(&text, &unpriced());
         let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
         assert_eq!(actions, vec![Action::Rewritten; 2]);
         assert_eq!(file.output().matches("int bankwise_s(int i)").count(), 1);
@@ -935,7 +949,7 @@ mod tests {
         // `s + 1` in the second kernel needs the first element in the copy: another copy
         // under the same name, so that kernel is left out.
         let text = format!("{helper}{}{}", kernel("k1", false), kernel("k2", true));
-        let file = fixed(&text, &FixOptions::default());
+        let file = fixed(&text, &unpriced());
         let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
         assert_eq!(actions, vec![Action::Rewritten, Action::NotApplied]);
         assert_eq!(
@@ -969,13 +983,13 @@ mod tests {
     #[test]
     fn a_volatile_pointer_keeps_its_subscript_or_the_array_is_left_alone() {
         let first = POINTERS.replace("float *p = s;", "volatile float *p = s;");
-        let file = fixed(&first, &FixOptions::default());
+        let file = fixed(&first, &unpriced());
         assert_eq!(outcome(&file, "s").action, Action::Rewritten);
         assert!(file
             .output()
             .contains("    p[bankwise_s(2 * threadIdx.x)] = 1;\n"));
         let offset = POINTERS.replace("const float *q", "volatile const float *q");
-        let file = fixed(&offset, &FixOptions::default());
+        let file = fixed(&offset, &unpriced());
         let s = outcome(&file, "s");
         assert_eq!(s.action, Action::NotApplied);
         assert_eq!(
@@ -1020,7 +1034,7 @@ mod tests {
         let text = "__global__ void k(float *o)\n{\n    extern __shared__ float a[];\n    \
             a[2 * threadIdx.x] = o[0];\n    o[1] = a[threadIdx.x];\n}\n\
             void h() { k<<<1, 64, 128 * sizeof(float)>>>(0); }\n";
-        let file = fixed(text, &FixOptions::default());
+        let file = fixed(text, &unpriced());
         let a = outcome(&file, "a");
         assert_eq!(a.action, Action::Rewritten);
         assert_eq!((a.excess_before, a.excess_after), (Some(2), Some(0)));
@@ -1033,6 +1047,7 @@ mod tests {
             strategy: Strategy {
                 forced: Some(Family::Padding),
                 smem_budget: None,
+                max_alu_per_wavefront: None,
             },
             unsafe_fixes: true,
             ..FixOptions::default()
@@ -1166,6 +1181,7 @@ mod tests {
             strategy: Strategy {
                 forced: Some(Family::Rap),
                 smem_budget: None,
+                max_alu_per_wavefront: None,
             },
             ..FixOptions::default()
         };

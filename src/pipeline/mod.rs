@@ -333,6 +333,9 @@ pub fn fix_options(config: &Config, options: &FixOptions, input: &Path) -> FixOp
         effective.strategy.forced = strategy.forced();
     }
     effective.strategy.smem_budget = settings.smem_budget.or(options.strategy.smem_budget);
+    effective.strategy.max_alu_per_wavefront = settings
+        .max_alu_per_wavefront
+        .or(options.strategy.max_alu_per_wavefront);
     effective.unsafe_fixes = settings.unsafe_fixes.unwrap_or(options.unsafe_fixes);
     effective
 }
@@ -437,6 +440,14 @@ pub fn settings_text(input: &Path, options: &FixOptions) -> Result<String, Confi
         ),
     }
     out.push_str(&format!(
+        "max_alu_per_wavefront = {}
+",
+        effective
+            .strategy
+            .max_alu_per_wavefront
+            .unwrap_or(crate::plan::MAX_ALU_PER_WAVEFRONT)
+    ));
+    out.push_str(&format!(
         "unsafe_fixes = {}
 ",
         effective.unsafe_fixes
@@ -532,6 +543,7 @@ mod tests {
             bank_width: Some(4),
             strategy: Some(StrategySetting::Auto),
             smem_budget: Some(200),
+            max_alu_per_wavefront: Some(5),
             unsafe_fixes: Some(false),
         };
         command_line.analysis.defines = vec!["TILE=32".into()];
@@ -540,6 +552,7 @@ mod tests {
         assert_eq!(given.analysis.bank.bank_width, 4);
         assert_eq!(given.strategy.forced, None);
         assert_eq!(given.strategy.smem_budget, Some(200));
+        assert_eq!(given.strategy.max_alu_per_wavefront, Some(5));
         assert!(!given.unsafe_fixes);
         // The parser lets the last definition of a name win.
         assert_eq!(given.analysis.defines, ["TILE=16", "ROWS=4", "TILE=32"]);

@@ -835,6 +835,14 @@ fn in_source_order(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A strategy under which any rewrite pays: these kernels are small.
+    fn unpriced() -> Strategy {
+        Strategy {
+            max_alu_per_wavefront: Some(u64::MAX),
+            ..Strategy::default()
+        }
+    }
     use crate::analysis::analyse_text;
     use crate::plan::{plan, Strategy};
     use crate::rewrite::edit::{apply, Edit};
@@ -864,7 +872,7 @@ mod tests {
         let config = ConfigBlocks::default();
         let path = Path::new("t.cu");
         let original = analyse_text(path, text, &options, &config);
-        let mut plan = plan(&original, text, &Strategy::default(), &options.bank);
+        let mut plan = plan(&original, text, &unpriced(), &options.bank);
         let planned = &mut plan.rewrites[0];
         let rewritten = output(&apply(text, &planned.rewrite.edits).expect("applies"));
         tamper(planned);
@@ -887,7 +895,7 @@ mod tests {
             Path::new("t.cu"),
         );
         let original = analyse_text(path, text, &options, &config);
-        let plan = plan(&original, text, &Strategy::default(), &options.bank);
+        let plan = plan(&original, text, &unpriced(), &options.bank);
         let planned = &plan.rewrites[0];
         let function = planned.rewrite.function.as_ref().expect("a map function");
         let mut edits = planned.rewrite.edits.clone();
@@ -936,7 +944,7 @@ mod tests {
         );
         let original = analyse_text(path, text, &options, &config);
         let checked = |tamper: &dyn Fn(&mut Planned)| {
-            let mut plan = plan(&original, text, &Strategy::default(), &options.bank);
+            let mut plan = plan(&original, text, &unpriced(), &options.bank);
             let planned = &mut plan.rewrites[0];
             tamper(planned);
             let function = planned.rewrite.function.as_ref().expect("a map function");

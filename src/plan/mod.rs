@@ -1,11 +1,13 @@
 //! The decisions: what happens to each shared array of a file, all or nothing: every access
 //! of the array goes through the one map chosen for it, or the array is left as it is with
 //! the reason. Arrays without conflicts are left alone silently.
+mod price;
 mod reason;
 mod rewrite_form;
 
 pub use reason::{Caution, Reason};
 
+pub use price::{RewritePrice, MAX_ALU_PER_WAVEFRONT};
 use rewrite_form::{form, pointer_made_at, Names};
 
 use crate::analysis::{is_reported, not_rewritable_reason, AnalysedFile, FunctionAnalysis};
@@ -38,6 +40,9 @@ pub struct Strategy {
     /// The shared memory each kernel may use, in bytes (`--smem-budget`); `None` keeps every
     /// kernel's declared footprint.
     pub smem_budget: Option<u64>,
+    /// The most ALU instructions a map may add per excess wavefront it removes
+    /// (`--max-alu-per-wavefront`); `None`: [`price::MAX_ALU_PER_WAVEFRONT`].
+    pub max_alu_per_wavefront: Option<u64>,
 }
 
 /// What became of an array.
@@ -741,6 +746,19 @@ impl<'a> KernelPlanner<'a> {
             }
             Err(why) => return Decision::LeftAlone(Reason::NoForm(why)),
         };
+        let price = RewritePrice::of(
+            &rewrite,
+            array,
+            &file.analysis(self.function).costs[a],
+            before.saturating_sub(candidate.per_site.iter().sum()),
+        );
+        let limit = self
+            .strategy
+            .max_alu_per_wavefront
+            .unwrap_or(price::MAX_ALU_PER_WAVEFRONT);
+        if price.too_dear(limit) {
+            return Decision::LeftAlone(Reason::CostsMoreThanItRemoves { price, limit });
+        }
         // The values the map was derived from, each checked where the program is built or run.
         let block = file.analysis(self.function).block.as_ref().ok();
         let assumptions = assumptions(array, rewrite.proven_dims.as_deref(), block);

@@ -72,6 +72,12 @@ pub enum Reason {
     InstancesDiffer {
         template: String,
     },
+    /// The map adds more instructions than the wavefronts it removes are worth.
+    CostsMoreThanItRemoves {
+        price: super::RewritePrice,
+        /// The most ALU instructions allowed per wavefront removed.
+        limit: u64,
+    },
     /// An unsafe rewrite without `--unsafe-fixes`.
     Unsafe(Option<Caution>),
     /// The copies of the functions the array is passed to would differ from another array's
@@ -161,6 +167,7 @@ impl fmt::Display for Reason {
                 f,
                 "the instances of template `{template}` need different rewrites"
             ),
+            Reason::CostsMoreThanItRemoves { price, limit } => price.explain(f, *limit),
             Reason::Unsafe(caution) => match caution {
                 Some(caution) => write!(f, "unsafe: {caution}; pass --unsafe-fixes to apply it"),
                 None => f.write_str("unsafe: unsafe; pass --unsafe-fixes to apply it"),
