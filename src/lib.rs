@@ -14,6 +14,7 @@ pub mod block;
 mod c_int;
 pub mod command_line;
 pub mod compile_db;
+pub mod compiled;
 pub mod cost;
 pub mod explain;
 pub mod parallel;

@@ -1531,16 +1531,18 @@ struct Rewritten {
 enum Price {
     /// As `fix` does by default: what a GPU run measures.
     Counted,
-    /// Every rewrite, whatever it costs: what a rewrite computes does not depend on its
-    /// price, and every map is checked here.
+    /// Every rewrite, whatever it costs in ALU or (with nvcc) shared instructions: what a
+    /// rewrite computes does not depend on its price, and every map is checked here.
     Ignored,
 }
 
 impl Price {
-    fn flags(self) -> &'static [&'static str] {
+    fn apply(self, command: &mut Command) -> &mut Command {
         match self {
-            Price::Counted => &[],
-            Price::Ignored => &["--max-alu-per-wavefront=1000000"],
+            Price::Counted => command,
+            Price::Ignored => command
+                .arg("--max-alu-per-wavefront=1000000")
+                .env("BANKWISE_NVCC", ""),
         }
     }
 }
@@ -1557,9 +1559,9 @@ fn run_fix(
     let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
     // Unsafe fixes too: a template's map is proven for the instances in the file, which are
     // the ones the oracle runs.
-    command
-        .args(["fix", "--unsafe-fixes", "--format", "json"])
-        .args(price.flags())
+    command.args(["fix", "--unsafe-fixes", "--format", "json"]);
+    price
+        .apply(&mut command)
         .args(case.flags)
         .arg(case.path)
         .arg("-o")
@@ -1829,9 +1831,10 @@ fn perturbation(text: &str, flags: &[&str], kernel: &str, name: &str) -> Option<
 fn perturbed_case(case: &Case, work: &Path, driver: &Path) -> Result<String, String> {
     let stem = case.path.replace(['/', '.'], "_");
     let fixed_path = work.join(format!("{stem}.perturbed.fixed.cu"));
-    let json: Value = serde_json::from_str(&run(Command::new(env!("CARGO_BIN_EXE_bankwise"))
-        .args(["fix", "--unsafe-fixes", "--format", "json"])
-        .args(Price::Ignored.flags())
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
+    command.args(["fix", "--unsafe-fixes", "--format", "json"]);
+    let json: Value = serde_json::from_str(&run(Price::Ignored
+        .apply(&mut command)
         .args(case.flags)
         .arg(case.path)
         .arg("-o")

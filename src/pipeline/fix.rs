@@ -5,6 +5,7 @@ use crate::analysis::{
     analyse_text_visiting, is_reported, AnalysedFile, AnalysisError, KeepAffine, Options,
 };
 use crate::block::ConfigBlocks;
+use crate::compiled::{Compiler, MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION};
 use crate::parse::{self, PackedVec};
 use crate::plan::{
     self, Action, ArrayOutcome, BatchInput, Plan, PlanInput, Planned, Planner, Reason, Strategy,
@@ -21,6 +22,8 @@ pub struct FixOptions {
     pub strategy: Strategy,
     /// Apply unsafe fixes too (`--unsafe-fixes`).
     pub unsafe_fixes: bool,
+    /// Arrays the compiled view refused, by function and array name, with the reason.
+    pub refused: Vec<(String, String, Reason)>,
 }
 
 /// One file after `fix`: its text before and after, and what became of each array.
@@ -82,7 +85,105 @@ pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> 
 /// [`fix_file`] on text already read (stdin, named `path`).
 pub fn fix_source(path: &Path, text: String, options: &FixOptions) -> Result<FileFix, FixError> {
     let (options, config) = super::for_fix(path, options).map_err(AnalysisError::from)?;
-    fix_owned(path, text, &options, &config)
+    match Compiler::find() {
+        Some(compiler) => fix_compiled(path, text, options, &config, &compiler),
+        None => fix_owned(path, text, &options, &config),
+    }
+}
+
+/// [`fix_owned`], then the original and the output compiled with `compiler`: the arrays of
+/// a kernel that has more shared-memory instructions after the rewrite are left alone, and
+/// the file fixed again without them (at most once per kernel).
+fn fix_compiled(
+    path: &Path,
+    text: String,
+    mut options: FixOptions,
+    config: &ConfigBlocks,
+    compiler: &Compiler,
+) -> Result<FileFix, FixError> {
+    let arch = crate::compiled::DEFAULT_ARCH;
+    let compile = |text: &str| {
+        compiler.kernels(
+            path,
+            text,
+            arch,
+            &options.analysis.include_dirs,
+            &options.analysis.defines,
+        )
+    };
+    // What does not compile as it is cannot be compared: the source model decides alone.
+    let Ok(before) = compile(&text) else {
+        return fix_owned(path, text, &options, config);
+    };
+    let shared_of = |kernels: &[crate::compiled::KernelCode], name: &str| -> u32 {
+        kernels
+            .iter()
+            .filter(|k| k.name == name)
+            .map(|k| k.shared)
+            .sum()
+    };
+    let mut fixed = fix_owned(path, text.clone(), &options, config)?;
+    let kernel_count = before.len();
+    for _ in 0..=kernel_count {
+        if !fixed.changed() {
+            break;
+        }
+        let rewritten: Vec<(String, String)> = fixed
+            .arrays
+            .iter()
+            .filter(|a| a.action == Action::Rewritten)
+            .map(|a| (base_name(&a.function).to_string(), a.array.clone()))
+            .collect();
+        let removed_in = |kernel: &str| -> u64 {
+            fixed
+                .arrays
+                .iter()
+                .filter(|a| a.action == Action::Rewritten && base_name(&a.function) == kernel)
+                .map(|a| {
+                    a.excess_before
+                        .unwrap_or(0)
+                        .saturating_sub(a.excess_after.unwrap_or(0))
+                })
+                .sum()
+        };
+        let refusals: Vec<(String, String, Reason)> = match compile(fixed.output()) {
+            Err(why) => rewritten
+                .into_iter()
+                .map(|(function, array)| (function, array, Reason::DoesNotCompile(why.to_string())))
+                .collect(),
+            Ok(after) => rewritten
+                .into_iter()
+                .filter_map(|(function, array)| {
+                    let (was, is) = (shared_of(&before, &function), shared_of(&after, &function));
+                    let removed = removed_in(&function);
+                    let added = u64::from(is.saturating_sub(was));
+                    let pays = removed >= added * MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION;
+                    (!pays).then(|| {
+                        let reason = Reason::MoreSharedInstructions {
+                            kernel: function.clone(),
+                            arch: arch.to_string(),
+                            before: was,
+                            after: is,
+                            removed,
+                        };
+                        (function, array, reason)
+                    })
+                })
+                .collect(),
+        };
+        if refusals.is_empty() {
+            break;
+        }
+        options.refused.extend(refusals);
+        fixed = fix_owned(path, text.clone(), &options, config)?;
+    }
+    Ok(fixed)
+}
+
+/// A function's name without its template arguments, as the compiled code names it.
+fn base_name(function: &str) -> &str {
+    let name = function.split('<').next().unwrap_or(function);
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 /// Fixes `text`: plans every array, applies the fixes the options allow, and validates the
@@ -311,6 +412,17 @@ fn fix_from(
             Applicability::Unsafe => options.unsafe_fixes,
             Applicability::DisplayOnly => false,
         };
+        let function = &analysed.parsed.functions[planned.function];
+        let array = &function.arrays[planned.array].name;
+        let refused = options
+            .refused
+            .iter()
+            .find(|(f, a, _)| *f == base_name(&function.name) && a == array);
+        if let Some((_, _, reason)) = refused {
+            left_out.push((planned.outcome, reason.clone()));
+            applies.push(false);
+            continue;
+        }
         if !allowed {
             left_out.push((planned.outcome, Reason::Unsafe(planned.caution.clone())));
         }

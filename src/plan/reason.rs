@@ -78,6 +78,19 @@ pub enum Reason {
         /// The most ALU instructions allowed per wavefront removed.
         limit: u64,
     },
+    /// Compiled with nvcc, the rewritten kernel has more shared-memory instructions than the
+    /// original: nvcc no longer merges neighbouring accesses into wider ones, or unrolls a
+    /// loop differently.
+    MoreSharedInstructions {
+        kernel: String,
+        arch: String,
+        before: u32,
+        after: u32,
+        /// Excess wavefronts the kernel's rewrites remove.
+        removed: u64,
+    },
+    /// The rewritten file does not compile with nvcc where the original does.
+    DoesNotCompile(String),
     /// An unsafe rewrite without `--unsafe-fixes`.
     Unsafe(Option<Caution>),
     /// The copies of the functions the array is passed to would differ from another array's
@@ -168,6 +181,24 @@ impl fmt::Display for Reason {
                 "the instances of template `{template}` need different rewrites"
             ),
             Reason::CostsMoreThanItRemoves { price, limit } => price.explain(f, *limit),
+            Reason::MoreSharedInstructions {
+                kernel,
+                arch,
+                before,
+                after,
+                removed,
+            } => write!(
+                f,
+                "compiled with nvcc for {arch}, `{kernel}` has {after} shared-memory \
+                 instructions after the rewrite where it had {before} (nvcc no longer merges \
+                 neighbouring accesses into wider ones, or unrolls a loop differently), for \
+                 {removed} excess wavefronts removed: fewer than {} per instruction added",
+                crate::compiled::MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION
+            ),
+            Reason::DoesNotCompile(why) => write!(
+                f,
+                "the rewritten file does not compile with nvcc where the original does: {why}"
+            ),
             Reason::Unsafe(caution) => match caution {
                 Some(caution) => write!(f, "unsafe: {caution}; pass --unsafe-fixes to apply it"),
                 None => f.write_str("unsafe: unsafe; pass --unsafe-fixes to apply it"),

@@ -1,0 +1,132 @@
+//! The compiled view: what nvcc makes of a file. bankwise reasons about the source, but the
+//! GPU runs nvcc's machine code, which merges neighbouring shared accesses into 64- and
+//! 128-bit instructions and unrolls loops; a rewrite that stops either can make a kernel
+//! slower although it removes every conflict. Given nvcc, the file is compiled before and
+//! after a rewrite and each kernel's shared-memory instructions are compared.
+
+mod sass;
+
+pub use sass::KernelCode;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The excess wavefronts a rewrite must remove for each shared-memory instruction it adds
+/// to the compiled kernel. On the H100 and H200 (docs/gpu.md), `ludDiagonal`, at one
+/// instruction added per 6.5 wavefronts removed, was 1.23 times slower on every run; the
+/// rewrites at 16 to 28 (`dct8x8Forward`/`Inverse`, `stencilConst`, `mriGatherRecords`,
+/// `vecPairs`) ranged from 1.25 times faster to 1.17 times slower on launches of 6 µs or
+/// less; `mriScanCounts`, at 155, was 1.8 times faster.
+pub const MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION: u64 = 8;
+
+/// The architecture the compiled view builds for when the build names none.
+pub const DEFAULT_ARCH: &str = "sm_90";
+
+/// nvcc and the cuobjdump beside it.
+#[derive(Debug, Clone)]
+pub struct Compiler {
+    nvcc: PathBuf,
+    cuobjdump: PathBuf,
+}
+
+/// Why a file could not be compiled or its code read.
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    #[error("could not run {program}: {source}")]
+    Run {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("{program} failed: {message}")]
+    Failed { program: String, message: String },
+}
+
+impl Compiler {
+    /// nvcc from `$BANKWISE_NVCC` (set and empty: none), `$CUDA_HOME/bin`, `$CUDA_PATH/bin`
+    /// or PATH, with a cuobjdump beside it; `None` when there is none.
+    pub fn find() -> Option<Compiler> {
+        let named = std::env::var_os("BANKWISE_NVCC");
+        let candidates: Vec<PathBuf> = match named {
+            Some(path) if path.is_empty() => return None,
+            Some(path) => vec![PathBuf::from(path)],
+            None => ["CUDA_HOME", "CUDA_PATH"]
+                .iter()
+                .filter_map(std::env::var_os)
+                .map(|home| PathBuf::from(home).join("bin").join("nvcc"))
+                .chain(on_path("nvcc"))
+                .collect(),
+        };
+        candidates.into_iter().find_map(|nvcc| {
+            let cuobjdump = nvcc.with_file_name("cuobjdump");
+            (nvcc.is_file() && cuobjdump.is_file()).then_some(Compiler { nvcc, cuobjdump })
+        })
+    }
+
+    /// Each kernel's code in `text`, compiled as the file `path` (its directory searched
+    /// first for quoted includes) with `-O3` for `arch`, the include directories and the
+    /// definitions the analysis uses.
+    pub fn kernels(
+        &self,
+        path: &Path,
+        text: &str,
+        arch: &str,
+        include_dirs: &[PathBuf],
+        defines: &[String],
+    ) -> Result<Vec<KernelCode>, CompileError> {
+        let work = tempfile::tempdir().map_err(|source| CompileError::Run {
+            program: "a temporary directory".to_string(),
+            source,
+        })?;
+        let source = work.path().join("unit.cu");
+        let cubin = work.path().join("unit.cubin");
+        std::fs::write(&source, text).map_err(|source| CompileError::Run {
+            program: "a temporary file".to_string(),
+            source,
+        })?;
+        let mut nvcc = Command::new(&self.nvcc);
+        nvcc.args(["-cubin", "-O3", "-w", "-std=c++17"])
+            .arg(format!("-arch={arch}"));
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            nvcc.arg("-I").arg(dir);
+        }
+        for dir in include_dirs {
+            nvcc.arg("-I").arg(dir);
+        }
+        for define in defines {
+            nvcc.arg(format!("-D{define}"));
+        }
+        nvcc.arg("-o").arg(&cubin).arg(&source);
+        run(&mut nvcc)?;
+        let listing = run(Command::new(&self.cuobjdump).arg("-sass").arg(&cubin))?;
+        Ok(sass::kernels(&listing))
+    }
+}
+
+/// `name` in each directory of PATH.
+fn on_path(name: &str) -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .map(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join(name))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn run(command: &mut Command) -> Result<String, CompileError> {
+    let program: OsString = command.get_program().to_os_string();
+    let program = program.to_string_lossy().into_owned();
+    let output = command.output().map_err(|source| CompileError::Run {
+        program: program.clone(),
+        source,
+    })?;
+    if !output.status.success() {
+        let message = String::from_utf8_lossy(&output.stderr);
+        return Err(CompileError::Failed {
+            program,
+            message: message.lines().take(3).collect::<Vec<_>>().join("; "),
+        });
+    }
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}

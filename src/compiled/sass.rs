@@ -1,0 +1,149 @@
+//! Reading `cuobjdump -sass`: each kernel's instructions, and which of them touch shared
+//! memory.
+
+/// One kernel's machine code, as counted here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelCode {
+    /// The kernel's name without its namespaces, template arguments or parameters
+    /// (`tileSum` for `_Z7tileSumILi16EEvPf`).
+    pub name: String,
+    /// Instructions, NOPs left out.
+    pub instructions: u32,
+    /// Shared-memory loads, stores and atomics (`LDS*`, `STS*`, `ATOMS*`, `LDSM*`).
+    pub shared: u32,
+}
+
+/// The kernels of a `cuobjdump -sass` listing, in its order.
+pub(crate) fn kernels(listing: &str) -> Vec<KernelCode> {
+    let mut kernels: Vec<KernelCode> = Vec::new();
+    for line in listing.lines() {
+        if let Some(symbol) = line.trim().strip_prefix("Function : ") {
+            kernels.push(KernelCode {
+                name: base_name(symbol.trim()),
+                instructions: 0,
+                shared: 0,
+            });
+            continue;
+        }
+        let (Some(kernel), Some(opcode)) = (kernels.last_mut(), opcode(line)) else {
+            continue;
+        };
+        if opcode.starts_with("NOP") {
+            continue;
+        }
+        kernel.instructions += 1;
+        if ["LDS", "STS", "ATOMS", "LDSM"]
+            .iter()
+            .any(|p| opcode == *p || opcode.starts_with(&format!("{p}.")))
+        {
+            kernel.shared += 1;
+        }
+    }
+    kernels
+}
+
+/// The opcode of an instruction line, `/*0040*/  @!P0 LDS.64 R2, [R5] ;`: the first word
+/// after the address and an optional predicate.
+fn opcode(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("/*")?;
+    let (address, rest) = rest.split_once("*/")?;
+    if address.is_empty() || !address.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let mut words = rest.split_whitespace();
+    let first = words.next()?;
+    let word = if first.starts_with('@') {
+        words.next()?
+    } else {
+        first
+    };
+    word.starts_with(|c: char| c.is_ascii_uppercase())
+        .then_some(word.trim_end_matches(';'))
+}
+
+/// The unqualified name of an Itanium-mangled function (`_Z6kernelPf`, `_ZN5tiles4copyEv`
+/// gives `copy`), or the symbol itself when it is not mangled (`extern "C"`).
+fn base_name(symbol: &str) -> String {
+    let Some(mut rest) = symbol.strip_prefix("_Z") else {
+        return symbol.to_string();
+    };
+    let nested = rest.starts_with('N');
+    if nested {
+        rest = &rest[1..];
+        // CV-qualifiers of a member function.
+        rest = rest.trim_start_matches(['r', 'V', 'K']);
+    }
+    let mut last = None;
+    // Bounded by the symbol's length: each step consumes at least one character.
+    while let Some((name, after)) = source_name(rest) {
+        last = Some(name);
+        rest = after;
+        if !nested {
+            break;
+        }
+        // Template arguments of a component are skipped: only names are compared.
+        if rest.starts_with('I') || rest.starts_with('E') {
+            break;
+        }
+    }
+    last.map_or_else(|| symbol.to_string(), str::to_string)
+}
+
+/// `<length><identifier>` at the start of `text`.
+fn source_name(text: &str) -> Option<(&str, &str)> {
+    let digits = text.find(|c: char| !c.is_ascii_digit())?;
+    let length: usize = text[..digits].parse().ok()?;
+    let name = text.get(digits..digits + length)?;
+    Some((name, &text[digits + length..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LISTING: &str = "
+\tcode for sm_90
+\t\tFunction : _Z7tileSumILi16EEvPf
+\t.headerflags\t@\"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                   /* 0x00000a00ff017b82 */
+        /*0010*/                   S2R R0, SR_TID.X ;                        /* 0x0000000000007919 */
+        /*0020*/                   STS [R0], R2 ;                            /* 0x0000000200007388 */
+        /*0030*/              @!P0 LDS.64 R4, [R0+0x8] ;                     /* 0x0000080000048984 */
+        /*0040*/                   ATOMS.ADD RZ, [R0], R3 ;                  /* 0x000000030000738c */
+        /*0050*/                   BRA 0x50;                                 /* 0xfffffffc00fc7947 */
+        /*0060*/                   NOP;                                      /* 0x0000000000007918 */
+\t\t..........
+\t\tFunction : _ZN5tiles8loadRowsEPKf
+        /*0000*/                   LDSM.16.M88.4 R4, [R2] ;                  /* 0x000000000204783b */
+        /*0010*/                   EXIT ;                                    /* 0x000000000000794d */
+";
+
+    #[test]
+    fn instructions_and_shared_accesses_are_counted_per_kernel() {
+        assert_eq!(
+            kernels(LISTING),
+            vec![
+                KernelCode {
+                    name: "tileSum".to_string(),
+                    instructions: 6,
+                    shared: 3,
+                },
+                KernelCode {
+                    name: "loadRows".to_string(),
+                    instructions: 2,
+                    shared: 1,
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn mangled_names_give_their_last_component() {
+        assert_eq!(base_name("_Z6kernelPf"), "kernel");
+        assert_eq!(base_name("_ZN5tiles4copyEv"), "copy");
+        assert_eq!(base_name("_ZN2ns5outer5innerILi4EEEvv"), "inner");
+        assert_eq!(base_name("plain_c_kernel"), "plain_c_kernel");
+        assert_eq!(base_name("_Z"), "_Z");
+        assert_eq!(base_name("_Z99short"), "_Z99short");
+    }
+}
