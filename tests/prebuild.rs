@@ -1142,3 +1142,31 @@ fn fix_with_nvcc_leaves_alone_a_rewrite_that_costs_shared_instructions() {
     assert!(diff.contains("+            below[r][c ^ r] = "), "{diff}");
     assert!(!diff.contains("d[t][i ^ t]"), "{diff}");
 }
+
+/// The skew map of `nwUpperLeft`'s tile (`% 17` on every access) passes the ALU price, but
+/// compiled, the two sweeps nvcc unrolled become loops again: left alone, with the counts.
+#[test]
+fn fix_with_nvcc_leaves_alone_a_rewrite_that_stops_unrolling() {
+    let Some(nvcc) = real_nvcc() else {
+        println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
+        return;
+    };
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .env("BANKWISE_NVCC", &nvcc)
+        .args(["fix", "--diff", "testdata/suite/nw.cu"])
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let notes = text(&output.stderr);
+    for (line, kernel) in [(74, "nwUpperLeft"), (83, "nwLowerRight")] {
+        assert!(
+            notes.contains(&format!(
+                "testdata/suite/nw.cu:{line}:20: note: `h` in `{kernel}` not rewritten: \
+                 compiled with nvcc for sm_90, `{kernel}` has 2 loops nvcc leaves rolled \
+                 after the rewrite where it had 0: the map stops nvcc unrolling a loop"
+            )),
+            "{notes}"
+        );
+    }
+    assert_eq!(text(&output.stdout), "");
+}

@@ -8,7 +8,9 @@ mod sass;
 
 pub use sass::KernelCode;
 
+use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
+use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,6 +24,76 @@ pub const MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION: u64 = 8;
 
 /// The architecture the compiled view builds for when the build names none.
 pub const DEFAULT_ARCH: &str = "sm_90";
+
+/// What a rewrite did to a kernel's machine code that costs more than its conflicts did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Regression {
+    /// More shared-memory instructions (nvcc no longer merges neighbouring accesses into
+    /// wider ones, or unrolls differently), for too few excess wavefronts removed.
+    MoreSharedInstructions {
+        before: u32,
+        after: u32,
+        removed: u64,
+    },
+    /// More loops left rolled: a loop nvcc unrolled is a loop again.
+    LoopRolled { before: u32, after: u32 },
+}
+
+impl fmt::Display for Regression {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Regression::MoreSharedInstructions {
+                before,
+                after,
+                removed,
+            } => write!(
+                f,
+                "has {after} shared-memory instructions after the rewrite where it had \
+                 {before} (nvcc no longer merges neighbouring accesses into wider ones, or \
+                 unrolls a loop differently), for {removed} excess wavefronts removed: fewer \
+                 than {MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION} per instruction added"
+            ),
+            Regression::LoopRolled { before, after } => {
+                let loops = if *after == 1 { "loop" } else { "loops" };
+                write!(
+                    f,
+                    "has {after} {loops} nvcc leaves rolled after the rewrite where it had \
+                     {before}: the map stops nvcc unrolling a loop"
+                )
+            }
+        }
+    }
+}
+
+/// How the rewrite of kernel `name` (all its instances), removing `removed` excess
+/// wavefronts, changed its code from `before` to `after`, where that costs more than it
+/// saves.
+pub fn regression(
+    before: &[KernelCode],
+    after: &[KernelCode],
+    name: &str,
+    removed: u64,
+) -> Option<Regression> {
+    let total = |kernels: &[KernelCode], count: fn(&KernelCode) -> u32| -> u32 {
+        kernels.iter().filter(|k| k.name == name).map(count).sum()
+    };
+    let loops = (total(before, |k| k.loops), total(after, |k| k.loops));
+    if loops.1 > loops.0 {
+        return Some(Regression::LoopRolled {
+            before: loops.0,
+            after: loops.1,
+        });
+    }
+    let (was, is) = (total(before, |k| k.shared), total(after, |k| k.shared));
+    let added = u64::from(is.saturating_sub(was));
+    (removed < added * MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION).then_some(
+        Regression::MoreSharedInstructions {
+            before: was,
+            after: is,
+            removed,
+        },
+    )
+}
 
 /// nvcc and the cuobjdump beside it.
 #[derive(Debug, Clone)]

@@ -11,6 +11,8 @@ pub struct KernelCode {
     pub instructions: u32,
     /// Shared-memory loads, stores and atomics (`LDS*`, `STS*`, `ATOMS*`, `LDSM*`).
     pub shared: u32,
+    /// Branches to an earlier instruction: the loops nvcc left rolled.
+    pub loops: u32,
 }
 
 /// The kernels of a `cuobjdump -sass` listing, in its order.
@@ -22,12 +24,26 @@ pub(crate) fn kernels(listing: &str) -> Vec<KernelCode> {
                 name: base_name(symbol.trim()),
                 instructions: 0,
                 shared: 0,
+                loops: 0,
             });
             continue;
         }
-        let (Some(kernel), Some(opcode)) = (kernels.last_mut(), opcode(line)) else {
+        let (Some(kernel), Some((address, opcode, operands))) =
+            (kernels.last_mut(), instruction(line))
+        else {
             continue;
         };
+        if opcode == "BRA" || opcode.starts_with("BRA.") {
+            let target = operands
+                .trim_start()
+                .strip_prefix("0x")
+                .map(|t| t.trim_end_matches([' ', ';']))
+                .and_then(|t| u64::from_str_radix(t, 16).ok());
+            // The branch to itself after the last EXIT is no loop.
+            if target.is_some_and(|t| t < address) {
+                kernel.loops += 1;
+            }
+        }
         if opcode.starts_with("NOP") {
             continue;
         }
@@ -42,23 +58,21 @@ pub(crate) fn kernels(listing: &str) -> Vec<KernelCode> {
     kernels
 }
 
-/// The opcode of an instruction line, `/*0040*/  @!P0 LDS.64 R2, [R5] ;`: the first word
-/// after the address and an optional predicate.
-fn opcode(line: &str) -> Option<&str> {
+/// An instruction line, `/*0040*/  @!P0 LDS.64 R2, [R5] ;  /* 0x… */`: its address, its
+/// opcode (the first word after an optional predicate) and the operands up to `;`.
+fn instruction(line: &str) -> Option<(u64, &str, &str)> {
     let rest = line.trim_start().strip_prefix("/*")?;
     let (address, rest) = rest.split_once("*/")?;
-    if address.is_empty() || !address.chars().all(|c| c.is_ascii_hexdigit()) {
-        return None;
-    }
-    let mut words = rest.split_whitespace();
-    let first = words.next()?;
-    let word = if first.starts_with('@') {
-        words.next()?
-    } else {
-        first
+    let address = u64::from_str_radix(address, 16).ok()?;
+    let rest = rest.split(';').next()?.trim_start();
+    let rest = match rest.strip_prefix('@') {
+        Some(predicated) => predicated.split_once(char::is_whitespace)?.1.trim_start(),
+        None => rest,
     };
-    word.starts_with(|c: char| c.is_ascii_uppercase())
-        .then_some(word.trim_end_matches(';'))
+    let (opcode, operands) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    opcode
+        .starts_with(|c: char| c.is_ascii_uppercase())
+        .then_some((address, opcode, operands))
 }
 
 /// The unqualified name of an Itanium-mangled function (`_Z6kernelPf`, `_ZN5tiles4copyEv`
@@ -110,7 +124,8 @@ mod tests {
         /*0020*/                   STS [R0], R2 ;                            /* 0x0000000200007388 */
         /*0030*/              @!P0 LDS.64 R4, [R0+0x8] ;                     /* 0x0000080000048984 */
         /*0040*/                   ATOMS.ADD RZ, [R0], R3 ;                  /* 0x000000030000738c */
-        /*0050*/                   BRA 0x50;                                 /* 0xfffffffc00fc7947 */
+        /*0050*/              @P1 BRA 0x10 ;                                 /* 0xfffffffc00fc7947 */
+        /*0058*/                   BRA 0x58;                                 /* 0xfffffffc00fc7947 */
         /*0060*/                   NOP;                                      /* 0x0000000000007918 */
 \t\t..........
 \t\tFunction : _ZN5tiles8loadRowsEPKf
@@ -125,13 +140,15 @@ mod tests {
             vec![
                 KernelCode {
                     name: "tileSum".to_string(),
-                    instructions: 6,
+                    instructions: 7,
                     shared: 3,
+                    loops: 1,
                 },
                 KernelCode {
                     name: "loadRows".to_string(),
                     instructions: 2,
                     shared: 1,
+                    loops: 0,
                 },
             ]
         );

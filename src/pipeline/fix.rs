@@ -5,7 +5,7 @@ use crate::analysis::{
     analyse_text_visiting, is_reported, AnalysedFile, AnalysisError, KeepAffine, Options,
 };
 use crate::block::ConfigBlocks;
-use crate::compiled::{Compiler, MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION};
+use crate::compiled::Compiler;
 use crate::parse::{self, PackedVec};
 use crate::plan::{
     self, Action, ArrayOutcome, BatchInput, Plan, PlanInput, Planned, Planner, Reason, Strategy,
@@ -115,13 +115,6 @@ fn fix_compiled(
     let Ok(before) = compile(&text) else {
         return fix_owned(path, text, &options, config);
     };
-    let shared_of = |kernels: &[crate::compiled::KernelCode], name: &str| -> u32 {
-        kernels
-            .iter()
-            .filter(|k| k.name == name)
-            .map(|k| k.shared)
-            .sum()
-    };
     let mut fixed = fix_owned(path, text.clone(), &options, config)?;
     let kernel_count = before.len();
     for _ in 0..=kernel_count {
@@ -154,20 +147,18 @@ fn fix_compiled(
             Ok(after) => rewritten
                 .into_iter()
                 .filter_map(|(function, array)| {
-                    let (was, is) = (shared_of(&before, &function), shared_of(&after, &function));
-                    let removed = removed_in(&function);
-                    let added = u64::from(is.saturating_sub(was));
-                    let pays = removed >= added * MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION;
-                    (!pays).then(|| {
-                        let reason = Reason::MoreSharedInstructions {
-                            kernel: function.clone(),
-                            arch: arch.to_string(),
-                            before: was,
-                            after: is,
-                            removed,
-                        };
-                        (function, array, reason)
-                    })
+                    let regression = crate::compiled::regression(
+                        &before,
+                        &after,
+                        &function,
+                        removed_in(&function),
+                    )?;
+                    let reason = Reason::Compiled {
+                        kernel: function.clone(),
+                        arch: arch.to_string(),
+                        regression,
+                    };
+                    Some((function, array, reason))
                 })
                 .collect(),
         };

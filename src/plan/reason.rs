@@ -78,16 +78,11 @@ pub enum Reason {
         /// The most ALU instructions allowed per wavefront removed.
         limit: u64,
     },
-    /// Compiled with nvcc, the rewritten kernel has more shared-memory instructions than the
-    /// original: nvcc no longer merges neighbouring accesses into wider ones, or unrolls a
-    /// loop differently.
-    MoreSharedInstructions {
+    /// Compiled with nvcc, the rewritten kernel's code costs more than the conflicts removed.
+    Compiled {
         kernel: String,
         arch: String,
-        before: u32,
-        after: u32,
-        /// Excess wavefronts the kernel's rewrites remove.
-        removed: u64,
+        regression: crate::compiled::Regression,
     },
     /// The rewritten file does not compile with nvcc where the original does.
     DoesNotCompile(String),
@@ -181,20 +176,11 @@ impl fmt::Display for Reason {
                 "the instances of template `{template}` need different rewrites"
             ),
             Reason::CostsMoreThanItRemoves { price, limit } => price.explain(f, *limit),
-            Reason::MoreSharedInstructions {
+            Reason::Compiled {
                 kernel,
                 arch,
-                before,
-                after,
-                removed,
-            } => write!(
-                f,
-                "compiled with nvcc for {arch}, `{kernel}` has {after} shared-memory \
-                 instructions after the rewrite where it had {before} (nvcc no longer merges \
-                 neighbouring accesses into wider ones, or unrolls a loop differently), for \
-                 {removed} excess wavefronts removed: fewer than {} per instruction added",
-                crate::compiled::MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION
-            ),
+                regression,
+            } => write!(f, "compiled with nvcc for {arch}, `{kernel}` {regression}"),
             Reason::DoesNotCompile(why) => write!(
                 f,
                 "the rewritten file does not compile with nvcc where the original does: {why}"
