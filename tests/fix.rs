@@ -394,6 +394,35 @@ fn a_rewrite_that_costs_more_than_it_removes_is_left_alone_with_its_price() {
     assert!(stdout(&settings).contains("max_alu_per_wavefront = 6\n"));
 }
 
+/// Without nvcc, `fix` says once that its rewrites were judged on the source alone;
+/// `BANKWISE_NVCC=` (set, empty) turns the compiled view and the note off.
+#[test]
+fn without_nvcc_fix_says_so_once() {
+    let run = |nvcc: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
+        command
+            .args([
+                "fix",
+                "--diff",
+                "testdata/transpose.cu",
+                "testdata/config/tiled.cu",
+            ])
+            .env_remove("CUDA_HOME")
+            .env_remove("CUDA_PATH")
+            .env("PATH", "/nonexistent");
+        match nvcc {
+            Some(value) => command.env("BANKWISE_NVCC", value),
+            None => command.env_remove("BANKWISE_NVCC"),
+        };
+        stderr(&command.output().expect("bankwise runs"))
+    };
+    let note = "bankwise: note: nvcc not found ($BANKWISE_NVCC, $CUDA_HOME/bin, \
+                $CUDA_PATH/bin, PATH): the rewrites were judged on the source alone, not on \
+                the compiled kernel (BANKWISE_NVCC= turns this note off)\n";
+    assert_eq!(run(None).matches(note).count(), 1, "{}", run(None));
+    assert!(!run(Some("")).contains("nvcc not found"));
+}
+
 /// `fix` over several files gives a kernel the block shape of its launch in another of them,
 /// as `check DIR` does.
 #[test]

@@ -4,6 +4,7 @@ use super::{
     fix_options, inputs, strategy_parser, write_file, write_stdout, AnalysisArgs, Format, RunArgs,
     EXIT_CONFLICTS, EXIT_INPUT_ERROR,
 };
+use bankwise::compiled::{Availability, Compiler};
 use bankwise::pipeline::{self, FileFix, FixError};
 use bankwise::settings::{Settings, StrategySetting};
 use std::path::PathBuf;
@@ -208,6 +209,14 @@ pub fn run(mut args: FixArgs) -> ExitCode {
         Format::Text => {
             if !args.run.quiet {
                 let _ = std::io::Write::write_all(&mut std::io::stderr(), report.as_bytes());
+                let changed = fixed.iter().any(FileFix::changed);
+                if changed && matches!(Compiler::look(), Availability::NotFound) {
+                    bankwise::say!(
+                        "bankwise: note: nvcc not found ($BANKWISE_NVCC, $CUDA_HOME/bin, \
+                         $CUDA_PATH/bin, PATH): the rewrites were judged on the source alone, \
+                         not on the compiled kernel (BANKWISE_NVCC= turns this note off)"
+                    );
+                }
             }
             if args.diff {
                 // With a comment's Latin-1 byte as the file has it, so that `git apply` fits.

@@ -95,6 +95,15 @@ pub fn regression(
     )
 }
 
+/// Whether the compiled view has a compiler.
+#[derive(Debug, Clone)]
+pub enum Availability {
+    Found(Compiler),
+    /// `BANKWISE_NVCC` is set and empty.
+    TurnedOff,
+    NotFound,
+}
+
 /// nvcc and the cuobjdump beside it.
 #[derive(Debug, Clone)]
 pub struct Compiler {
@@ -118,9 +127,17 @@ impl Compiler {
     /// nvcc from `$BANKWISE_NVCC` (set and empty: none), `$CUDA_HOME/bin`, `$CUDA_PATH/bin`
     /// or PATH, with a cuobjdump beside it; `None` when there is none.
     pub fn find() -> Option<Compiler> {
+        match Compiler::look() {
+            Availability::Found(compiler) => Some(compiler),
+            Availability::TurnedOff | Availability::NotFound => None,
+        }
+    }
+
+    /// Whether nvcc is at hand for the compiled view, and if not, why.
+    pub fn look() -> Availability {
         let named = std::env::var_os("BANKWISE_NVCC");
         let candidates: Vec<PathBuf> = match named {
-            Some(path) if path.is_empty() => return None,
+            Some(path) if path.is_empty() => return Availability::TurnedOff,
             Some(path) => vec![PathBuf::from(path)],
             None => ["CUDA_HOME", "CUDA_PATH"]
                 .iter()
@@ -129,10 +146,13 @@ impl Compiler {
                 .chain(on_path("nvcc"))
                 .collect(),
         };
-        candidates.into_iter().find_map(|nvcc| {
-            let cuobjdump = nvcc.with_file_name("cuobjdump");
-            (nvcc.is_file() && cuobjdump.is_file()).then_some(Compiler { nvcc, cuobjdump })
-        })
+        candidates
+            .into_iter()
+            .find_map(|nvcc| {
+                let cuobjdump = nvcc.with_file_name("cuobjdump");
+                (nvcc.is_file() && cuobjdump.is_file()).then_some(Compiler { nvcc, cuobjdump })
+            })
+            .map_or(Availability::NotFound, Availability::Found)
     }
 
     /// Each kernel's code in `text`, compiled as the file `path` (its directory searched
