@@ -23,6 +23,9 @@ pub struct CompileFlags {
     pub defines: Vec<String>,
     /// `-include FILE` (nvcc's `--pre-include`): read before the file, in order.
     pub pre_includes: Vec<PathBuf>,
+    /// The first real architecture the build compiles for (`sm_80` from `-arch=sm_80`,
+    /// `-arch compute_80` or `-gencode arch=compute_80,code=sm_80`), nvcc's only.
+    pub arch: Option<String>,
 }
 
 /// How a command line spells its lists: nvcc splits `-I a,b` and `-D A,B` at commas, gcc
@@ -202,6 +205,19 @@ pub fn compile_flags(args: &[String], dialect: Dialect, directory: &Path) -> Com
                 }
             }
         };
+        if dialect == Dialect::Nvcc && flags.arch.is_none() {
+            flags.arch = match option {
+                Flag::Architecture => real_architecture(&value),
+                Flag::GenerateCode => value
+                    .match_indices("sm_")
+                    .find_map(|(at, _)| real_architecture(&value[at..]))
+                    .or_else(|| {
+                        let arch = value.split(',').find_map(|p| p.strip_prefix("arch="))?;
+                        real_architecture(arch)
+                    }),
+                _ => None,
+            };
+        }
         let values = match dialect {
             Dialect::Nvcc => split_list(&value),
             Dialect::Gcc => vec![value],
@@ -232,7 +248,7 @@ pub fn compile_flags(args: &[String], dialect: Dialect, directory: &Path) -> Com
             Flag::PreInclude => flags
                 .pre_includes
                 .extend(values.iter().map(|v| directory.join(v))),
-            Flag::Other | Flag::HostCompiler => {}
+            Flag::Other | Flag::HostCompiler | Flag::Architecture | Flag::GenerateCode => {}
         }
     }
     flags.include_dirs = quote_dirs;
@@ -255,6 +271,10 @@ enum Flag {
     After,
     /// nvcc's `-Xcompiler`: options for the host compiler, which preprocesses every pass.
     HostCompiler,
+    /// nvcc's `-arch`.
+    Architecture,
+    /// nvcc's `-gencode arch=…,code=…`.
+    GenerateCode,
     Other,
 }
 
@@ -271,6 +291,9 @@ const OPTIONS: &[(&[&str], Flag)] = &[
     (&["--pre-include", "-include", "-imacros"], Flag::PreInclude),
     (&["-idirafter"], Flag::After),
     (&["--compiler-options", "-Xcompiler"], Flag::HostCompiler),
+    (&["--gpu-architecture", "-arch"], Flag::Architecture),
+    (&["--generate-code", "-gencode"], Flag::GenerateCode),
+    (&["--gpu-code", "-code"], Flag::Other),
     // Values that could be read as one of the above: `-o -Ifoo`, `-MF -Dx`, `-x cu`.
     (
         &[
@@ -332,6 +355,21 @@ fn recognise(arg: &str) -> Option<(Flag, Option<String>)> {
     None
 }
 
+/// `sm_80` for `sm_80` or `compute_80`; `None` for `native`, `all` and the like.
+fn real_architecture(value: &str) -> Option<String> {
+    let number = value
+        .split(',')
+        .next()?
+        .strip_prefix("sm_")
+        .or_else(|| value.strip_prefix("compute_"))?;
+    let number: String = number
+        .chars()
+        .take_while(char::is_ascii_alphanumeric)
+        .collect();
+    (!number.is_empty() && number.starts_with(|c: char| c.is_ascii_digit()))
+        .then(|| format!("sm_{number}"))
+}
+
 /// A list option's value split at commas, as nvcc splits it.
 fn split_list(value: &str) -> Vec<String> {
     value
@@ -387,6 +425,31 @@ mod tests {
 
     fn words(line: &str) -> Vec<String> {
         line.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn the_first_real_architecture_is_the_builds() {
+        let arch = |line: &str| {
+            let args: Vec<String> = line.split(' ').map(str::to_string).collect();
+            compile_flags(&args, Dialect::Nvcc, Path::new("/b")).arch
+        };
+        assert_eq!(arch("-arch=sm_80 -c k.cu").as_deref(), Some("sm_80"));
+        assert_eq!(arch("-arch compute_86 k.cu").as_deref(), Some("sm_86"));
+        assert_eq!(
+            arch("--gpu-architecture=sm_90a k.cu").as_deref(),
+            Some("sm_90a")
+        );
+        assert_eq!(
+            arch("--generate-code=arch=compute_90,code=[compute_90,sm_90] k.cu").as_deref(),
+            Some("sm_90")
+        );
+        assert_eq!(
+            arch("-gencode arch=compute_75,code=compute_75 -gencode arch=compute_80,code=sm_80")
+                .as_deref(),
+            Some("sm_75")
+        );
+        assert_eq!(arch("-arch=native k.cu"), None);
+        assert_eq!(arch("-O3 k.cu"), None);
     }
 
     #[test]

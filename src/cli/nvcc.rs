@@ -101,7 +101,10 @@ fn pre_build(
     // A panic while preparing is reported in the one line of its input's warning.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let mut prepared = prebuild::prepare(args, options);
+    let mut options = options.clone();
+    // The compiled view compiles with the build's own nvcc.
+    options.nvcc = Some(PathBuf::from(compiler));
+    let mut prepared = prebuild::prepare(args, &options);
     std::panic::set_hook(hook);
     for report in &prepared.reports {
         if let Some(warning) = report.warning() {

@@ -95,6 +95,14 @@ pub fn regression(
     )
 }
 
+/// What a file is compiled with, besides its text.
+pub struct Flags<'a> {
+    pub arch: &'a str,
+    pub include_dirs: &'a [PathBuf],
+    pub defines: &'a [String],
+    pub pre_includes: &'a [PathBuf],
+}
+
 /// Whether the compiled view has a compiler.
 #[derive(Debug, Clone)]
 pub enum Availability {
@@ -133,6 +141,20 @@ impl Compiler {
         }
     }
 
+    /// The compiler `nvcc` (a path, or a name looked for on PATH) with the cuobjdump beside
+    /// it, when both are there.
+    pub fn at(nvcc: &Path) -> Option<Compiler> {
+        let candidates = if nvcc.components().count() > 1 {
+            vec![nvcc.to_path_buf()]
+        } else {
+            on_path(&nvcc.to_string_lossy())
+        };
+        candidates.into_iter().find_map(|nvcc| {
+            let cuobjdump = nvcc.with_file_name("cuobjdump");
+            (nvcc.is_file() && cuobjdump.is_file()).then_some(Compiler { nvcc, cuobjdump })
+        })
+    }
+
     /// Whether nvcc is at hand for the compiled view, and if not, why.
     pub fn look() -> Availability {
         let named = std::env::var_os("BANKWISE_NVCC");
@@ -147,24 +169,19 @@ impl Compiler {
                 .collect(),
         };
         candidates
-            .into_iter()
-            .find_map(|nvcc| {
-                let cuobjdump = nvcc.with_file_name("cuobjdump");
-                (nvcc.is_file() && cuobjdump.is_file()).then_some(Compiler { nvcc, cuobjdump })
-            })
+            .iter()
+            .find_map(|nvcc| Compiler::at(nvcc))
             .map_or(Availability::NotFound, Availability::Found)
     }
 
     /// Each kernel's code in `text`, compiled as the file `path` (its directory searched
-    /// first for quoted includes) with `-O3` for `arch`, the include directories and the
-    /// definitions the analysis uses.
+    /// first for quoted includes) with `-O3` for `flags.arch`, and the include directories,
+    /// definitions and pre-included files the analysis uses.
     pub fn kernels(
         &self,
         path: &Path,
         text: &str,
-        arch: &str,
-        include_dirs: &[PathBuf],
-        defines: &[String],
+        flags: &Flags,
     ) -> Result<Vec<KernelCode>, CompileError> {
         let work = tempfile::tempdir().map_err(|source| CompileError::Run {
             program: "a temporary directory".to_string(),
@@ -178,15 +195,18 @@ impl Compiler {
         })?;
         let mut nvcc = Command::new(&self.nvcc);
         nvcc.args(["-cubin", "-O3", "-w", "-std=c++17"])
-            .arg(format!("-arch={arch}"));
+            .arg(format!("-arch={}", flags.arch));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             nvcc.arg("-I").arg(dir);
         }
-        for dir in include_dirs {
+        for dir in flags.include_dirs {
             nvcc.arg("-I").arg(dir);
         }
-        for define in defines {
+        for define in flags.defines {
             nvcc.arg(format!("-D{define}"));
+        }
+        for file in flags.pre_includes {
+            nvcc.arg("-include").arg(file);
         }
         nvcc.arg("-o").arg(&cubin).arg(&source);
         run(&mut nvcc)?;

@@ -24,6 +24,11 @@ pub struct FixOptions {
     pub unsafe_fixes: bool,
     /// Arrays the compiled view refused, by function and array name, with the reason.
     pub refused: Vec<(String, String, Reason)>,
+    /// The build's nvcc, for the compiled view (`None`: looked for, see
+    /// [`Compiler::find`]).
+    pub nvcc: Option<PathBuf>,
+    /// The build's architecture (`None`: [`crate::compiled::DEFAULT_ARCH`]).
+    pub arch: Option<String>,
 }
 
 /// One file after `fix`: its text before and after, and what became of each array.
@@ -85,7 +90,11 @@ pub fn fix_file(path: &Path, options: &FixOptions) -> Result<FileFix, FixError> 
 /// [`fix_file`] on text already read (stdin, named `path`).
 pub fn fix_source(path: &Path, text: String, options: &FixOptions) -> Result<FileFix, FixError> {
     let (options, config) = super::for_fix(path, options).map_err(AnalysisError::from)?;
-    match Compiler::find() {
+    let compiler = match &options.nvcc {
+        Some(nvcc) => Compiler::at(nvcc),
+        None => Compiler::find(),
+    };
+    match compiler {
         Some(compiler) => fix_compiled(path, text, options, &config, &compiler),
         None => fix_owned(path, text, &options, &config),
     }
@@ -101,16 +110,18 @@ fn fix_compiled(
     config: &ConfigBlocks,
     compiler: &Compiler,
 ) -> Result<FileFix, FixError> {
-    let arch = crate::compiled::DEFAULT_ARCH;
-    let compile = |text: &str| {
-        compiler.kernels(
-            path,
-            text,
-            arch,
-            &options.analysis.include_dirs,
-            &options.analysis.defines,
-        )
+    let arch = options
+        .arch
+        .clone()
+        .unwrap_or_else(|| crate::compiled::DEFAULT_ARCH.to_string());
+    let analysis = options.analysis.clone();
+    let flags = crate::compiled::Flags {
+        arch: &arch,
+        include_dirs: &analysis.include_dirs,
+        defines: &analysis.defines,
+        pre_includes: &analysis.pre_includes,
     };
+    let compile = |text: &str| compiler.kernels(path, text, &flags);
     // What does not compile as it is cannot be compared: the source model decides alone.
     let Ok(before) = compile(&text) else {
         return fix_owned(path, text, &options, config);

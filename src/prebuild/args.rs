@@ -323,6 +323,7 @@ mod tests {
             vec![PathBuf::from("/src/include")]
         );
         assert_eq!(command.std.as_deref(), Some("c++17"));
+        assert_eq!(command.flags.arch.as_deref(), Some("sm_90"));
         assert_eq!(command.pass_through, None);
         assert!(command.writes_dependencies);
         assert_eq!(

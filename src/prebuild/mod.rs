@@ -143,6 +143,7 @@ pub fn prepare(args: &[String], options: &FixOptions) -> Prepared {
         return prepared;
     }
     let mut options = options.clone();
+    options.arch = command.flags.arch.clone();
     options.analysis.defines = command
         .flags
         .defines
@@ -349,8 +350,9 @@ fn unknown_block(fixed: &FileFix) -> Option<String> {
     })
 }
 
-/// The first array left as written because a value its extent needs is unknown, and how
-/// to give it: the log says so instead of `unchanged`.
+/// The first array left as written because a value its extent needs is unknown (and how
+/// to give it), or because its rewrite compiled worse or not at all: the log says so
+/// instead of `unchanged`.
 fn unknown_value(fixed: &FileFix) -> Option<String> {
     fixed
         .arrays
@@ -363,6 +365,9 @@ fn unknown_value(fixed: &FileFix) -> Option<String> {
                 "`{}` in `{}`: {why} (pass -D, or add include_dirs to bankwise.toml)",
                 a.array, a.function
             )),
+            (_, why @ (Reason::DoesNotCompile(_) | Reason::Compiled { .. })) => {
+                Some(format!("`{}` in `{}`: {why}", a.array, a.function))
+            }
             _ => None,
         })
 }
