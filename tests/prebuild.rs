@@ -1175,3 +1175,31 @@ fn fix_with_nvcc_leaves_alone_a_rewrite_that_stops_unrolling() {
     }
     assert_eq!(text(&output.stdout), "");
 }
+
+/// The compiled view keeps what each compile gave, by content: the second `fix` of a file
+/// reads its three compiles (the original, the rewrite of both arrays, the rewrite without
+/// `ludDiagonal`'s) back and decides the same.
+#[test]
+fn the_compiled_view_keeps_its_compiles_by_content() {
+    let Some(nvcc) = real_nvcc() else {
+        println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
+        return;
+    };
+    let cache = tempfile::tempdir().expect("a temporary directory");
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .env("BANKWISE_NVCC", &nvcc)
+            .env("BANKWISE_CACHE_DIR", cache.path())
+            .args(["fix", "--diff", "testdata/suite/lud.cu"])
+            .output()
+            .expect("bankwise runs")
+    };
+    let first = run();
+    let entries = || std::fs::read_dir(cache.path()).map_or(0, Iterator::count);
+    assert_eq!(entries(), 3, "{}", text(&first.stderr));
+    let second = run();
+    assert_eq!(entries(), 3);
+    assert_eq!(text(&first.stdout), text(&second.stdout));
+    assert_eq!(text(&first.stderr), text(&second.stderr));
+    assert!(text(&second.stderr).contains("`ludDiagonal` has 160 shared-memory instructions"));
+}

@@ -4,6 +4,7 @@
 //! slower although it removes every conflict. Given nvcc, the file is compiled before and
 //! after a rewrite and each kernel's shared-memory instructions are compared.
 
+mod cache;
 mod sass;
 
 pub use sass::KernelCode;
@@ -176,8 +177,61 @@ impl Compiler {
 
     /// Each kernel's code in `text`, compiled as the file `path` (its directory searched
     /// first for quoted includes) with `-O3` for `flags.arch`, and the include directories,
-    /// definitions and pre-included files the analysis uses.
+    /// definitions and pre-included files the analysis uses; from the cache
+    /// ([`cache::dir`]) when this compile was made before.
     pub fn kernels(
+        &self,
+        path: &Path,
+        text: &str,
+        flags: &Flags,
+    ) -> Result<Vec<KernelCode>, CompileError> {
+        let Some(dir) = cache::dir() else {
+            return self.compile(path, text, flags);
+        };
+        let key = self.key(path, text, flags);
+        if let Some(kept) = cache::get(&dir, &key) {
+            return kept;
+        }
+        let result = self.compile(path, text, flags);
+        cache::put(&dir, &key, &result);
+        result
+    }
+
+    /// What [`Self::kernels`] keeps its result under.
+    fn key(&self, path: &Path, text: &str, flags: &Flags) -> String {
+        let identity = |tool: &Path| {
+            let metadata = std::fs::metadata(tool).ok();
+            let modified = metadata
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos());
+            format!(
+                "{}:{}:{modified}",
+                tool.display(),
+                metadata.map_or(0, |m| m.len())
+            )
+        };
+        let list = |items: &mut dyn Iterator<Item = String>| items.collect::<Vec<_>>().join("\n");
+        let parts = [
+            env!("CARGO_PKG_VERSION").to_string(),
+            identity(&self.nvcc),
+            identity(&self.cuobjdump),
+            flags.arch.to_string(),
+            path.parent()
+                .map(|d| d.display().to_string())
+                .unwrap_or_default(),
+            list(&mut flags.include_dirs.iter().map(|d| d.display().to_string())),
+            list(&mut flags.defines.iter().cloned()),
+            list(&mut flags.pre_includes.iter().map(|f| f.display().to_string())),
+        ];
+        let mut bytes: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
+        bytes.push(text.as_bytes());
+        cache::key(&bytes)
+    }
+
+    /// [`Self::kernels`] without the cache.
+    fn compile(
         &self,
         path: &Path,
         text: &str,

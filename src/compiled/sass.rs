@@ -2,7 +2,7 @@
 //! memory.
 
 /// One kernel's machine code, as counted here.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct KernelCode {
     /// The kernel's name without its namespaces, template arguments or parameters
     /// (`tileSum` for `_Z7tileSumILi16EEvPf`).
