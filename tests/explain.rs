@@ -145,6 +145,24 @@ fn the_svg_has_one_rect_per_bank_per_wavefront() {
     assert_eq!(files.len(), 1);
 }
 
+/// `--svg -` writes the SVG to stdout, as `-o -` does for `fix`, and the text to stderr:
+/// no file named `-`.
+#[test]
+fn svg_dash_is_stdout_not_a_file_named_dash() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .current_dir(dir.path())
+        .args(["explain", "--line", "38", "--svg", "-"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/transpose.cu"))
+        .output()
+        .expect("bankwise runs");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let svg = String::from_utf8(output.stdout.clone()).expect("UTF-8");
+    assert_eq!(svg_maps(&svg).len(), 2);
+    assert!(stderr(&output).contains("32-way"), "{}", stderr(&output));
+    assert!(!dir.path().join("-").exists());
+}
+
 #[test]
 fn an_array_fix_leaves_alone_has_only_a_before_map() {
     let dir = tempfile::tempdir().expect("temporary directory");

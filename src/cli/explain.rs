@@ -22,7 +22,8 @@ pub struct ExplainArgs {
     /// The loop iteration to show, as loop values (default: the first with the worst excess).
     #[arg(long, value_name = "NAME=VALUE[,NAME=VALUE]")]
     iteration: Option<String>,
-    /// Also draw the bank maps as an SVG heat map into OUT.
+    /// Also draw the bank maps as an SVG heat map into OUT (`-`: the SVG goes to stdout,
+    /// and the text to stderr).
     #[arg(long, value_name = "OUT")]
     svg: Option<PathBuf>,
     #[command(flatten)]
@@ -59,6 +60,11 @@ fn explain(args: &ExplainArgs) -> Result<String, String> {
         return Err(format!("{}: no such file", args.file.display()));
     }
     let explanation = explain_file(&args.file, &options, &query).map_err(|e| e.to_string())?;
+    if args.svg.as_deref() == Some(std::path::Path::new("-")) {
+        // stdout holds one document: the SVG; the text goes beside it.
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), explanation.text().as_bytes());
+        return Ok(explanation.svg());
+    }
     if let Some(out) = &args.svg {
         write_file(out, explanation.svg().as_bytes(), None)
             .map_err(|message| format!("{}: {message}", out.display()))?;
