@@ -12,8 +12,11 @@ pub use sass::KernelCode;
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
 
 /// The excess wavefronts a rewrite must remove for each shared-memory instruction it adds
 /// to the compiled kernel. On the H100 and H200 (docs/gpu.md), `ludDiagonal`, at one
@@ -22,6 +25,10 @@ use std::process::Command;
 /// `vecPairs`) ranged from 1.25 times faster to 1.17 times slower on launches of 6 µs or
 /// less; `mriScanCounts`, at 155, was 1.8 times faster.
 pub const MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION: u64 = 8;
+
+/// How long one compile or listing may take before it is stopped (a large CUTLASS unit
+/// takes minutes; one that takes more is judged on the source alone).
+const COMPILE_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The architecture the compiled view builds for when the build names none.
 pub const DEFAULT_ARCH: &str = "sm_90";
@@ -281,18 +288,101 @@ fn on_path(name: &str) -> Vec<PathBuf> {
 }
 
 fn run(command: &mut Command) -> Result<String, CompileError> {
+    run_within(command, COMPILE_TIMEOUT)
+}
+
+/// Runs `command` and returns its stdout; past `limit` it is killed: a compile that does not
+/// end is no verdict on the text, and `fix` must not hang on it.
+fn run_within(command: &mut Command, limit: Duration) -> Result<String, CompileError> {
     let program: OsString = command.get_program().to_os_string();
     let program = program.to_string_lossy().into_owned();
-    let output = command.output().map_err(|source| CompileError::Run {
+    let failed_to_run = |source| CompileError::Run {
         program: program.clone(),
         source,
-    })?;
-    if !output.status.success() {
-        let message = String::from_utf8_lossy(&output.stderr);
+    };
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(failed_to_run)?;
+    // Read as the program writes: a listing larger than a pipe's buffer would block it.
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let started = Instant::now();
+    let status = loop {
+        match child.try_wait().map_err(failed_to_run)? {
+            Some(status) => break status,
+            None if started.elapsed() > limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(CompileError::Run {
+                    program: program.clone(),
+                    source: std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("still running after {} s", limit.as_secs()),
+                    ),
+                });
+            }
+            None => std::thread::sleep(Duration::from_millis(10)),
+        }
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    if !status.success() {
+        let message = String::from_utf8_lossy(&stderr);
         return Err(CompileError::Failed {
             program,
             message: message.lines().take(3).collect::<Vec<_>>().join("; "),
         });
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    Ok(String::from_utf8_lossy(&stdout).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compile_that_does_not_end_is_stopped() {
+        let started = Instant::now();
+        let result = run_within(
+            Command::new("sh").args(["-c", "sleep 30"]),
+            Duration::from_millis(200),
+        );
+        assert!(
+            matches!(&result, Err(CompileError::Run { source, .. }) if source.kind() == std::io::ErrorKind::TimedOut),
+            "{result:?}"
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_large_listing_is_read_whole() {
+        let listing = run_within(
+            Command::new("sh").args(["-c", "head -c 1000000 /dev/zero | tr '\\0' x"]),
+            Duration::from_secs(30),
+        )
+        .expect("runs");
+        assert_eq!(listing.len(), 1_000_000);
+    }
 }
