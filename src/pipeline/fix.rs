@@ -101,8 +101,9 @@ pub fn fix_source(path: &Path, text: String, options: &FixOptions) -> Result<Fil
 }
 
 /// [`fix_owned`], then the original and the output compiled with `compiler`: the arrays of
-/// a kernel that has more shared-memory instructions after the rewrite are left alone, and
-/// the file fixed again without them (at most once per kernel).
+/// a kernel whose compiled code got worse than its conflicts were worth
+/// ([`crate::compiled::regression`]) are left alone, and the file is fixed again without
+/// them, until the output's code holds.
 fn fix_compiled(
     path: &Path,
     text: String,
@@ -127,8 +128,8 @@ fn fix_compiled(
         return fix_owned(path, text, &options, config);
     };
     let mut fixed = fix_owned(path, text.clone(), &options, config)?;
-    let kernel_count = before.len();
-    for _ in 0..=kernel_count {
+    // Each round refuses at least one array not refused before: the rounds end.
+    loop {
         if !fixed.changed() {
             break;
         }
@@ -173,10 +174,15 @@ fn fix_compiled(
                 })
                 .collect(),
         };
-        if refusals.is_empty() {
+        let new: Vec<_> = refusals
+            .into_iter()
+            .filter(|(f, a, _)| !options.refused.iter().any(|(g, b, _)| f == g && a == b))
+            .collect();
+        if new.is_empty() {
+            // Nothing left to refuse (or a refusal that did not take: never loop on it).
             break;
         }
-        options.refused.extend(refusals);
+        options.refused.extend(new);
         fixed = fix_owned(path, text.clone(), &options, config)?;
     }
     Ok(fixed)
