@@ -362,6 +362,47 @@ fn run_within(command: &mut Command, limit: Duration) -> Result<String, CompileE
 mod tests {
     use super::*;
 
+    fn code(name: &str, shared: u32, loops: u32) -> KernelCode {
+        KernelCode {
+            name: name.to_string(),
+            instructions: 100,
+            shared,
+            loops,
+        }
+    }
+
+    #[test]
+    fn a_rewrite_regresses_when_a_loop_rolls_or_its_shared_instructions_do_not_pay() {
+        let before = [code("k", 114, 0), code("other", 5, 1)];
+        // 46 instructions more for 301 wavefronts: 6.5 each, under 8.
+        assert_eq!(
+            regression(&before, &[code("k", 160, 0)], "k", 301),
+            Some(Regression::MoreSharedInstructions {
+                before: 114,
+                after: 160,
+                removed: 301
+            })
+        );
+        // The same for 368 wavefronts pays (8 each); fewer instructions always do.
+        assert_eq!(regression(&before, &[code("k", 160, 0)], "k", 368), None);
+        assert_eq!(regression(&before, &[code("k", 100, 0)], "k", 0), None);
+        // A loop rolled again regresses whatever the wavefronts.
+        assert_eq!(
+            regression(&before, &[code("k", 114, 2)], "k", 100_000),
+            Some(Regression::LoopRolled {
+                before: 0,
+                after: 2
+            })
+        );
+        // Instances of one template are summed; other kernels do not count.
+        let instances = [code("t", 10, 0), code("t", 10, 0)];
+        assert_eq!(
+            regression(&instances, &[code("t", 11, 0), code("t", 10, 0)], "t", 8),
+            None
+        );
+        assert_eq!(regression(&before, &before, "missing", 0), None);
+    }
+
     #[test]
     fn a_compile_that_does_not_end_is_stopped() {
         let started = Instant::now();
