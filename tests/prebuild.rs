@@ -1112,6 +1112,19 @@ fn a_header_another_header_includes_too_is_compiled_as_written() {
     );
 }
 
+/// `bankwise fix --diff FILE` with `nvcc` as the compiled view's compiler, its compiles kept
+/// in `cache` when one is given (else where bankwise keeps them by default).
+fn fix_diff_with_nvcc(nvcc: &Path, file: &str, cache: Option<&Path>) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bankwise"));
+    command
+        .env("BANKWISE_NVCC", nvcc)
+        .args(["fix", "--diff", file]);
+    if let Some(cache) = cache {
+        command.env("BANKWISE_CACHE_DIR", cache);
+    }
+    command.output().expect("bankwise runs")
+}
+
 /// `fix` with nvcc compiles the file before and after: `ludDiagonal`'s swizzle removes its
 /// 301 excess wavefronts but stops nvcc merging the row reads of its unrolled loops (114 →
 /// 160 shared instructions), so the array is left alone with those figures, while
@@ -1122,11 +1135,7 @@ fn fix_with_nvcc_leaves_alone_a_rewrite_that_costs_shared_instructions() {
         println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
         return;
     };
-    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
-        .env("BANKWISE_NVCC", &nvcc)
-        .args(["fix", "--diff", "testdata/suite/lud.cu"])
-        .output()
-        .expect("bankwise runs");
+    let output = fix_diff_with_nvcc(&nvcc, "testdata/suite/lud.cu", None);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let notes = text(&output.stderr);
     assert!(
@@ -1156,11 +1165,7 @@ fn fix_with_nvcc_leaves_alone_a_rewrite_that_stops_unrolling() {
         println!("skipped: no nvcc in target/nvcc-venv (scripts/test installs it)");
         return;
     };
-    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
-        .env("BANKWISE_NVCC", &nvcc)
-        .args(["fix", "--diff", "testdata/suite/nw.cu"])
-        .output()
-        .expect("bankwise runs");
+    let output = fix_diff_with_nvcc(&nvcc, "testdata/suite/nw.cu", None);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
     let notes = text(&output.stderr);
     for (line, kernel) in [(74, "nwUpperLeft"), (83, "nwLowerRight")] {
@@ -1186,14 +1191,7 @@ fn the_compiled_view_keeps_its_compiles_by_content() {
         return;
     };
     let cache = tempfile::tempdir().expect("a temporary directory");
-    let run = || {
-        Command::new(env!("CARGO_BIN_EXE_bankwise"))
-            .env("BANKWISE_NVCC", &nvcc)
-            .env("BANKWISE_CACHE_DIR", cache.path())
-            .args(["fix", "--diff", "testdata/suite/lud.cu"])
-            .output()
-            .expect("bankwise runs")
-    };
+    let run = || fix_diff_with_nvcc(&nvcc, "testdata/suite/lud.cu", Some(cache.path()));
     let first = run();
     let entries = || std::fs::read_dir(cache.path()).map_or(0, Iterator::count);
     assert_eq!(entries(), 3, "{}", text(&first.stderr));

@@ -113,14 +113,13 @@ fn fix_compiled(
 ) -> Result<FileFix, FixError> {
     let arch = options
         .arch
-        .clone()
-        .unwrap_or_else(|| crate::compiled::DEFAULT_ARCH.to_string());
-    let analysis = options.analysis.clone();
+        .as_deref()
+        .unwrap_or(crate::compiled::DEFAULT_ARCH);
     let flags = crate::compiled::Flags {
-        arch: &arch,
-        include_dirs: &analysis.include_dirs,
-        defines: &analysis.defines,
-        pre_includes: &analysis.pre_includes,
+        arch,
+        include_dirs: &options.analysis.include_dirs,
+        defines: &options.analysis.defines,
+        pre_includes: &options.analysis.pre_includes,
     };
     let compile = |text: &str| compiler.kernels(path, text, &flags);
     // What does not compile as it is cannot be compared: the source model decides alone.
@@ -129,10 +128,7 @@ fn fix_compiled(
     };
     let mut fixed = fix_owned(path, text.clone(), &options, config)?;
     // Each round refuses at least one array not refused before: the rounds end.
-    loop {
-        if !fixed.changed() {
-            break;
-        }
+    while fixed.changed() {
         let rewritten: Vec<(String, String)> = fixed
             .arrays
             .iter()
