@@ -5,6 +5,7 @@ use super::{
     EXIT_INPUT_ERROR,
 };
 use bankwise::analysis::{AnalysedFile, KeepAffine, Options};
+use bankwise::compiled::{CompiledFile, Compiler, DEFAULT_ARCH};
 use bankwise::parse::LaunchSite;
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
@@ -160,8 +161,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
             String::from_utf8_lossy(&out).into_owned()
         }
     };
+    // The compiled view runs for the JSON report, where nvcc is at hand.
+    let compiler = match args.format {
+        CheckFormat::Json => Compiler::find(),
+        CheckFormat::Text | CheckFormat::Sarif => None,
+    };
     let held = |mut checked: pipeline::CheckedFile| {
-        if !sarif && !snippets {
+        if !sarif && !snippets && compiler.is_none() {
             // Only SARIF (it counts columns in code points) and snippets need the text again.
             checked.text = String::new();
         }
@@ -313,14 +319,24 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }),
         // Every file is whole for JSON and SARIF.
         CheckFormat::Json => {
-            let analysed: Vec<AnalysedFile> = files
+            let (analysed, texts): (Vec<AnalysedFile>, Vec<String>) = files
                 .into_iter()
                 .filter_map(|file| match file {
-                    Report::Whole { analysed, .. } => Some(*analysed),
+                    Report::Whole { analysed, text, .. } => Some((*analysed, text)),
                     Report::Rendered { .. } => None,
                 })
-                .collect();
-            json_to_stdout(&report::json(&analysed, &shown))
+                .unzip();
+            let compiled: Vec<Option<CompiledFile>> = match &compiler {
+                Some(compiler) => analysed
+                    .iter()
+                    .zip(&texts)
+                    .map(|(file, text)| {
+                        pipeline::compiled_view(file, text, &options, compiler, DEFAULT_ARCH).ok()
+                    })
+                    .collect(),
+                None => Vec::new(),
+            };
+            json_to_stdout(&report::json(&analysed, &shown, &compiled))
         }
         CheckFormat::Sarif => {
             let files: Vec<sarif::SarifFile> = files

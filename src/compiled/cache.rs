@@ -4,7 +4,8 @@
 //! time, bankwise's version), not the headers it includes: a stale entry can only change
 //! which rewrites are judged worth it, never what a program computes.
 
-use super::{CompileError, KernelCode};
+use super::CompileError;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
@@ -38,10 +39,10 @@ pub(crate) fn key(parts: &[&[u8]]) -> String {
     format!("{:016x}{:016x}", half(0), half(1))
 }
 
-/// What one compile gave.
+/// What one compile gave: the kernels' code, or the PTX listing.
 #[derive(Serialize, Deserialize)]
-enum Entry {
-    Kernels(Vec<KernelCode>),
+enum Entry<T> {
+    Kept(T),
     /// nvcc rejected the text (its first lines).
     Rejected {
         program: String,
@@ -50,10 +51,10 @@ enum Entry {
 }
 
 /// The entry under `key` in `dir`, if there is a readable one.
-pub(crate) fn get(dir: &Path, key: &str) -> Option<Result<Vec<KernelCode>, CompileError>> {
+pub(crate) fn get<T: DeserializeOwned>(dir: &Path, key: &str) -> Option<Result<T, CompileError>> {
     let text = std::fs::read_to_string(dir.join(format!("{key}.json"))).ok()?;
     match serde_json::from_str(&text).ok()? {
-        Entry::Kernels(kernels) => Some(Ok(kernels)),
+        Entry::Kept(kept) => Some(Ok(kept)),
         Entry::Rejected { program, message } => {
             Some(Err(CompileError::Failed { program, message }))
         }
@@ -63,9 +64,9 @@ pub(crate) fn get(dir: &Path, key: &str) -> Option<Result<Vec<KernelCode>, Compi
 /// Keeps `result` under `key` in `dir`, written whole or not at all; an error that is not
 /// nvcc's verdict on the text (nvcc could not run) is not kept. A cache that cannot be
 /// written is no error: the next run compiles again.
-pub(crate) fn put(dir: &Path, key: &str, result: &Result<Vec<KernelCode>, CompileError>) {
+pub(crate) fn put<T: Serialize>(dir: &Path, key: &str, result: &Result<T, CompileError>) {
     let entry = match result {
-        Ok(kernels) => Entry::Kernels(kernels.clone()),
+        Ok(kept) => Entry::Kept(kept),
         Err(CompileError::Failed { program, message }) => Entry::Rejected {
             program: program.clone(),
             message: message.clone(),
@@ -99,6 +100,8 @@ mod tests {
         assert_eq!(a.len(), 32);
     }
 
+    use super::super::KernelCode;
+
     #[test]
     fn an_entry_reads_back_and_a_verdict_of_nvcc_is_kept() {
         let dir = tempfile::tempdir().expect("a temporary directory");
@@ -109,21 +112,24 @@ mod tests {
             loops: 1,
         }];
         put(dir.path(), "a", &Ok(kernels.clone()));
-        assert_eq!(get(dir.path(), "a").and_then(Result::ok), Some(kernels));
+        assert_eq!(
+            get::<Vec<KernelCode>>(dir.path(), "a").and_then(Result::ok),
+            Some(kernels)
+        );
         let rejected = Err(CompileError::Failed {
             program: "nvcc".to_string(),
             message: "static assertion failed".to_string(),
         });
-        put(dir.path(), "b", &rejected);
+        put::<Vec<KernelCode>>(dir.path(), "b", &rejected);
         assert!(matches!(
-            get(dir.path(), "b"),
+            get::<Vec<KernelCode>>(dir.path(), "b"),
             Some(Err(CompileError::Failed { .. }))
         ));
         let not_run = Err(CompileError::Run {
             program: "nvcc".to_string(),
             source: std::io::Error::other("gone"),
         });
-        put(dir.path(), "c", &not_run);
-        assert!(get(dir.path(), "c").is_none());
+        put::<Vec<KernelCode>>(dir.path(), "c", &not_run);
+        assert!(get::<Vec<KernelCode>>(dir.path(), "c").is_none());
     }
 }

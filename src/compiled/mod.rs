@@ -5,9 +5,14 @@
 //! after a rewrite and each kernel's shared-memory instructions are compared.
 
 mod cache;
+mod figures;
+mod ptx;
 mod sass;
 
+pub use figures::{CompiledFile, CompiledGap, CompiledInstruction, CompiledKernel, Kernel};
 pub use sass::KernelCode;
+
+use figures::{instance_symbol, nvcc_release};
 
 use serde::{Deserialize, Serialize};
 use std::ffi::OsString;
@@ -192,20 +197,98 @@ impl Compiler {
         text: &str,
         flags: &Flags,
     ) -> Result<Vec<KernelCode>, CompileError> {
+        self.cached("sass", path, text, flags, || {
+            self.compile(path, text, flags)
+        })
+    }
+
+    /// The PTX nvcc makes of `text` (compiled as [`Self::kernels`] does, with `-lineinfo`),
+    /// its input file named `<input>` in its `.file` table.
+    fn ptx(&self, path: &Path, text: &str, flags: &Flags) -> Result<String, CompileError> {
+        self.cached("ptx", path, text, flags, || {
+            let work = tempfile::tempdir().map_err(|source| CompileError::Run {
+                program: "a temporary directory".to_string(),
+                source,
+            })?;
+            let source = work.path().join("unit.cu");
+            let output = work.path().join("unit.ptx");
+            let mut nvcc = self.nvcc_command(path, text, flags, &source)?;
+            nvcc.args(["-ptx", "-lineinfo"])
+                .arg("-o")
+                .arg(&output)
+                .arg(&source);
+            run(&mut nvcc)?;
+            let listing = std::fs::read_to_string(&output).map_err(|source| CompileError::Run {
+                program: "nvcc's PTX".to_string(),
+                source,
+            })?;
+            Ok(listing.replace(&format!("\"{}\"", source.display()), "\"<input>\""))
+        })
+    }
+
+    /// The compiled view's conflict figures for each of `kernels` in `text`: block 0 of the
+    /// kernel nvcc made, run with the block shape the analysis resolved.
+    pub fn figures(
+        &self,
+        path: &Path,
+        text: &str,
+        flags: &Flags,
+        kernels: &[Kernel],
+        bank: &crate::bank::BankConfig,
+    ) -> Result<CompiledFile, CompileError> {
+        let listing = self.ptx(path, text, flags)?;
+        let module = ptx::read(&listing);
+        let input = module
+            .files
+            .iter()
+            .find(|(_, name)| *name == "<input>")
+            .map(|(number, _)| *number);
+        let symbols: Vec<&str> = ptx::kernels(&module).collect();
+        let mut figures = Vec::new();
+        for kernel in kernels {
+            let Some(symbol) = instance_symbol(&symbols, kernel.name) else {
+                continue;
+            };
+            let launch = ptx::Launch {
+                block: kernel.block,
+                params: kernel.params,
+                bank: *bank,
+            };
+            if let Some(run) = ptx::run(&module, symbol, &launch) {
+                figures.push(CompiledKernel::new(kernel.name, symbol, run, input));
+            }
+        }
+        Ok(CompiledFile {
+            nvcc: nvcc_release(&listing).unwrap_or_default(),
+            arch: flags.arch.to_string(),
+            kernels: figures,
+        })
+    }
+
+    /// Runs `compile`, or takes its result from the cache ([`cache::dir`]) when the same
+    /// compile (`what`, the compiler, the flags and the text) was made before.
+    fn cached<T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        path: &Path,
+        text: &str,
+        flags: &Flags,
+        compile: impl FnOnce() -> Result<T, CompileError>,
+    ) -> Result<T, CompileError> {
         let Some(dir) = cache::dir() else {
-            return self.compile(path, text, flags);
+            return compile();
         };
-        let key = self.key(path, text, flags);
+        let key = self.key(what, path, text, flags);
         if let Some(kept) = cache::get(&dir, &key) {
             return kept;
         }
-        let result = self.compile(path, text, flags);
+        let result = compile();
         cache::put(&dir, &key, &result);
         result
     }
 
-    /// What [`Self::kernels`] keeps its result under.
-    fn key(&self, path: &Path, text: &str, flags: &Flags) -> String {
+    /// What a compile's result is kept under.
+    fn key(&self, what: &str, path: &Path, text: &str, flags: &Flags) -> String {
         let identity = |tool: &Path| {
             let metadata = std::fs::metadata(tool).ok();
             let modified = metadata
@@ -222,6 +305,7 @@ impl Compiler {
         let list = |items: &mut dyn Iterator<Item = String>| items.collect::<Vec<_>>().join("\n");
         let parts = [
             env!("CARGO_PKG_VERSION").to_string(),
+            what.to_string(),
             identity(&self.nvcc),
             identity(&self.cuobjdump),
             flags.arch.to_string(),
@@ -250,12 +334,29 @@ impl Compiler {
         })?;
         let source = work.path().join("unit.cu");
         let cubin = work.path().join("unit.cubin");
-        std::fs::write(&source, text).map_err(|source| CompileError::Run {
+        let mut nvcc = self.nvcc_command(path, text, flags, &source)?;
+        nvcc.arg("-cubin").arg("-o").arg(&cubin).arg(&source);
+        run(&mut nvcc)?;
+        let listing = run(Command::new(&self.cuobjdump).arg("-sass").arg(&cubin))?;
+        Ok(sass::kernels(&listing))
+    }
+
+    /// nvcc with `-O3`, the architecture, and the include directories, definitions and
+    /// pre-included files the analysis uses, `text` written to `source` (the file `path`,
+    /// whose directory is searched first for quoted includes).
+    fn nvcc_command(
+        &self,
+        path: &Path,
+        text: &str,
+        flags: &Flags,
+        source: &Path,
+    ) -> Result<Command, CompileError> {
+        std::fs::write(source, text).map_err(|source| CompileError::Run {
             program: "a temporary file".to_string(),
             source,
         })?;
         let mut nvcc = Command::new(&self.nvcc);
-        nvcc.args(["-cubin", "-O3", "-w", "-std=c++17"])
+        nvcc.args(["-O3", "-w", "-std=c++17"])
             .arg(format!("-arch={}", flags.arch));
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             nvcc.arg("-I").arg(dir);
@@ -269,10 +370,7 @@ impl Compiler {
         for file in flags.pre_includes {
             nvcc.arg("-include").arg(file);
         }
-        nvcc.arg("-o").arg(&cubin).arg(&source);
-        run(&mut nvcc)?;
-        let listing = run(Command::new(&self.cuobjdump).arg("-sass").arg(&cubin))?;
-        Ok(sass::kernels(&listing))
+        Ok(nvcc)
     }
 }
 

@@ -77,7 +77,7 @@ fn instruction(line: &str) -> Option<(u64, &str, &str)> {
 
 /// The unqualified name of an Itanium-mangled function (`_Z6kernelPf`, `_ZN5tiles4copyEv`
 /// gives `copy`), or the symbol itself when it is not mangled (`extern "C"`).
-fn base_name(symbol: &str) -> String {
+pub(crate) fn base_name(symbol: &str) -> String {
     let Some(mut rest) = symbol.strip_prefix("_Z") else {
         return symbol.to_string();
     };

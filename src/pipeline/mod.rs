@@ -512,6 +512,38 @@ mod rewrite_tests;
 #[cfg(test)]
 mod testdata_tests;
 
+/// The compiled view of an analysed file: each kernel whose block shape is known, run as
+/// nvcc compiled `text` for `arch` (the analysis's include directories, definitions and
+/// pre-included files), in the analysis's bank model.
+pub fn compiled_view(
+    analysed: &AnalysedFile,
+    text: &str,
+    options: &Options,
+    compiler: &crate::compiled::Compiler,
+    arch: &str,
+) -> Result<crate::compiled::CompiledFile, crate::compiled::CompileError> {
+    let flags = crate::compiled::Flags {
+        arch,
+        include_dirs: &options.include_dirs,
+        defines: &options.defines,
+        pre_includes: &options.pre_includes,
+    };
+    let names: Vec<(String, [u32; 3])> = analysed
+        .reported()
+        .filter(|r| r.function.kind == parse::FunctionKind::Kernel)
+        .filter_map(|r| Some((r.function.display_name(), r.block.as_ref().ok()?.shape)))
+        .collect();
+    let kernels: Vec<crate::compiled::Kernel> = names
+        .iter()
+        .map(|(name, block)| crate::compiled::Kernel {
+            name,
+            block: *block,
+            params: &[],
+        })
+        .collect();
+    compiler.figures(&analysed.path, text, &flags, &kernels, &options.bank)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,6 +4,7 @@ use super::finding::{shown_findings, Shown};
 use crate::affine::{Class, FunctionAffine, Site, Sym};
 use crate::analysis::{not_rewritable_reason, AnalysedFile, Reported};
 use crate::block::Resolution;
+use crate::compiled::{CompiledFile, CompiledKernel};
 use crate::cost::SiteCost;
 use crate::parse::{Access, SharedArray};
 use serde::Serialize;
@@ -81,7 +82,72 @@ struct KernelReport<'a> {
     block_source: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     skipped: Option<String>,
+    /// The compiled view's figures, where nvcc compiled the file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compiled: Option<CompiledReport<'a>>,
     arrays: Vec<ArrayReport<'a>>,
+}
+
+/// A kernel as nvcc compiled it: per block, what Nsight Compute counts.
+#[derive(Serialize)]
+struct CompiledReport<'a> {
+    arch: &'a str,
+    nvcc: &'a str,
+    excess_wavefronts: u64,
+    load_excess_wavefronts: u64,
+    store_excess_wavefronts: u64,
+    /// Shared atomics and `cp.async` (not in `excess_wavefronts`).
+    other_excess_wavefronts: u64,
+    instructions: Vec<CompiledInstructionReport>,
+    gaps: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct CompiledInstructionReport {
+    line: u32,
+    col: u32,
+    /// False for a position in a header.
+    in_file: bool,
+    operation: &'static str,
+    bytes: u32,
+    executions: u64,
+    wavefronts: u64,
+    ideal_wavefronts: u64,
+    excess_wavefronts: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    data_dependent: u64,
+}
+
+fn is_zero(count: &u64) -> bool {
+    *count == 0
+}
+
+fn compiled_report<'a>(file: &'a CompiledFile, kernel: &'a CompiledKernel) -> CompiledReport<'a> {
+    CompiledReport {
+        arch: &file.arch,
+        nvcc: &file.nvcc,
+        excess_wavefronts: kernel.excess(),
+        load_excess_wavefronts: kernel.load_excess,
+        store_excess_wavefronts: kernel.store_excess,
+        other_excess_wavefronts: kernel.other_excess,
+        instructions: kernel
+            .instructions
+            .iter()
+            .map(|i| CompiledInstructionReport {
+                line: i.line,
+                col: i.col,
+                in_file: i.in_file,
+                operation: i.operation,
+                bytes: i.bytes,
+                executions: i.executions,
+                wavefronts: i.wavefronts,
+                ideal_wavefronts: i.ideal_wavefronts,
+                excess_wavefronts: i.excess(),
+                data_dependent: i.data_dependent,
+            })
+            .collect(),
+        gaps: kernel.gaps.iter().map(ToString::to_string).collect(),
+    }
 }
 
 #[derive(Serialize)]
@@ -164,20 +230,33 @@ struct AccessReport<'a> {
 }
 
 /// The `check --format json` object for all files; each file's `findings` are those `shown`
-/// selects, with their rule ids, as the text and SARIF outputs show them.
-pub fn json<'a>(files: &'a [AnalysedFile], shown: &Shown) -> CheckReport<'a> {
+/// selects, with their rule ids, as the text and SARIF outputs show them. `compiled` is
+/// each file's compiled view, where there is one (same order as `files`, or empty).
+pub fn json<'a>(
+    files: &'a [AnalysedFile],
+    shown: &Shown,
+    compiled: &'a [Option<CompiledFile>],
+) -> CheckReport<'a> {
     let costs = files.iter().flat_map(|file| {
         file.reported()
             .flat_map(|reported| reported.costs.iter().flatten().flatten())
     });
     CheckReport {
         version: JSON_VERSION,
-        files: files.iter().map(|f| file_report(f, shown)).collect(),
+        files: files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| file_report(f, shown, compiled.get(i).and_then(Option::as_ref)))
+            .collect(),
         totals: WavefrontTotals::of(costs),
     }
 }
 
-fn file_report<'a>(file: &'a AnalysedFile, shown: &Shown) -> FileReport<'a> {
+fn file_report<'a>(
+    file: &'a AnalysedFile,
+    shown: &Shown,
+    compiled: Option<&'a CompiledFile>,
+) -> FileReport<'a> {
     FileReport {
         path: file.path.display().to_string(),
         findings: shown_findings(file, shown)
@@ -201,11 +280,17 @@ fn file_report<'a>(file: &'a AnalysedFile, shown: &Shown) -> FileReport<'a> {
                 message: &d.message,
             })
             .collect(),
-        kernels: file.reported().map(|r| kernel_report(&r)).collect(),
+        kernels: file
+            .reported()
+            .map(|r| kernel_report(&r, compiled))
+            .collect(),
     }
 }
 
-fn kernel_report<'a>(reported: &Reported<'a>) -> KernelReport<'a> {
+fn kernel_report<'a>(
+    reported: &Reported<'a>,
+    compiled: Option<&'a CompiledFile>,
+) -> KernelReport<'a> {
     let Reported {
         function,
         block,
@@ -224,8 +309,14 @@ fn kernel_report<'a>(reported: &Reported<'a>) -> KernelReport<'a> {
         Ok(b) => (Some(b.shape), Some(b.source.to_string())),
         Err(_) => (None, None),
     };
+    let name = function.display_name();
+    let compiled = compiled.and_then(|file| {
+        let kernel = file.kernels.iter().find(|k| k.name == name)?;
+        Some(compiled_report(file, kernel))
+    });
     KernelReport {
-        name: function.display_name(),
+        compiled,
+        name,
         kind: function.kind.as_str(),
         line: function.at.line,
         template_args,
