@@ -108,6 +108,13 @@ pub fn regression(
     )
 }
 
+/// A file's PTX, and each kernel's shared loads and stores in the machine code made of it.
+#[derive(Serialize, Deserialize)]
+struct Listings {
+    ptx: String,
+    sass: Vec<(String, Vec<sass::SharedSite>)>,
+}
+
 /// What a file is compiled with, besides its text.
 pub struct Flags<'a> {
     pub arch: &'a str,
@@ -203,8 +210,9 @@ impl Compiler {
     }
 
     /// The PTX nvcc makes of `text` (compiled as [`Self::kernels`] does, with `-lineinfo`),
-    /// its input file named `<input>` in its `.file` table.
-    fn ptx(&self, path: &Path, text: &str, flags: &Flags) -> Result<String, CompileError> {
+    /// its input file named `<input>` in its `.file` table, and the shared loads and stores
+    /// of the machine code ptxas makes of that PTX, where ptxas and nvdisasm are beside nvcc.
+    fn ptx(&self, path: &Path, text: &str, flags: &Flags) -> Result<Listings, CompileError> {
         self.cached("ptx", path, text, flags, || {
             let work = tempfile::tempdir().map_err(|source| CompileError::Run {
                 program: "a temporary directory".to_string(),
@@ -218,11 +226,28 @@ impl Compiler {
                 .arg(&output)
                 .arg(&source);
             run(&mut nvcc)?;
-            let listing = std::fs::read_to_string(&output).map_err(|source| CompileError::Run {
+            let unreadable = |source| CompileError::Run {
                 program: "nvcc's PTX".to_string(),
                 source,
-            })?;
-            Ok(listing.replace(&format!("\"{}\"", source.display()), "\"<input>\""))
+            };
+            let listing = std::fs::read_to_string(&output).map_err(unreadable)?;
+            let ptx = listing.replace(&format!("\"{}\"", source.display()), "\"<input>\"");
+            std::fs::write(&output, &ptx).map_err(unreadable)?;
+            let ptxas = self.nvcc.with_file_name("ptxas");
+            let nvdisasm = self.nvcc.with_file_name("nvdisasm");
+            let mut sass = Vec::new();
+            if ptxas.is_file() && nvdisasm.is_file() {
+                let cubin = work.path().join("unit.cubin");
+                run(Command::new(&ptxas)
+                    .args(["-O3", "-lineinfo"])
+                    .arg(format!("-arch={}", flags.arch))
+                    .arg(&output)
+                    .arg("-o")
+                    .arg(&cubin))?;
+                let listing = run(Command::new(&nvdisasm).args(["-g", "-c"]).arg(&cubin))?;
+                sass = sass::shared_sites(&listing);
+            }
+            Ok(Listings { ptx, sass })
         })
     }
 
@@ -236,8 +261,8 @@ impl Compiler {
         kernels: &[Kernel],
         bank: &crate::bank::BankConfig,
     ) -> Result<CompiledFile, CompileError> {
-        let listing = self.ptx(path, text, flags)?;
-        let module = ptx::read(&listing);
+        let listings = self.ptx(path, text, flags)?;
+        let module = ptx::read(&listings.ptx);
         let input = module
             .files
             .iter()
@@ -254,12 +279,17 @@ impl Compiler {
                 params: kernel.params,
                 bank: *bank,
             };
-            if let Some(run) = ptx::run(&module, symbol, &launch) {
+            let sass = listings
+                .sass
+                .iter()
+                .find(|(name, _)| name == symbol)
+                .map_or(&[][..], |(_, sites)| &sites[..]);
+            if let Some(run) = ptx::run(&module, symbol, &launch, sass) {
                 figures.push(CompiledKernel::new(kernel.name, symbol, run, input));
             }
         }
         Ok(CompiledFile {
-            nvcc: nvcc_release(&listing).unwrap_or_default(),
+            nvcc: nvcc_release(&listings.ptx).unwrap_or_default(),
             arch: flags.arch.to_string(),
             kernels: figures,
         })

@@ -111,6 +111,110 @@ fn source_name(text: &str) -> Option<(&str, &str)> {
     Some((name, &text[digits + length..]))
 }
 
+/// One shared-memory load or store of an `nvdisasm -g` listing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct SharedSite {
+    /// The source file and line the listing gives it.
+    pub file: String,
+    pub line: u32,
+    pub store: bool,
+    /// Bytes per lane.
+    pub bytes: u32,
+    /// The address without its constant offset (`R8`, `R0+UR4`).
+    pub base: String,
+    pub offset: i64,
+    /// The basic block: raised at each label and after each branch.
+    pub block: u32,
+}
+
+/// Each kernel's shared loads and stores in an `nvdisasm -g -c` listing, by symbol.
+pub(crate) fn shared_sites(listing: &str) -> Vec<(String, Vec<SharedSite>)> {
+    let mut functions: Vec<(String, Vec<SharedSite>)> = Vec::new();
+    let (mut file, mut line, mut block) = (String::new(), 0u32, 0u32);
+    for text in listing.lines() {
+        let trimmed = text.trim();
+        if let Some(section) = trimmed.strip_prefix(".section") {
+            let name = section.trim().split(',').next().unwrap_or("");
+            if let Some(symbol) = name.strip_prefix(".text.") {
+                functions.push((symbol.to_string(), Vec::new()));
+                block = 0;
+            }
+            continue;
+        }
+        if let Some(location) = trimmed.strip_prefix("//## File \"") {
+            if let Some((path, rest)) = location.split_once('"') {
+                file = path.to_string();
+                line = rest
+                    .trim_start_matches([',', ' '])
+                    .strip_prefix("line")
+                    .and_then(|n| n.trim().split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+            }
+            continue;
+        }
+        if trimmed.starts_with(".L_") && trimmed.ends_with(':') {
+            block += 1;
+            continue;
+        }
+        let Some((_, opcode, operands)) = instruction(text) else {
+            continue;
+        };
+        if opcode == "BRA" || opcode.starts_with("BRA.") {
+            block += 1;
+            continue;
+        }
+        let store = opcode == "STS" || opcode.starts_with("STS.");
+        if !(store || opcode == "LDS" || opcode.starts_with("LDS.")) {
+            continue;
+        }
+        let bytes = match opcode.split('.').nth(1) {
+            Some("U8" | "S8") => 1,
+            Some("U16" | "S16") => 2,
+            Some("64") => 8,
+            Some("128") => 16,
+            _ => 4,
+        };
+        let Some(address) = operands
+            .split_once('[')
+            .and_then(|(_, rest)| rest.split_once(']'))
+            .map(|(inside, _)| inside.replace(' ', ""))
+        else {
+            continue;
+        };
+        let (base, offset) = match address.rfind("+0x").or_else(|| address.rfind("+-0x")) {
+            Some(at) => {
+                let (negative, digits) = match address[at + 1..].strip_prefix('-') {
+                    Some(rest) => (true, rest),
+                    None => (false, &address[at + 1..]),
+                };
+                let value = i64::from_str_radix(digits.trim_start_matches("0x"), 16).unwrap_or(0);
+                (
+                    address[..at].to_string(),
+                    if negative { -value } else { value },
+                )
+            }
+            None if address.starts_with("0x") => (
+                String::new(),
+                i64::from_str_radix(&address[2..], 16).unwrap_or(0),
+            ),
+            None => (address.clone(), 0),
+        };
+        if let Some((_, sites)) = functions.last_mut() {
+            sites.push(SharedSite {
+                file: file.clone(),
+                line,
+                store,
+                bytes,
+                base,
+                offset,
+                block,
+            });
+        }
+    }
+    functions
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@
 //! unknown trip count runs its body once and a guard of unknown outcome lets its body run:
 //! the source model's assumptions, applied to the compiled code.
 
+use super::merge::Merge;
 use super::parse::{
     Arith, Combine, Compare, Function, Half, Loc, Module, Op, Operand, Space, Special, Type, Unary,
 };
@@ -184,6 +185,7 @@ struct Request {
 
 struct Block<'a> {
     function: &'a Function,
+    merges: &'a HashMap<usize, Merge>,
     launch: &'a Launch<'a>,
     /// Shared variable name → base address (each in its own 16 MiB window).
     bases: HashMap<&'a str, u64>,
@@ -199,7 +201,13 @@ struct Block<'a> {
 const WINDOW_BITS: u32 = 24;
 
 /// Runs block 0 of `function` (a kernel of `module`).
-pub(crate) fn run(module: &Module, function: &Function, launch: &Launch) -> Run {
+/// `merges` names the accesses ptxas merged into wider instructions.
+pub(crate) fn run(
+    module: &Module,
+    function: &Function,
+    launch: &Launch,
+    merges: &HashMap<usize, Merge>,
+) -> Run {
     let mut bases = HashMap::new();
     for (i, (name, _)) in function.shared.iter().chain(&module.shared).enumerate() {
         bases.insert(name.as_str(), (i as u64 + 1) << WINDOW_BITS);
@@ -207,6 +215,7 @@ pub(crate) fn run(module: &Module, function: &Function, launch: &Launch) -> Run 
     let windows = bases.len() as u64;
     let mut block = Block {
         function,
+        merges,
         launch,
         bases,
         windows,
@@ -520,7 +529,7 @@ impl<'a> Block<'a> {
                 count,
             } => {
                 let (address, offset) = self.address(thread, operand(1));
-                let shared = self.record(
+                let shared = self.record_merged(
                     thread,
                     pc,
                     space,
@@ -560,7 +569,7 @@ impl<'a> Block<'a> {
                 count,
             } => {
                 let (address, offset) = self.address(thread, operand(0));
-                let shared = self.record(
+                let shared = self.record_merged(
                     thread,
                     pc,
                     space,
@@ -703,6 +712,38 @@ impl<'a> Block<'a> {
         (thread.id / 32, thread.interval, pc, *k)
     }
 
+    /// [`Self::record`] as ptxas merged the access: a leader with its group's bytes, a
+    /// follower not at all.
+    #[allow(clippy::too_many_arguments)]
+    fn record_merged(
+        &mut self,
+        thread: &mut Thread,
+        pc: usize,
+        space: Space,
+        base: Value,
+        offset: u64,
+        access: Access,
+        bytes: u32,
+    ) -> bool {
+        match self.merges.get(&pc) {
+            Some(Merge::Follower) => self.is_shared_access(space, base, offset),
+            Some(Merge::Leader(group)) => {
+                self.record(thread, pc, space, base, offset, access, *group)
+            }
+            None => self.record(thread, pc, space, base, offset, access, bytes),
+        }
+    }
+
+    fn is_shared_access(&self, space: Space, base: Value, offset: u64) -> bool {
+        match space {
+            Space::Shared => true,
+            Space::Generic => {
+                base.kind != Kind::Unknown && self.is_shared(base.bits.wrapping_add(offset))
+            }
+            _ => false,
+        }
+    }
+
     /// Records a shared access of `bytes` per lane; false when the access is not to shared
     /// memory.
     #[allow(clippy::too_many_arguments)]
@@ -716,15 +757,10 @@ impl<'a> Block<'a> {
         access: Access,
         bytes: u32,
     ) -> bool {
-        let address = base.bits.wrapping_add(offset);
-        let shared = match space {
-            Space::Shared => true,
-            Space::Generic => base.kind != Kind::Unknown && self.is_shared(address),
-            _ => false,
-        };
-        if !shared {
+        if !self.is_shared_access(space, base, offset) {
             return false;
         }
+        let address = base.bits.wrapping_add(offset);
         let key = Self::count_execution(thread, pc);
         let request = self.requests.entry(key).or_insert(Request {
             access,

@@ -7,6 +7,7 @@
 //! instruction for one: each `ld.shared`/`st.shared` is one `LDS`/`STS`.
 
 mod exec;
+mod merge;
 mod parse;
 
 pub(crate) use exec::{Access, Gap, Launch, Run};
@@ -26,11 +27,19 @@ pub(crate) fn kernels(module: &Module) -> impl Iterator<Item = &str> {
         .map(|f| f.name.as_str())
 }
 
-/// Runs block 0 of kernel `name`; `None` when the module has no such kernel.
-pub(crate) fn run(module: &Module, name: &str, launch: &Launch) -> Option<Run> {
+/// Runs block 0 of kernel `name`, its accesses merged as `sass` (the kernel's shared loads
+/// and stores in the machine code, where known) shows; `None` when the module has no such
+/// kernel.
+pub(crate) fn run(
+    module: &Module,
+    name: &str,
+    launch: &Launch,
+    sass: &[crate::compiled::sass::SharedSite],
+) -> Option<Run> {
     let function = module
         .functions
         .iter()
         .find(|f| f.is_kernel && f.name == name)?;
-    Some(exec::run(module, function, launch))
+    let merges = merge::plan(function, &module.files, sass);
+    Some(exec::run(module, function, launch, &merges))
 }
