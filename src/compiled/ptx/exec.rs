@@ -494,6 +494,41 @@ impl<'a> Block<'a> {
                 let kind = join(a.kind, join(start.kind, length.kind));
                 Self::write(thread, operand(0), Value { bits: field, kind }, ty);
             }
+            Op::BitInsert(ty) => {
+                let a = self.read(thread, operand(1));
+                let b = self.read(thread, operand(2));
+                let start = self.read(thread, operand(3));
+                let length = self.read(thread, operand(4));
+                let (s, l) = ((start.bits & 0xff) as u32, (length.bits & 0xff) as u32);
+                let width = ty.bits.min(64);
+                let bits = if l == 0 || s >= width {
+                    b.bits
+                } else {
+                    let l = l.min(width - s);
+                    let mask = truncate(u64::MAX, l) << s;
+                    (b.bits & !mask) | ((a.bits << s) & mask)
+                };
+                let kind = join(join(a.kind, b.kind), join(start.kind, length.kind));
+                Self::write(thread, operand(0), Value { bits, kind }, ty);
+            }
+            Op::Permute => {
+                let a = self.read(thread, operand(1));
+                let b = self.read(thread, operand(2));
+                let selector = self.read(thread, operand(3));
+                let bytes = (b.bits & 0xffff_ffff) << 32 | (a.bits & 0xffff_ffff);
+                let mut bits = 0u64;
+                for i in 0..4 {
+                    let choice = (selector.bits >> (4 * i)) & 0xf;
+                    let mut byte = (bytes >> (8 * (choice & 7))) & 0xff;
+                    if choice & 8 != 0 {
+                        // Sign replication: the chosen byte's top bit, in every bit.
+                        byte = if byte & 0x80 != 0 { 0xff } else { 0 };
+                    }
+                    bits |= byte << (8 * i);
+                }
+                let kind = join(join(a.kind, b.kind), selector.kind);
+                Self::write(thread, operand(0), Value { bits, kind }, TYPE_B32);
+            }
             Op::Lop3 => {
                 let a = self.read(thread, operand(1));
                 let b = self.read(thread, operand(2));
@@ -891,6 +926,7 @@ fn unary_bits(unary: Unary, ty: Type, a: u64) -> u64 {
     match unary {
         Unary::Mov => a,
         Unary::Not => !a,
+        Unary::LogicalNot => u64::from(a == 0),
         Unary::Neg => a.wrapping_neg(),
         Unary::Abs => (extend(a, ty) as i64).unsigned_abs(),
         Unary::Popc => u64::from(a.count_ones()),

@@ -110,6 +110,8 @@ pub(crate) enum Arith {
 pub(crate) enum Unary {
     Mov,
     Not,
+    /// `cnot`: 1 for 0, else 0.
+    LogicalNot,
     Neg,
     Abs,
     Popc,
@@ -130,6 +132,10 @@ pub(crate) enum Op {
     Convert(Type, Type),
     /// `bfe d, a, start, len`.
     BitExtract(Type),
+    /// `bfi d, a, b, start, len`: `a`'s low `len` bits into `b` at `start`.
+    BitInsert(Type),
+    /// `prmt.b32 d, a, b, selector` (the default mode).
+    Permute,
     /// `lop3.b32 d, a, b, c, lut`.
     Lop3,
     /// `shf.{l,r}.{wrap,clamp} d, lo, hi, n`: left?, clamp?
@@ -692,7 +698,8 @@ fn decode(opcode: &str) -> Op {
     };
     match base {
         "mov" => Op::Unary(Unary::Mov, ty),
-        "not" | "cnot" => unary(Unary::Not),
+        "not" => unary(Unary::Not),
+        "cnot" => unary(Unary::LogicalNot),
         "neg" => unary(Unary::Neg),
         "abs" => unary(Unary::Abs),
         "popc" => Op::Unary(Unary::Popc, ty),
@@ -739,6 +746,8 @@ fn decode(opcode: &str) -> Op {
         },
         "cvta" => Op::Unary(Unary::Mov, ty),
         "bfe" => Op::BitExtract(ty),
+        "bfi" => Op::BitInsert(ty),
+        "prmt" if modifiers.len() == 1 => Op::Permute,
         "lop3" => Op::Lop3,
         "shf" => Op::FunnelShift(has("l"), has("clamp")),
         "ld" | "ldu" => Op::Load {
