@@ -57,7 +57,7 @@ impl CompiledKernel {
                 Access::Store => kernel.store_excess += excess,
                 Access::Atomic | Access::AsyncCopy => kernel.other_excess += excess,
             }
-            kernel.instructions.push(CompiledInstruction {
+            let instruction = CompiledInstruction {
                 line: figures.loc.line,
                 col: figures.loc.col,
                 in_file: input.is_some_and(|file| file == figures.loc.file),
@@ -72,7 +72,17 @@ impl CompiledKernel {
                 wavefronts: figures.wavefronts,
                 ideal_wavefronts: figures.ideal_wavefronts,
                 data_dependent: figures.data_dependent,
-            });
+            };
+            // One entry per source position, operation and width: an unrolled loop's
+            // copies of one access are that access.
+            match kernel
+                .instructions
+                .iter_mut()
+                .find(|i| i.same_place(&instruction))
+            {
+                Some(kept) => kept.add(&instruction),
+                None => kernel.instructions.push(instruction),
+            }
         }
         kernel
     }
@@ -83,7 +93,8 @@ impl CompiledKernel {
     }
 }
 
-/// One shared-memory instruction of the compiled kernel.
+/// The shared-memory instructions of the compiled kernel at one source position, of one
+/// operation and width.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CompiledInstruction {
     /// The source position `.loc` gives it (inlined code: the callee's line).
@@ -105,6 +116,29 @@ pub struct CompiledInstruction {
 impl CompiledInstruction {
     pub fn excess(&self) -> u64 {
         self.wavefronts - self.ideal_wavefronts
+    }
+
+    fn same_place(&self, other: &CompiledInstruction) -> bool {
+        (
+            self.line,
+            self.col,
+            self.in_file,
+            self.operation,
+            self.bytes,
+        ) == (
+            other.line,
+            other.col,
+            other.in_file,
+            other.operation,
+            other.bytes,
+        )
+    }
+
+    fn add(&mut self, other: &CompiledInstruction) {
+        self.executions += other.executions;
+        self.wavefronts += other.wavefronts;
+        self.ideal_wavefronts += other.ideal_wavefronts;
+        self.data_dependent += other.data_dependent;
     }
 }
 
