@@ -267,4 +267,41 @@ mod tests {
         assert_eq!(base_name("_Z"), "_Z");
         assert_eq!(base_name("_Z99short"), "_Z99short");
     }
+
+    #[test]
+    fn shared_loads_and_stores_are_read_with_their_lines_widths_and_blocks() {
+        let listing = r#"
+	.section	.text._Z8vecPairsPKfPf,"ax",@progbits
+	//## File "<input>", line 72
+        /*0160*/                   STS.64 [R0], R4 ;
+	//## File "<input>", line 77
+        /*0190*/                   LDS.64 R10, [R8] ;
+        /*01a0*/              @!P0 LDS.U8 R12, [R8+-0x8] ;
+        /*01b0*/                   BRA `(.L_x_1) ;
+.L_x_1:
+        /*01c0*/                   LDS.128 R4, [R2+UR4+0x10] ;
+	.section	.text._Z5otherv,"ax",@progbits
+        /*0000*/                   STS [0x40], R1 ;
+"#;
+        let functions = shared_sites(listing);
+        let names: Vec<&str> = functions.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["_Z8vecPairsPKfPf", "_Z5otherv"]);
+        let summary: Vec<(u32, bool, u32, &str, i64, u32)> = functions[0]
+            .1
+            .iter()
+            .map(|s| (s.line, s.store, s.bytes, s.base.as_str(), s.offset, s.block))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (72, true, 8, "R0", 0, 0),
+                (77, false, 8, "R8", 0, 0),
+                (77, false, 1, "R8", -8, 0),
+                (77, false, 16, "R2+UR4", 16, 2),
+            ]
+        );
+        assert_eq!(functions[0].1[0].file, "<input>");
+        assert_eq!(functions[1].1[0].base, "");
+        assert_eq!(functions[1].1[0].offset, 64);
+    }
 }
