@@ -161,10 +161,21 @@ pub fn run(args: CheckArgs) -> ExitCode {
             String::from_utf8_lossy(&out).into_owned()
         }
     };
-    // The compiled view runs for the JSON report, where nvcc is at hand.
+    // The compiled view runs for the text and JSON reports, where nvcc is at hand.
     let compiler = match args.format {
-        CheckFormat::Json => Compiler::find(),
-        CheckFormat::Text | CheckFormat::Sarif => None,
+        CheckFormat::Json | CheckFormat::Text => Compiler::find(),
+        CheckFormat::Sarif => None,
+    };
+    let compiled_view = |analysed: &AnalysedFile, text: &str| {
+        let compiler = compiler.as_ref()?;
+        pipeline::compiled_view(analysed, text, &options, compiler, DEFAULT_ARCH).ok()
+    };
+    let render_with_notes = |analysed: &AnalysedFile, text: &str| {
+        let mut rendered = render(analysed, text);
+        if let Some(compiled) = compiled_view(analysed, text) {
+            rendered.push_str(&report::compiled_notes(analysed, &compiled));
+        }
+        rendered
     };
     let held = |mut checked: pipeline::CheckedFile| {
         if !sarif && !snippets && compiler.is_none() {
@@ -181,7 +192,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let failed = analysed.failed();
         let report = if rendered_early && !pipeline::may_be_launched_elsewhere(&analysed) {
             Report::Rendered {
-                text: render(&analysed, &checked.text),
+                text: render_with_notes(&analysed, &checked.text),
                 tally: Tally::of(&analysed, &shown, checked.fix.as_ref()),
                 kernels: if kernels_asked {
                     kernel_names(&analysed)
@@ -311,7 +322,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
                 match file {
                     Report::Rendered { text, .. } => out.write_all(text.as_bytes())?,
                     Report::Whole { analysed, text, .. } => {
-                        out.write_all(render(analysed, text).as_bytes())?
+                        out.write_all(render_with_notes(analysed, text).as_bytes())?
                     }
                 }
             }

@@ -67,6 +67,7 @@ impl CompiledKernel {
                     Access::Atomic => "atomic",
                     Access::AsyncCopy => "async copy",
                 },
+                array: figures.variable.as_deref().map(variable_name),
                 bytes: figures.bytes,
                 executions: figures.executions,
                 wavefronts: figures.wavefronts,
@@ -103,6 +104,8 @@ pub struct CompiledInstruction {
     /// Whether the position is in the checked file (not in a header).
     pub in_file: bool,
     pub operation: &'static str,
+    /// The shared array it touches, as the source names it (`tile`), where known.
+    pub array: Option<String>,
     /// Bytes per lane: 8 and 16 for the accesses nvcc merged.
     pub bytes: u32,
     /// Warp-level executions in block 0 whose addresses were simulated.
@@ -248,6 +251,34 @@ fn builtin_type(code: char) -> Option<&'static str> {
     })
 }
 
+/// A shared variable's source name from its PTX symbol: `tile` for a function's
+/// `_ZZ9transposePfE4tile` (or `…E4tile_0`, a second one), the symbol itself otherwise.
+fn variable_name(symbol: &str) -> String {
+    if symbol.starts_with("_ZZ") {
+        let trimmed = match symbol.rsplit_once('_') {
+            Some((head, tail)) if !tail.is_empty() && tail.bytes().all(|b| b.is_ascii_digit()) => {
+                head
+            }
+            _ => symbol,
+        };
+        // `E<length><name>` reaching the end, from the last `E` that starts one.
+        for (at, _) in trimmed
+            .match_indices('E')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+        {
+            let after = &trimmed[at + 1..];
+            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
+            let name = &after[digits..];
+            if digits > 0 && after[..digits].parse::<usize>().ok() == Some(name.len()) {
+                return name.to_string();
+            }
+        }
+    }
+    symbol.to_string()
+}
+
 /// nvcc's release from a PTX header (`// Cuda compilation tools, release 13.5, V13.5.37`).
 pub(crate) fn nvcc_release(listing: &str) -> Option<String> {
     let line = listing
@@ -278,6 +309,16 @@ mod tests {
             Some(symbols[3])
         );
         assert_eq!(instance_symbol(&symbols, "missing"), None);
+    }
+
+    #[test]
+    fn shared_variables_get_their_source_names() {
+        assert_eq!(variable_name("_ZZ9transposePfE4tile"), "tile");
+        assert_eq!(variable_name("_ZZ9transposePfE4tile_0"), "tile");
+        assert_eq!(variable_name("_ZZ4stepvE11s_positions"), "s_positions");
+        assert_eq!(variable_name("_ZZ1kvE3a1b"), "a1b");
+        assert_eq!(variable_name("_ZZ1kvE5tileE"), "tileE");
+        assert_eq!(variable_name("pool"), "pool");
     }
 
     #[test]

@@ -98,17 +98,18 @@ struct CompiledReport<'a> {
     store_excess_wavefronts: u64,
     /// Shared atomics and `cp.async` (not in `excess_wavefronts`).
     other_excess_wavefronts: u64,
-    instructions: Vec<CompiledInstructionReport>,
+    instructions: Vec<CompiledInstructionReport<'a>>,
     gaps: Vec<String>,
 }
 
 #[derive(Serialize)]
-struct CompiledInstructionReport {
+struct CompiledInstructionReport<'a> {
     line: u32,
     col: u32,
     /// False for a position in a header.
     in_file: bool,
-    operation: &'static str,
+    operation: &'a str,
+    array: Option<&'a str>,
     bytes: u32,
     executions: u64,
     wavefronts: u64,
@@ -138,6 +139,7 @@ fn compiled_report<'a>(file: &'a CompiledFile, kernel: &'a CompiledKernel) -> Co
                 col: i.col,
                 in_file: i.in_file,
                 operation: i.operation,
+                array: i.array.as_deref(),
                 bytes: i.bytes,
                 executions: i.executions,
                 wavefronts: i.wavefronts,

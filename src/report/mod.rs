@@ -8,7 +8,7 @@ pub mod sarif;
 pub mod text;
 
 pub use json::json;
-pub use text::{snippets, write_text};
+pub use text::{compiled_notes, snippets, write_text};
 
 use crate::parse::SharedArray;
 

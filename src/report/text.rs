@@ -4,6 +4,7 @@
 //! line and a caret under the access, rendered by annotate-snippets (rustc's renderer).
 use super::finding::{shown_findings, Finding, Shown};
 use crate::analysis::AnalysedFile;
+use crate::compiled::CompiledFile;
 use crate::parse::{LineIndex, Severity};
 use annotate_snippets::{AnnotationKind, Level, Renderer, Snippet};
 use std::fmt::Write as _;
@@ -30,6 +31,84 @@ pub fn write_text(out: &mut impl Write, files: &[AnalysedFile], shown: &Shown) -
         }
     }
     Ok(())
+}
+
+/// The compiled view's notes for one file: per kernel with conflicts in either view, the
+/// excess wavefronts of nvcc's code beside the source model's; then each conflict in nvcc's
+/// code at a line where the source analysis simulated no access, and what limits the
+/// compiled figures.
+pub fn compiled_notes(file: &AnalysedFile, compiled: &CompiledFile) -> String {
+    let path = file.path.display().to_string();
+    let mut out = String::new();
+    for reported in file.reported() {
+        let name = reported.function.display_name();
+        let Some(kernel) = compiled.kernels.iter().find(|k| k.name == name) else {
+            continue;
+        };
+        let source: u64 = reported
+            .costs
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|c| c.wavefronts - c.ideal_wavefronts)
+            .sum();
+        if kernel.excess() == 0 && source == 0 && kernel.other_excess == 0 {
+            continue;
+        }
+        let at = reported.function.at.line;
+        let _ = writeln!(
+            out,
+            "{path}:{at}:1: note: kernel `{name}` as nvcc {} compiles it for {}: {} excess \
+             wavefronts per block (loads {}, stores {}); the source model counts {source}",
+            compiled.nvcc,
+            compiled.arch,
+            kernel.excess(),
+            kernel.load_excess,
+            kernel.store_excess,
+        );
+        // nvcc's line information moves hoisted code: a conflict is the source analysis's
+        // miss only on an array it simulated nowhere, or at an access it did not simulate.
+        let mut simulated_arrays = Vec::new();
+        let mut unsimulated_lines = Vec::new();
+        for (array, costs) in reported.function.arrays.iter().zip(reported.costs) {
+            for (access, cost) in array.accesses.iter().zip(costs) {
+                match cost {
+                    Ok(_) => simulated_arrays.push(array.name.as_str()),
+                    Err(_) => unsimulated_lines.push(access.at.line),
+                }
+            }
+        }
+        for instruction in &kernel.instructions {
+            let line = instruction.line as usize;
+            let missed = unsimulated_lines.contains(&line)
+                || instruction
+                    .array
+                    .as_deref()
+                    .is_some_and(|a| !simulated_arrays.contains(&a));
+            if !instruction.in_file || line == 0 || instruction.excess() == 0 || !missed {
+                continue;
+            }
+            let _ = writeln!(
+                out,
+                "{path}:{line}:{}: note: nvcc's code has {} excess wavefronts per block here \
+                 ({}-byte {} of `{}`, {} warp requests), at an access the source analysis \
+                 did not simulate",
+                instruction.col.max(1),
+                instruction.excess(),
+                instruction.bytes,
+                instruction.operation,
+                instruction.array.as_deref().unwrap_or("shared memory"),
+                instruction.executions,
+            );
+        }
+        for gap in &kernel.gaps {
+            let _ = writeln!(
+                out,
+                "{path}:{at}:1: note: compiled figures of `{name}`: {gap}"
+            );
+        }
+    }
+    out
 }
 
 /// The findings of `files` (each with its text) with their source lines: the form a terminal

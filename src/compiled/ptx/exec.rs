@@ -112,6 +112,8 @@ pub(crate) enum Access {
 pub(crate) struct InstructionFigures {
     pub loc: Loc,
     pub access: Access,
+    /// The shared variable it touches (its PTX symbol), where an address was known.
+    pub variable: Option<String>,
     /// Bytes per lane.
     pub bytes: u32,
     /// Warp-level executions whose addresses were simulated.
@@ -177,6 +179,8 @@ struct Thread {
 /// The lanes of one warp executing one instruction for the k-th time in an interval.
 struct Request {
     access: Access,
+    /// The variable's window, from the first lane with a known address.
+    window: Option<u64>,
     bytes: u32,
     lanes: [Option<i64>; 32],
     data_dependent: bool,
@@ -189,6 +193,8 @@ struct Block<'a> {
     launch: &'a Launch<'a>,
     /// Shared variable name → base address (each in its own 16 MiB window).
     bases: HashMap<&'a str, u64>,
+    /// The variables by window, from window 1.
+    names: Vec<&'a str>,
     windows: u64,
     memory: HashMap<u64, u8>,
     requests: HashMap<(u32, u32, usize, u32), Request>,
@@ -213,11 +219,18 @@ pub(crate) fn run(
         bases.insert(name.as_str(), (i as u64 + 1) << WINDOW_BITS);
     }
     let windows = bases.len() as u64;
+    let names: Vec<&str> = function
+        .shared
+        .iter()
+        .chain(&module.shared)
+        .map(|(name, _)| name.as_str())
+        .collect();
     let mut block = Block {
         function,
         merges,
         launch,
         bases,
+        names,
         windows,
         memory: HashMap::new(),
         requests: HashMap::new(),
@@ -799,6 +812,7 @@ impl<'a> Block<'a> {
         let key = Self::count_execution(thread, pc);
         let request = self.requests.entry(key).or_insert(Request {
             access,
+            window: None,
             bytes,
             lanes: [None; 32],
             data_dependent: false,
@@ -808,6 +822,7 @@ impl<'a> Block<'a> {
             Kind::Unknown | Kind::Uniform => request.data_dependent = true,
             kind => {
                 request.shifted |= kind == Kind::Shifted;
+                request.window.get_or_insert(address >> WINDOW_BITS);
                 let element = (address / u64::from(bytes.max(1))) as i64;
                 request.lanes[(thread.id % 32) as usize] = Some(element);
             }
@@ -859,9 +874,16 @@ impl<'a> Block<'a> {
     fn cost_requests(&mut self) {
         for ((_, _, pc, _), request) in self.requests.drain() {
             let loc = self.function.body[pc].loc;
+            let variable = request.window.and_then(|window| {
+                let name = self
+                    .names
+                    .get(usize::try_from(window).ok()?.checked_sub(1)?)?;
+                Some(name.to_string())
+            });
             let figures = self.figures.entry(pc).or_insert(InstructionFigures {
                 loc,
                 access: request.access,
+                variable: None,
                 bytes: request.bytes,
                 executions: 0,
                 wavefronts: 0,
@@ -869,6 +891,9 @@ impl<'a> Block<'a> {
                 data_dependent: 0,
                 shifted: 0,
             });
+            if figures.variable.is_none() {
+                figures.variable = variable;
+            }
             if request.data_dependent {
                 figures.data_dependent += 1;
                 continue;
