@@ -100,12 +100,23 @@ __global__ void carved(const float *in, float *out, int n)
     out[threadIdx.x] = tile[threadIdx.x * 2];
 }
 
+#define TILE(r, c) smem_tile[(r) * 32 + (c)]
+
+__global__ void inner(float *out)
+{
+    __shared__ float smem_tile[32 * 32];
+    TILE(threadIdx.x, 0) = out[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = TILE(threadIdx.x, 1);
+}
+
 int main()
 {
     hoisted<<<1, 32>>>(nullptr, nullptr);
     pairs<<<1, 128>>>(nullptr, nullptr);
     records<<<1, 64>>>(nullptr, nullptr);
     carved<<<1, 64, 1024>>>(nullptr, nullptr, 0);
+    inner<<<1, 32>>>(nullptr);
 }
 "#;
 
@@ -157,6 +168,39 @@ fn the_compiled_view_counts_what_nvcc_made_of_each_access() {
     assert!(compiled(carved)["nvcc"]
         .as_str()
         .is_some_and(|v| !v.is_empty()));
+}
+
+#[test]
+fn the_text_report_notes_the_compiled_figures_as_the_guide_shows_them() {
+    let Some(nvcc) = real_nvcc() else { return };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("mechanisms.cu"), MECHANISMS).expect("writes");
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .current_dir(dir.path())
+        .env("BANKWISE_NVCC", &nvcc)
+        .env("BANKWISE_CACHE_DIR", dir.path().join("cache"))
+        .args(["check", "mechanisms.cu"])
+        .output()
+        .expect("bankwise runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let guide = std::fs::read_to_string("docs/guide/src/compiled.md").expect("the page");
+    let shown: Vec<&str> = guide
+        .lines()
+        .filter(|l| l.starts_with("mechanisms.cu:"))
+        .collect();
+    assert_eq!(shown.len(), 2);
+    for line in shown {
+        assert!(
+            stdout.lines().any(|l| l == line),
+            "{line}\nnot in\n{stdout}"
+        );
+    }
+    // The kernel whose accesses the source analysis saw through, conflict-free in nvcc's
+    // code, gets its note; one without conflicts in either view gets none.
+    assert!(stdout.contains(
+        "mechanisms.cu:14:1: note: kernel `pairs` as nvcc 13.5 compiles it for sm_90: 0 excess"
+    ));
+    assert_eq!(stdout.matches(": note: kernel `").count(), 5);
 }
 
 /// One launch of the profile.

@@ -5,7 +5,7 @@ use super::{
     EXIT_INPUT_ERROR,
 };
 use bankwise::analysis::{AnalysedFile, KeepAffine, Options};
-use bankwise::compiled::{CompiledFile, Compiler, DEFAULT_ARCH};
+use bankwise::compiled::{CompileError, CompiledFile, Compiler, DEFAULT_ARCH};
 use bankwise::parse::LaunchSite;
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
 use bankwise::report::finding::{shown_findings, Selection, Shown};
@@ -168,11 +168,17 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let compiled_view = |analysed: &AnalysedFile, text: &str| {
         let compiler = compiler.as_ref()?;
-        pipeline::compiled_view(analysed, text, &options, compiler, DEFAULT_ARCH).ok()
+        Some(pipeline::compiled_view(
+            analysed,
+            text,
+            &options,
+            compiler,
+            DEFAULT_ARCH,
+        ))
     };
     let render_with_notes = |analysed: &AnalysedFile, text: &str| {
         let mut rendered = render(analysed, text);
-        if let Some(compiled) = compiled_view(analysed, text) {
+        if let Some(Ok(compiled)) = compiled_view(analysed, text) {
             rendered.push_str(&report::compiled_notes(analysed, &compiled));
         }
         rendered
@@ -337,16 +343,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
                     Report::Rendered { .. } => None,
                 })
                 .unzip();
-            let compiled: Vec<Option<CompiledFile>> = match &compiler {
-                Some(compiler) => analysed
-                    .iter()
-                    .zip(&texts)
-                    .map(|(file, text)| {
-                        pipeline::compiled_view(file, text, &options, compiler, DEFAULT_ARCH).ok()
-                    })
-                    .collect(),
-                None => Vec::new(),
-            };
+            let compiled: Vec<Option<Result<CompiledFile, CompileError>>> = analysed
+                .iter()
+                .zip(&texts)
+                .map(|(file, text)| compiled_view(file, text))
+                .collect();
             json_to_stdout(&report::json(&analysed, &shown, &compiled))
         }
         CheckFormat::Sarif => {

@@ -151,6 +151,20 @@ pub enum CompileError {
     Failed { program: String, message: String },
 }
 
+impl CompileError {
+    /// The error with the temporary copy's path `source` in nvcc's message read as `path`.
+    fn naming(self, source: &Path, path: &Path) -> CompileError {
+        match self {
+            CompileError::Failed { program, message } => CompileError::Failed {
+                program,
+                message: message
+                    .replace(&source.display().to_string(), &path.display().to_string()),
+            },
+            other => other,
+        }
+    }
+}
+
 impl Compiler {
     /// nvcc from `$BANKWISE_NVCC` (set and empty: none), `$CUDA_HOME/bin`, `$CUDA_PATH/bin`
     /// or PATH, with a cuobjdump beside it; `None` when there is none.
@@ -225,7 +239,7 @@ impl Compiler {
                 .arg("-o")
                 .arg(&output)
                 .arg(&source);
-            run(&mut nvcc)?;
+            run(&mut nvcc).map_err(|e| e.naming(&source, path))?;
             let unreadable = |source| CompileError::Run {
                 program: "nvcc's PTX".to_string(),
                 source,
@@ -366,7 +380,7 @@ impl Compiler {
         let cubin = work.path().join("unit.cubin");
         let mut nvcc = self.nvcc_command(path, text, flags, &source)?;
         nvcc.arg("-cubin").arg("-o").arg(&cubin).arg(&source);
-        run(&mut nvcc)?;
+        run(&mut nvcc).map_err(|e| e.naming(&source, path))?;
         let listing = run(Command::new(&self.cuobjdump).arg("-sass").arg(&cubin))?;
         Ok(sass::kernels(&listing))
     }

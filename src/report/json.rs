@@ -4,7 +4,7 @@ use super::finding::{shown_findings, Shown};
 use crate::affine::{Class, FunctionAffine, Site, Sym};
 use crate::analysis::{not_rewritable_reason, AnalysedFile, Reported};
 use crate::block::Resolution;
-use crate::compiled::{CompiledFile, CompiledKernel};
+use crate::compiled::{CompileError, CompiledFile, CompiledKernel};
 use crate::cost::SiteCost;
 use crate::parse::{Access, SharedArray};
 use serde::Serialize;
@@ -48,6 +48,9 @@ impl WavefrontTotals {
 #[derive(Serialize)]
 struct FileReport<'a> {
     path: String,
+    /// Why the compiled view has no figures for this file, where nvcc was at hand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compiled_error: Option<String>,
     findings: Vec<FindingReport>,
     diagnostics: Vec<DiagnosticReport<'a>>,
     kernels: Vec<KernelReport<'a>>,
@@ -237,7 +240,7 @@ struct AccessReport<'a> {
 pub fn json<'a>(
     files: &'a [AnalysedFile],
     shown: &Shown,
-    compiled: &'a [Option<CompiledFile>],
+    compiled: &'a [Option<Result<CompiledFile, CompileError>>],
 ) -> CheckReport<'a> {
     let costs = files.iter().flat_map(|file| {
         file.reported()
@@ -257,10 +260,16 @@ pub fn json<'a>(
 fn file_report<'a>(
     file: &'a AnalysedFile,
     shown: &Shown,
-    compiled: Option<&'a CompiledFile>,
+    compiled: Option<&'a Result<CompiledFile, CompileError>>,
 ) -> FileReport<'a> {
+    let compiled_error = match compiled {
+        Some(Err(error)) => Some(error.to_string()),
+        _ => None,
+    };
+    let compiled = compiled.and_then(|c| c.as_ref().ok());
     FileReport {
         path: file.path.display().to_string(),
+        compiled_error,
         findings: shown_findings(file, shown)
             .into_iter()
             .map(|f| FindingReport {
