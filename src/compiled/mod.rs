@@ -492,9 +492,15 @@ fn run_within(command: &mut Command, limit: Duration) -> Result<String, CompileE
     let stderr = stderr.join().unwrap_or_default();
     if !status.success() {
         let message = String::from_utf8_lossy(&stderr);
+        // The first error, with the line that names it; else the first lines.
+        let lines: Vec<&str> = message.lines().collect();
+        let message = match lines.iter().position(|l| l.contains("error")) {
+            Some(at) => lines[at..].iter().take(3).copied().collect::<Vec<_>>(),
+            None => lines.into_iter().take(3).collect(),
+        };
         return Err(CompileError::Failed {
             program,
-            message: message.lines().take(3).collect::<Vec<_>>().join("; "),
+            message: message.join("; "),
         });
     }
     Ok(String::from_utf8_lossy(&stdout).into_owned())

@@ -317,6 +317,20 @@ fn resolve(
     (found, missing)
 }
 
+/// The directories [`resolve`] looks in for a header of the file `from` after its `-I`s,
+/// nearest first, those that exist: each directory above it up to its repository's root,
+/// and their `include/` and `includes/`. The compiled view gives them to nvcc, so that the
+/// file compiles as the analysis read it.
+pub fn project_include_dirs(from: &Path) -> Vec<PathBuf> {
+    let dir = from.parent().map(Path::to_path_buf).unwrap_or_default();
+    let above = project_ancestors(&std::path::absolute(&dir).unwrap_or_else(|_| dir.clone()));
+    above
+        .iter()
+        .flat_map(|d| ["", "include", "includes"].map(|sub| d.join(sub)))
+        .filter(|d| d.is_dir())
+        .collect()
+}
+
 /// Directories above `dir`, nearest first, up to the first that holds `.git` (the
 /// repository's root) and at most [`MAX_ANCESTORS`] of them.
 fn project_ancestors(dir: &Path) -> Vec<PathBuf> {

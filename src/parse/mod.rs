@@ -25,7 +25,9 @@ pub use ast::{
 pub use chunks::brace_depth_at;
 pub use consts::{identifier_tokens, replace_identifiers, Bindings, ConstEnv, Macro};
 pub use extract::{is_atomic, Skipped};
-pub use include::{compiled_quoted_includes, quoted_headers, CompiledInclude, HeaderSearch};
+pub use include::{
+    compiled_quoted_includes, project_include_dirs, quoted_headers, CompiledInclude, HeaderSearch,
+};
 pub use model::*;
 pub use packed::{Body, Packed, PackedVec, PackedVecBuilder};
 pub use source::{

@@ -513,8 +513,9 @@ mod rewrite_tests;
 mod testdata_tests;
 
 /// The compiled view of an analysed file: each kernel whose block shape is known, run as
-/// nvcc compiled `text` for `arch` (the analysis's include directories, definitions and
-/// pre-included files), in the analysis's bank model.
+/// nvcc compiled `text` for `arch` (the analysis's include directories, then the project
+/// directories it looks in with no flags, definitions and pre-included files), in the
+/// analysis's bank model.
 pub fn compiled_view(
     analysed: &AnalysedFile,
     text: &str,
@@ -522,9 +523,15 @@ pub fn compiled_view(
     compiler: &crate::compiled::Compiler,
     arch: &str,
 ) -> Result<crate::compiled::CompiledFile, crate::compiled::CompileError> {
+    let include_dirs: Vec<PathBuf> = options
+        .include_dirs
+        .iter()
+        .cloned()
+        .chain(parse::project_include_dirs(&analysed.path))
+        .collect();
     let flags = crate::compiled::Flags {
         arch,
-        include_dirs: &options.include_dirs,
+        include_dirs: &include_dirs,
         defines: &options.defines,
         pre_includes: &options.pre_includes,
     };
