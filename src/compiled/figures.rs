@@ -92,6 +92,17 @@ impl CompiledKernel {
     pub fn excess(&self) -> u64 {
         self.load_excess + self.store_excess
     }
+
+    /// Whether every shared access of the run was simulated: no address depended on data,
+    /// no call went unfollowed, the run was not stopped. (Branches taken by assumption
+    /// are taken alike before and after a rewrite.)
+    pub fn counts_all(&self) -> bool {
+        self.instructions.iter().all(|i| i.data_dependent == 0)
+            && self
+                .gaps
+                .iter()
+                .all(|g| matches!(g.0, Gap::AssumedBranches(_)))
+    }
 }
 
 /// The shared-memory instructions of the compiled kernel at one source position, of one

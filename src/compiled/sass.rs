@@ -48,10 +48,7 @@ pub(crate) fn kernels(listing: &str) -> Vec<KernelCode> {
             continue;
         }
         kernel.instructions += 1;
-        if ["LDS", "STS", "ATOMS", "LDSM"]
-            .iter()
-            .any(|p| opcode == *p || opcode.starts_with(&format!("{p}.")))
-        {
+        if is_shared(opcode) {
             kernel.shared += 1;
         }
     }
@@ -109,6 +106,66 @@ fn source_name(text: &str) -> Option<(&str, &str)> {
     let length: usize = text[..digits].parse().ok()?;
     let name = text.get(digits..digits + length)?;
     Some((name, &text[digits + length..]))
+}
+
+/// Each kernel's code in an `nvdisasm -g -c` listing, counted as [`kernels`] counts a
+/// `cuobjdump -sass` one (branches name labels there, not addresses).
+pub(crate) fn nvdisasm_kernels(listing: &str) -> Vec<KernelCode> {
+    let mut kernels: Vec<KernelCode> = Vec::new();
+    let mut labels: Vec<(String, u64)> = Vec::new();
+    let mut pending: Vec<String> = Vec::new();
+    for line in listing.lines() {
+        let trimmed = line.trim();
+        if let Some(section) = trimmed.strip_prefix(".section") {
+            let name = section.trim().split(',').next().unwrap_or("");
+            if let Some(symbol) = name.strip_prefix(".text.") {
+                kernels.push(KernelCode {
+                    name: base_name(symbol),
+                    instructions: 0,
+                    shared: 0,
+                    loops: 0,
+                });
+                labels.clear();
+                pending.clear();
+            }
+            continue;
+        }
+        if let Some(label) = trimmed.strip_suffix(':').filter(|l| l.starts_with(".L_")) {
+            pending.push(label.to_string());
+            continue;
+        }
+        let (Some(kernel), Some((address, opcode, operands))) =
+            (kernels.last_mut(), instruction(line))
+        else {
+            continue;
+        };
+        labels.extend(pending.drain(..).map(|label| (label, address)));
+        if opcode == "BRA" || opcode.starts_with("BRA.") {
+            let target = operands
+                .split(['(', ')'])
+                .nth(1)
+                .and_then(|label| labels.iter().find(|(l, _)| l == label))
+                .map(|(_, at)| *at);
+            if target.is_some_and(|t| t < address) {
+                kernel.loops += 1;
+            }
+        }
+        if opcode.starts_with("NOP") {
+            continue;
+        }
+        kernel.instructions += 1;
+        if is_shared(opcode) {
+            kernel.shared += 1;
+        }
+    }
+    kernels
+}
+
+/// `LDS*`, `STS*`, `ATOMS*`, `LDSM*`.
+fn is_shared(opcode: &str) -> bool {
+    ["LDS", "STS", "ATOMS", "LDSM"]
+        .iter()
+        .any(|p| opcode == *p || opcode.strip_prefix(p).is_some_and(|r| r.starts_with('.')))
 }
 
 /// One shared-memory load or store of an `nvdisasm -g` listing.

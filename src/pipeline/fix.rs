@@ -100,10 +100,10 @@ pub fn fix_source(path: &Path, text: String, options: &FixOptions) -> Result<Fil
     }
 }
 
-/// [`fix_owned`], then the original and the output compiled with `compiler`: the arrays of
-/// a kernel whose compiled code got worse than its conflicts were worth
-/// ([`crate::compiled::regression`]) are left alone, and the file is fixed again without
-/// them, until the output's code holds.
+/// [`fix_owned`], then, where it changed the file, the original and the output compiled
+/// with `compiler`: the arrays of a kernel whose compiled code got worse than its conflicts
+/// were worth ([`crate::compiled::regression`]) are left alone, and the file is fixed again
+/// without them, until the output's code holds.
 fn fix_compiled(
     path: &Path,
     text: String,
@@ -111,24 +111,64 @@ fn fix_compiled(
     config: &ConfigBlocks,
     compiler: &Compiler,
 ) -> Result<FileFix, FixError> {
+    let mut fixed = fix_owned(path, text.clone(), &options, config)?;
+    if !fixed.changed() {
+        return Ok(fixed);
+    }
     let arch = options
         .arch
-        .as_deref()
-        .unwrap_or(crate::compiled::DEFAULT_ARCH);
+        .clone()
+        .unwrap_or_else(|| crate::compiled::DEFAULT_ARCH.to_string());
+    let include_dirs = super::compile_include_dirs(path, &options.analysis);
     let flags = crate::compiled::Flags {
-        arch,
-        include_dirs: &options.analysis.include_dirs,
+        arch: &arch,
+        include_dirs: &include_dirs,
         defines: &options.analysis.defines,
         pre_includes: &options.analysis.pre_includes,
     };
-    let compile = |text: &str| compiler.kernels(path, text, &flags);
-    // What does not compile as it is cannot be compared: the source model decides alone.
-    let Ok(before) = compile(&text) else {
-        return fix_owned(path, text, &options, config);
+    let analysis = Options {
+        keep_affine: KeepAffine::Never,
+        ..options.analysis.clone()
     };
-    let mut fixed = fix_owned(path, text.clone(), &options, config)?;
+    // The original and the first output compile at once, beside the original's analysis
+    // (its block shapes are the compiled view's).
+    let (before, first, analysed) = std::thread::scope(|scope| {
+        let before = scope.spawn(|| compiler.compile(path, &text, &flags));
+        let analysed =
+            scope.spawn(|| crate::analysis::analyse_text(path, &text, &analysis, config));
+        let first = compiler.compile(path, fixed.output(), &flags);
+        (before.join(), first, analysed.join())
+    });
+    // What does not compile as it is cannot be compared: the source model decides alone.
+    let (Ok(Ok(before)), Ok(analysed)) = (before, analysed) else {
+        return Ok(fixed);
+    };
+    // The conflicts of nvcc's code, per kernel, where the compiled view counts all of them:
+    // what a rewrite removes on the GPU.
+    let compiled_excess = |compiled: &crate::compiled::Compiled| -> Vec<(String, u64)> {
+        let file = super::compiled_figures(&analysed, compiled, &options.analysis);
+        let mut kernels: Vec<(String, Option<u64>)> = Vec::new();
+        for kernel in &file.kernels {
+            let figure = kernel.counts_all().then(|| kernel.excess());
+            let name = base_name(&kernel.name).to_string();
+            match kernels.iter_mut().find(|(n, _)| *n == name) {
+                Some((_, total)) => *total = total.zip(figure).map(|(a, b)| a + b),
+                None => kernels.push((name, figure)),
+            }
+        }
+        kernels
+            .into_iter()
+            .filter_map(|(name, figure)| Some((name, figure?)))
+            .collect()
+    };
+    let compiled_before = compiled_excess(&before);
+    let mut after = Some(first);
     // Each round refuses at least one array not refused before: the rounds end.
     while fixed.changed() {
+        let output = match after.take() {
+            Some(first) => first,
+            None => compiler.compile(path, fixed.output(), &flags),
+        };
         let rewritten: Vec<(String, String)> = fixed
             .arrays
             .iter()
@@ -147,28 +187,38 @@ fn fix_compiled(
                 })
                 .sum()
         };
-        let refusals: Vec<(String, String, Reason)> = match compile(fixed.output()) {
+        let refusals: Vec<(String, String, Reason)> = match output {
             Err(why) => rewritten
                 .into_iter()
                 .map(|(function, array)| (function, array, Reason::DoesNotCompile(why.to_string())))
                 .collect(),
-            Ok(after) => rewritten
-                .into_iter()
-                .filter_map(|(function, array)| {
-                    let regression = crate::compiled::regression(
-                        &before,
-                        &after,
-                        &function,
-                        removed_in(&function),
-                    )?;
-                    let reason = Reason::Compiled {
-                        kernel: function.clone(),
-                        arch: arch.to_string(),
-                        regression,
+            Ok(output) => {
+                let compiled_after = compiled_excess(&output);
+                let compiled_in = |kernel: &str| -> Option<(u64, u64)> {
+                    let find = |kernels: &[(String, u64)]| {
+                        kernels.iter().find(|(n, _)| n == kernel).map(|(_, e)| *e)
                     };
-                    Some((function, array, reason))
-                })
-                .collect(),
+                    Some((find(&compiled_before)?, find(&compiled_after)?))
+                };
+                rewritten
+                    .into_iter()
+                    .filter_map(|(function, array)| {
+                        let regression = crate::compiled::regression(
+                            before.code(),
+                            output.code(),
+                            &function,
+                            removed_in(&function),
+                            compiled_in(&function),
+                        )?;
+                        let reason = Reason::Compiled {
+                            kernel: function.clone(),
+                            arch: arch.clone(),
+                            regression: Box::new(regression),
+                        };
+                        Some((function, array, reason))
+                    })
+                    .collect()
+            }
         };
         let new: Vec<_> = refusals
             .into_iter()

@@ -523,18 +523,34 @@ pub fn compiled_view(
     compiler: &crate::compiled::Compiler,
     arch: &str,
 ) -> Result<crate::compiled::CompiledFile, crate::compiled::CompileError> {
-    let include_dirs: Vec<PathBuf> = options
-        .include_dirs
-        .iter()
-        .cloned()
-        .chain(parse::project_include_dirs(&analysed.path))
-        .collect();
+    let include_dirs = compile_include_dirs(&analysed.path, options);
     let flags = crate::compiled::Flags {
         arch,
         include_dirs: &include_dirs,
         defines: &options.defines,
         pre_includes: &options.pre_includes,
     };
+    let compiled = compiler.compile(&analysed.path, text, &flags)?;
+    Ok(compiled_figures(analysed, &compiled, options))
+}
+
+/// The directories nvcc searches for the file at `path`: the analysis's `-I`s, then those it
+/// looks in with no flags (the project directories above the file).
+pub(crate) fn compile_include_dirs(path: &Path, options: &Options) -> Vec<PathBuf> {
+    options
+        .include_dirs
+        .iter()
+        .cloned()
+        .chain(parse::project_include_dirs(path))
+        .collect()
+}
+
+/// The figures of `compiled` for the kernels of `analysed` whose block shape is known.
+pub(crate) fn compiled_figures(
+    analysed: &AnalysedFile,
+    compiled: &crate::compiled::Compiled,
+    options: &Options,
+) -> crate::compiled::CompiledFile {
     let names: Vec<(String, [u32; 3])> = analysed
         .reported()
         .filter(|r| r.function.kind == parse::FunctionKind::Kernel)
@@ -548,7 +564,7 @@ pub fn compiled_view(
             params: &[],
         })
         .collect();
-    compiler.figures(&analysed.path, text, &flags, &kernels, &options.bank)
+    compiled.figures(&kernels, &options.bank)
 }
 
 #[cfg(test)]

@@ -82,7 +82,7 @@ pub enum Reason {
     Compiled {
         kernel: String,
         arch: String,
-        regression: crate::compiled::Regression,
+        regression: Box<crate::compiled::Regression>,
     },
     /// The rewritten file does not compile with nvcc where the original does.
     DoesNotCompile(String),
