@@ -2108,3 +2108,78 @@ fn compile_commands_reach_kernels_defined_in_headers() {
         stderr(&fixed)
     );
 }
+
+/// Two programs with a kernel of the same name, in two directories: the one without a
+/// launch does not borrow the other's 32x8 (it is not launched, and says so), and the
+/// launched one keeps its own.
+#[test]
+fn a_launch_in_another_program_gives_no_block_shape() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    std::fs::create_dir_all(&a).expect("a directory");
+    std::fs::create_dir_all(&b).expect("a directory");
+    std::fs::write(
+        a.join("transpose.cu"),
+        "__global__ void transposeCoalesced(float *out, const float *in)\n{\n    \
+         __shared__ float tile[32][32];\n    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];\n    \
+         __syncthreads();\n    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\n",
+    )
+    .expect("writes");
+    std::fs::write(
+        b.join("main.cu"),
+        "__global__ void transposeCoalesced(float *out, const float *in, int n)\n{\n    \
+         __shared__ float tile[32][33];\n    tile[threadIdx.y][threadIdx.x] = in[threadIdx.x];\n    \
+         __syncthreads();\n    out[threadIdx.x] = tile[threadIdx.x][threadIdx.y];\n}\n\n\
+         int main()\n{\n    transposeCoalesced<<<1, dim3(32, 8)>>>(nullptr, nullptr, 32);\n}\n",
+    )
+    .expect("writes");
+    let (a_text, b_text) = (a.to_string_lossy(), b.to_string_lossy());
+    let output = bankwise(&["check", "--format", "json", &a_text, &b_text]);
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let shapes: Vec<(String, String, String)> = json["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            let kernel = &f["kernels"][0];
+            (
+                f["path"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .rsplit('/')
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                kernel["block"].to_string(),
+                kernel["block_source"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shapes,
+        [
+            (
+                "transpose.cu".to_string(),
+                "[32,1,1]".to_string(),
+                "assumed: one warp of 32-thread rows".to_string()
+            ),
+            (
+                "main.cu".to_string(),
+                "[32,8,1]".to_string(),
+                "launch at line 11".to_string()
+            ),
+        ]
+    );
+    let text = bankwise(&["check", &a_text, &b_text]);
+    assert!(
+        stdout(&text).contains(
+            "block shape unknown for kernel `transposeCoalesced` (no launch, __launch_bounds__ \
+             or hint seen)"
+        ),
+        "{}",
+        stdout(&text)
+    );
+}
