@@ -148,9 +148,15 @@ fn the_compiled_view_counts_what_nvcc_made_of_each_access() {
     assert_eq!(merged[0]["bytes"], 8);
     assert_eq!(merged[0]["executions"], 4);
 
-    // A 32-byte record copied as two 128-bit accesses: 8 lanes span 256 bytes, 2-way.
+    // A 32-byte record copied as two 128-bit accesses: 8 lanes span 256 bytes, 2-way,
+    // attributed to the store, the only access of `r` on its line.
     let records = kernel(&report, "records");
     assert_eq!(source_excess(records), 0);
+    let store = &records["arrays"][0]["accesses"][0];
+    assert_eq!(store["kind"], "store");
+    assert_eq!(store["excess_wavefronts"], 0);
+    assert_eq!(store["compiled"]["excess_wavefronts"], 16);
+    assert_eq!(store["compiled"]["bytes"], 16);
     assert_eq!(compiled(records)["store_excess_wavefronts"], 16);
     assert_eq!(compiled(records)["load_excess_wavefronts"], 16);
     for instruction in compiled(records)["instructions"]
@@ -188,7 +194,7 @@ fn the_text_report_notes_the_compiled_figures_as_the_guide_shows_them() {
         .lines()
         .filter(|l| l.starts_with("mechanisms.cu:"))
         .collect();
-    assert_eq!(shown.len(), 2);
+    assert_eq!(shown.len(), 3);
     for line in shown {
         assert!(
             stdout.lines().any(|l| l == line),
@@ -201,6 +207,56 @@ fn the_text_report_notes_the_compiled_figures_as_the_guide_shows_them() {
         "mechanisms.cu:14:1: note: kernel `pairs` as nvcc 13.5 compiles it for sm_90: 0 excess"
     ));
     assert_eq!(stdout.matches(": note: kernel `").count(), 5);
+    // The record copy, attributed to its one access per line.
+    assert!(stdout.contains(
+        "mechanisms.cu:31:5: note: nvcc's code has 16 excess wavefronts per block at this \
+         access (16-byte, 4 warp requests); the source model counts 0"
+    ));
+}
+
+#[test]
+fn a_file_nvcc_does_not_compile_says_why_and_keeps_its_findings() {
+    let Some(nvcc) = real_nvcc() else { return };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(
+        dir.path().join("broken.cu"),
+        "#include \"not_here.cuh\"\n__global__ void k(float *o)\n{\n    __shared__ float s[64];\n    \
+         s[threadIdx.x * 2] = o[0];\n    __syncthreads();\n    o[threadIdx.x] = s[threadIdx.x];\n}\n\
+         int main() { k<<<1, 32>>>(nullptr); }\n",
+    )
+    .expect("writes");
+    let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+        .current_dir(dir.path())
+        .env("BANKWISE_NVCC", &nvcc)
+        .env("BANKWISE_CACHE_DIR", dir.path().join("cache"))
+        .args(["check", "broken.cu"])
+        .output()
+        .expect("bankwise runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("broken.cu:5:5: warning: 2-way bank conflict writing `s`"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("broken.cu:1:1: note: no compiled view: ")
+            && stdout
+                .contains("broken.cu:1:10: fatal error: not_here.cuh: No such file or directory"),
+        "{stdout}"
+    );
+    let report = check(
+        &nvcc,
+        &dir.path().join("cache"),
+        &[],
+        &[&dir.path().join("broken.cu")],
+    );
+    let error = report["files"][0]["compiled_error"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        error.contains("not_here.cuh: No such file or directory"),
+        "{error}"
+    );
+    assert!(kernel(&report, "k").get("compiled").is_none());
 }
 
 /// One launch of the profile.

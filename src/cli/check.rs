@@ -178,8 +178,16 @@ pub fn run(args: CheckArgs) -> ExitCode {
     };
     let render_with_notes = |analysed: &AnalysedFile, text: &str| {
         let mut rendered = render(analysed, text);
-        if let Some(Ok(compiled)) = compiled_view(analysed, text) {
-            rendered.push_str(&report::compiled_notes(analysed, &compiled));
+        match compiled_view(analysed, text) {
+            Some(Ok(compiled)) => rendered.push_str(&report::compiled_notes(analysed, &compiled)),
+            // Said only where there is shared memory to count.
+            Some(Err(error)) if analysed.reported().any(|r| !r.function.arrays.is_empty()) => {
+                rendered.push_str(&format!(
+                    "{}:1:1: note: no compiled view: {error}\n",
+                    analysed.path.display()
+                ));
+            }
+            _ => {}
         }
         rendered
     };

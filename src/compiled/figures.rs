@@ -93,6 +93,26 @@ impl CompiledKernel {
         self.load_excess + self.store_excess
     }
 
+    /// nvcc's instructions for array `array` at source line `line` (in the checked file),
+    /// summed: an access's compiled share, where it is the only access of the array on its
+    /// line. `None` when nvcc's code has none there (its line information moved it, or the
+    /// access is gone).
+    pub fn share(&self, array: &str, line: u32) -> Option<CompiledShare> {
+        let mut share: Option<CompiledShare> = None;
+        for instruction in self
+            .instructions
+            .iter()
+            .filter(|i| i.in_file && i.line == line && i.array.as_deref() == Some(array))
+        {
+            let kept = share.get_or_insert(CompiledShare::default());
+            kept.bytes = kept.bytes.max(instruction.bytes);
+            kept.executions += instruction.executions;
+            kept.wavefronts += instruction.wavefronts;
+            kept.ideal_wavefronts += instruction.ideal_wavefronts;
+        }
+        share
+    }
+
     /// Whether every shared access of the run was simulated: no address depended on data,
     /// no call went unfollowed, the run was not stopped. (Branches taken by assumption
     /// are taken alike before and after a rewrite.)
@@ -153,6 +173,22 @@ impl CompiledInstruction {
         self.wavefronts += other.wavefronts;
         self.ideal_wavefronts += other.ideal_wavefronts;
         self.data_dependent += other.data_dependent;
+    }
+}
+
+/// The compiled figures of one source access.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompiledShare {
+    /// The widest access nvcc made of it, in bytes per lane.
+    pub bytes: u32,
+    pub executions: u64,
+    pub wavefronts: u64,
+    pub ideal_wavefronts: u64,
+}
+
+impl CompiledShare {
+    pub fn excess(&self) -> u64 {
+        self.wavefronts - self.ideal_wavefronts
     }
 }
 

@@ -9,7 +9,9 @@ mod figures;
 mod ptx;
 mod sass;
 
-pub use figures::{CompiledFile, CompiledGap, CompiledInstruction, CompiledKernel, Kernel};
+pub use figures::{
+    CompiledFile, CompiledGap, CompiledInstruction, CompiledKernel, CompiledShare, Kernel,
+};
 pub use sass::KernelCode;
 
 use figures::{instance_symbol, nvcc_release};

@@ -232,6 +232,19 @@ struct AccessReport<'a> {
     unknown_values: Option<Map<String, Value>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     not_simulated: Option<String>,
+    /// Its share of the kernel's compiled figures, where it is the only access of its
+    /// array on its line and nvcc's code has instructions there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    compiled: Option<AccessShareReport>,
+}
+
+#[derive(Serialize)]
+struct AccessShareReport {
+    bytes: u32,
+    executions: u64,
+    wavefronts: u64,
+    ideal_wavefronts: u64,
+    excess_wavefronts: u64,
 }
 
 /// The `check --format json` object for all files; each file's `findings` are those `shown`
@@ -321,10 +334,10 @@ fn kernel_report<'a>(
         Err(_) => (None, None),
     };
     let name = function.display_name();
-    let compiled = compiled.and_then(|file| {
-        let kernel = file.kernels.iter().find(|k| k.name == name)?;
-        Some(compiled_report(file, kernel))
-    });
+    let compiled_kernel = compiled.and_then(|file| file.kernels.iter().find(|k| k.name == name));
+    let compiled = compiled
+        .zip(compiled_kernel)
+        .map(|(f, k)| compiled_report(f, k));
     KernelReport {
         compiled,
         name,
@@ -340,7 +353,9 @@ fn kernel_report<'a>(
             .arrays
             .iter()
             .enumerate()
-            .map(|(i, a)| array_report(a, block, affine.map(|f| (f, i)), &costs[i]))
+            .map(|(i, a)| {
+                array_report(a, block, affine.map(|f| (f, i)), &costs[i], compiled_kernel)
+            })
             .collect(),
     }
 }
@@ -350,6 +365,7 @@ fn array_report<'a>(
     block: &Resolution,
     affine: Option<(&FunctionAffine, usize)>,
     costs: &[Result<SiteCost, String>],
+    compiled: Option<&CompiledKernel>,
 ) -> ArrayReport<'a> {
     let reason = not_rewritable_reason(array, block);
     ArrayReport {
@@ -380,7 +396,24 @@ fn array_report<'a>(
             .enumerate()
             .map(|(i, access)| {
                 let site = affine.and_then(|(f, a)| Some((f, f.sites[a][i].as_ref()?)));
-                access_report(access, site, &costs[i])
+                let mut report = access_report(access, site, &costs[i]);
+                let alone = array
+                    .accesses
+                    .iter()
+                    .filter(|a| a.at.line == access.at.line)
+                    .count()
+                    == 1;
+                report.compiled = compiled
+                    .filter(|_| alone)
+                    .and_then(|k| k.share(&array.name, u32::try_from(access.at.line).ok()?))
+                    .map(|share| AccessShareReport {
+                        bytes: share.bytes,
+                        executions: share.executions,
+                        wavefronts: share.wavefronts,
+                        ideal_wavefronts: share.ideal_wavefronts,
+                        excess_wavefronts: share.excess(),
+                    });
+                report
             })
             .collect(),
         totals: WavefrontTotals::of(costs.iter().flatten()),
@@ -423,6 +456,7 @@ fn access_report<'a>(
         per_iteration_of: None,
         unknown_values: None,
         not_simulated: None,
+        compiled: None,
     };
     if let Some((function, site)) = site {
         report.form = site.form.as_ref().ok().map(|f| f.to_string());

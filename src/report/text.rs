@@ -101,6 +101,38 @@ pub fn compiled_notes(file: &AnalysedFile, compiled: &CompiledFile) -> String {
                 instruction.executions,
             );
         }
+        // Each access alone on its line for its array, where nvcc's code there differs.
+        for (array, costs) in reported.function.arrays.iter().zip(reported.costs) {
+            for (access, cost) in array.accesses.iter().zip(costs) {
+                let alone = array
+                    .accesses
+                    .iter()
+                    .filter(|a| a.at.line == access.at.line)
+                    .count()
+                    == 1;
+                let Ok(cost) = cost else { continue };
+                let Some(share) = u32::try_from(access.at.line)
+                    .ok()
+                    .filter(|_| alone)
+                    .and_then(|line| kernel.share(&array.name, line))
+                else {
+                    continue;
+                };
+                let source = cost.wavefronts - cost.ideal_wavefronts;
+                if share.excess() == source {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "{path}:{}: note: nvcc's code has {} excess wavefronts per block at this \
+                     access ({}-byte, {} warp requests); the source model counts {source}",
+                    access.at,
+                    share.excess(),
+                    share.bytes,
+                    share.executions,
+                );
+            }
+        }
         for gap in &kernel.gaps {
             let _ = writeln!(
                 out,
