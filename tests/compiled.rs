@@ -316,8 +316,14 @@ fn compiled_figures_are_the_pinned_nvccs_and_equal_nsight_on_49_of_53_launches()
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
     assert_eq!(launches.len(), 53);
-    // The four that differ: ptxas reuses loads across an unrolled loop (convRows,
-    // convColumns) or merges across iterations it unrolled (ludDiagonal), and lavaMD's
-    // trip counts are data (docs/gpu.md).
+    // The four that differ: ptxas reuses loads across a loop it unrolled, in an order the
+    // evaluator does not follow exactly (convRows 278 for 280, convColumns 2324 for 2576),
+    // merges accesses of iterations it unrolled (ludDiagonal), and lavaMD's trip counts are
+    // data (docs/gpu.md).
     assert_eq!(equal_to_nsight, 49);
+    let within_a_tenth = launches
+        .iter()
+        .filter(|l| l.compiled.abs_diff(l.nsight) * 10 <= l.nsight.max(1))
+        .count();
+    assert_eq!(within_a_tenth, 51);
 }

@@ -174,6 +174,7 @@ impl Compiled {
                 block: kernel.block,
                 params: kernel.params,
                 bank: *bank,
+                reuse_loads: true,
             };
             let sass = listings
                 .sass
@@ -312,7 +313,7 @@ impl Compiler {
     /// kernel's shared loads and stores (from nvdisasm, where it is beside nvcc) and its
     /// code's counts (from nvdisasm, else cuobjdump).
     fn listings(&self, path: &Path, text: &str, flags: &Flags) -> Result<Listings, CompileError> {
-        self.cached("listings", path, text, flags, || {
+        self.cached("listings-2", path, text, flags, || {
             let work = tempfile::tempdir().map_err(|source| CompileError::Run {
                 program: "a temporary directory".to_string(),
                 source,

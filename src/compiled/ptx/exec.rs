@@ -95,6 +95,11 @@ pub(crate) struct Launch<'a> {
     /// The value of each parameter, by position; `None` (or missing) is a uniform unknown.
     pub params: &'a [Option<u64>],
     pub bank: BankConfig,
+    /// Whether a thread's second load of an address it loaded since its last shared store
+    /// or barrier reuses the first (not for `.volatile` loads): what ptxas does when it
+    /// unrolls a loop NVVM left rolled and keeps the values in registers
+    /// (`convRows`: 136 loads per thread in the PTX, 65 in the machine code).
+    pub reuse_loads: bool,
 }
 
 /// Which shared-memory operation an instruction is.
@@ -174,6 +179,8 @@ struct Thread {
     executed: HashMap<usize, u32>,
     /// Branches on inexact values already reached once.
     assumed: HashSet<usize>,
+    /// Shared addresses and widths loaded since the last shared store or barrier.
+    loaded: HashSet<(u64, u32)>,
 }
 
 /// The lanes of one warp executing one instruction for the k-th time in an interval.
@@ -250,6 +257,7 @@ pub(crate) fn run(
             interval: 0,
             executed: HashMap::new(),
             assumed: HashSet::new(),
+            loaded: HashSet::new(),
         })
         .collect();
     let mut gaps = Vec::new();
@@ -274,6 +282,7 @@ pub(crate) fn run(
             thread.state = State::Running;
             thread.interval += 1;
             thread.executed.clear();
+            thread.loaded.clear();
         }
     }
     block.cost_requests();
@@ -575,17 +584,29 @@ impl<'a> Block<'a> {
                 space,
                 bytes,
                 count,
+                ordered,
             } => {
                 let (address, offset) = self.address(thread, operand(1));
-                let shared = self.record_merged(
-                    thread,
-                    pc,
-                    space,
-                    address,
-                    offset,
-                    Access::Load,
-                    bytes * count,
-                );
+                let reused = self.launch.reuse_loads
+                    && !ordered
+                    && address.exact()
+                    && self.is_shared_access(space, address, offset)
+                    && !thread
+                        .loaded
+                        .insert((address.bits.wrapping_add(offset), bytes * count));
+                let shared = if reused {
+                    true
+                } else {
+                    self.record_merged(
+                        thread,
+                        pc,
+                        space,
+                        address,
+                        offset,
+                        Access::Load,
+                        bytes * count,
+                    )
+                };
                 let elements: Vec<&Operand> = match operand(0) {
                     Operand::Vector(items) => items.iter().collect(),
                     single => vec![single],
@@ -627,6 +648,9 @@ impl<'a> Block<'a> {
                     bytes * count,
                 );
                 if shared {
+                    thread.loaded.clear();
+                }
+                if shared {
                     let elements: Vec<&Operand> = match operand(1) {
                         Operand::Vector(items) => items.iter().collect(),
                         single => vec![single],
@@ -652,6 +676,7 @@ impl<'a> Block<'a> {
                 let shared = self.record(thread, pc, space, address, offset, Access::Atomic, bytes);
                 if shared {
                     self.store_shared(address, offset, bytes, Value::UNKNOWN);
+                    thread.loaded.clear();
                 }
                 if returns {
                     Self::write(thread, operand(0), Value::UNKNOWN, TYPE_B64);
@@ -661,6 +686,9 @@ impl<'a> Block<'a> {
                 let at = usize::from(!store);
                 let (address, offset) = self.address(thread, operand(at));
                 let lane = thread.id % 32;
+                if store {
+                    thread.loaded.clear();
+                }
                 if lane < 8 * matrices {
                     let access = if store { Access::Store } else { Access::Load };
                     self.record(thread, pc, Space::Shared, address, offset, access, 16);
@@ -691,6 +719,7 @@ impl<'a> Block<'a> {
                     bytes,
                 ) {
                     self.store_shared(address, offset, bytes, Value::UNKNOWN);
+                    thread.loaded.clear();
                 }
             }
             Op::Barrier => thread.state = State::AtBarrier,

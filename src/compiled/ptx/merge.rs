@@ -113,6 +113,7 @@ fn ptx_runs(function: &Function) -> Vec<Vec<PtxAccess>> {
                 space: Space::Shared,
                 bytes,
                 count,
+                ..
             } => (false, instruction.operands.get(1), bytes * count),
             Op::Store {
                 space: Space::Shared,

@@ -73,6 +73,7 @@ mod tests {
             block,
             params,
             bank: BankConfig::default(),
+            reuse_loads: true,
         };
         run(&read(listing), "_Z1kPfi", &launch, sass).expect("the kernel")
     }
@@ -188,6 +189,23 @@ mod tests {
         };
         let unrelated = run_merged(&listing, [32, 1, 1], &[], &[elsewhere]);
         assert_eq!(figures(&unrelated), figures(&scalar));
+    }
+
+    #[test]
+    fn a_thread_reuses_a_value_it_loaded_until_a_shared_store_or_a_barrier() {
+        // s[tid * 32] loaded in two iterations of a loop NVVM left rolled, then again after
+        // a store, then volatile, then after a barrier: the second load is the first's.
+        let listing = kernel(
+            "mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nmov.u32 %r3, s;\nadd.s32 %r4, %r3, %r2;\n\
+             mov.u32 %r5, 0;\n$L__loop:\nld.shared.f32 %f1, [%r4];\nadd.s32 %r5, %r5, 1;\n\
+             setp.lt.s32 %p1, %r5, 2;\n@%p1 bra $L__loop;\nst.shared.f32 [%r4+4], %f1;\n\
+             ld.shared.f32 %f2, [%r4];\nld.volatile.shared.f32 %f3, [%r4];\nbar.sync 0;\n\
+             ld.shared.f32 %f4, [%r4];\nret;",
+        );
+        let run = run_block(&listing, [32, 1, 1], &[]);
+        let executions: Vec<u64> = run.instructions.iter().map(|i| i.executions).collect();
+        assert_eq!(executions, [1, 1, 1, 1, 1]);
+        assert_eq!(run.instructions[0].wavefronts, 32);
     }
 
     #[test]

@@ -140,11 +140,13 @@ pub(crate) enum Op {
     Lop3,
     /// `shf.{l,r}.{wrap,clamp} d, lo, hi, n`: left?, clamp?
     FunnelShift(bool, bool),
-    /// A load of `bytes` per element and `count` elements (`.v2`/`.v4`).
+    /// A load of `bytes` per element and `count` elements (`.v2`/`.v4`); `ordered` for
+    /// `.volatile` and the memory-model orders, which no compiler may reuse.
     Load {
         space: Space,
         bytes: u32,
         count: u32,
+        ordered: bool,
     },
     Store {
         space: Space,
@@ -754,6 +756,9 @@ fn decode(opcode: &str) -> Op {
             space,
             bytes: ty.bits.max(8) / 8,
             count,
+            ordered: ["volatile", "relaxed", "acquire", "sc"]
+                .iter()
+                .any(|m| has(m)),
         },
         "st" => Op::Store {
             space,
