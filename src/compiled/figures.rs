@@ -209,6 +209,10 @@ impl fmt::Display for CompiledGap {
                 "calls `{name}`, which nvcc did not inline: its accesses are not counted"
             ),
             Gap::StoppedAfter(steps) => write!(f, "stopped after {steps} instructions"),
+            Gap::TooManyThreads(threads) => write!(
+                f,
+                "not run: a block of {threads} threads is more than CUDA allows (1024)"
+            ),
         }
     }
 }

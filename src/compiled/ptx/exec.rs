@@ -146,6 +146,8 @@ pub(crate) enum Gap {
     Calls(String),
     /// The run stopped after this many instructions.
     StoppedAfter(u64),
+    /// The block has more threads than a CUDA block may: not run.
+    TooManyThreads(u64),
 }
 
 #[derive(Debug, Default)]
@@ -155,8 +157,10 @@ pub(crate) struct Run {
     pub gaps: Vec<Gap>,
 }
 
-/// Instructions one block may run before the evaluation stops.
-const STEP_LIMIT: u64 = 200_000_000;
+/// Instructions one block may run before the evaluation stops (about a second).
+const STEP_LIMIT: u64 = 50_000_000;
+/// Threads in a CUDA block, at most.
+const MAX_THREADS: u64 = 1024;
 /// Warp requests one barrier interval may hold before the evaluation stops.
 const REQUEST_LIMIT: usize = 1 << 20;
 
@@ -247,10 +251,16 @@ pub(crate) fn run(
         steps: 0,
     };
     let [x, y, z] = launch.block;
-    let count = (x.max(1) * y.max(1) * z.max(1)) as usize;
-    let mut threads: Vec<Thread> = (0..count)
+    let count = u64::from(x.max(1)) * u64::from(y.max(1)) * u64::from(z.max(1));
+    if count > MAX_THREADS {
+        return Run {
+            instructions: Vec::new(),
+            gaps: vec![Gap::TooManyThreads(count)],
+        };
+    }
+    let mut threads: Vec<Thread> = (0..count as u32)
         .map(|id| Thread {
-            id: id as u32,
+            id,
             registers: vec![Value::UNKNOWN; function.registers],
             pc: 0,
             state: State::Running,
@@ -620,7 +630,11 @@ impl<'a> Block<'a> {
                     let value = if space == Space::Param {
                         self.parameter(operand(1))
                     } else if shared {
-                        self.load_shared(address, offset + (i as u64 * u64::from(bytes)), bytes)
+                        self.load_shared(
+                            address,
+                            offset.wrapping_add(i as u64 * u64::from(bytes)),
+                            bytes,
+                        )
                     } else {
                         match address.kind {
                             Kind::Constant | Kind::Uniform if space != Space::Local => {
@@ -659,7 +673,7 @@ impl<'a> Block<'a> {
                         let value = self.read(thread, element);
                         self.store_shared(
                             address,
-                            offset + i as u64 * u64::from(bytes),
+                            offset.wrapping_add(i as u64 * u64::from(bytes)),
                             bytes,
                             value,
                         );
@@ -865,7 +879,7 @@ impl<'a> Block<'a> {
             let mut bits = 0u64;
             let mut known = true;
             for i in 0..u64::from(bytes.min(8)) {
-                match self.memory.get(&(address + i)) {
+                match self.memory.get(&address.wrapping_add(i)) {
                     Some(byte) => bits |= u64::from(*byte) << (8 * i),
                     None => known = false,
                 }
@@ -891,9 +905,9 @@ impl<'a> Block<'a> {
         for i in 0..u64::from(bytes) {
             if value.exact() && i < 8 {
                 self.memory
-                    .insert(address + i, (value.bits >> (8 * i)) as u8);
+                    .insert(address.wrapping_add(i), (value.bits >> (8 * i)) as u8);
             } else {
-                self.memory.remove(&(address + i));
+                self.memory.remove(&address.wrapping_add(i));
             }
         }
     }

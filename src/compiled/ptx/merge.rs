@@ -185,7 +185,7 @@ fn contiguous<T>(items: Vec<T>, span: impl Fn(&T) -> (i64, u32)) -> Vec<Vec<T>> 
         let (offset, _) = span(&item);
         let continues = runs.last().and_then(|run| run.last()).is_some_and(|last| {
             let (start, bytes) = span(last);
-            start + i64::from(bytes) == offset
+            start.wrapping_add(i64::from(bytes)) == offset
         });
         match runs.last_mut() {
             Some(run) if continues => run.push(item),

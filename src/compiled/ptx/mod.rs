@@ -209,6 +209,64 @@ mod tests {
     }
 
     #[test]
+    fn mangled_listings_are_read_and_run_without_a_panic() {
+        // nvcc writes the PTX, but a truncated file or another compiler's dialect must not
+        // stop `check`: cut, repeat and swap lines and characters of a listing and run it.
+        let listing = kernel(
+            "mov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 7;\nmov.u32 %r3, s;\nadd.s32 %r4, %r3, %r2;\n\
+             $L__loop:\nld.shared.v4.f32 {%f1, %f2, %f5, %f6}, [%r4+-4];\nst.shared.v2.u32 [%r4+-4], {%r1, %r2};\nbfi.b32 %r6, %r1, %r2, 3, 40;\n\
+             prmt.b32 %r7, %r6, %r1, 0x7654;\nshr.s32 %r8, %r7, 99;\ndiv.s32 %r9, %r8, %r5;\n\
+             setp.lt.and.s32 %p1|%p2, %r5, %r9, !%p3;\nst.shared.u8 [%r9], %r1;\n\
+             atom.shared.add.u32 %r10, [%r4], 1;\n@%p1 bra $L__loop;\nbar.sync 0;\nret;",
+        );
+        let lines: Vec<&str> = listing.lines().collect();
+        let mut rng = fastrand::Rng::with_seed(7);
+        for _ in 0..300 {
+            let mut mangled: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            for _ in 0..rng.usize(1..4) {
+                let at = rng.usize(..mangled.len());
+                match rng.u8(..4) {
+                    0 => {
+                        mangled.remove(at);
+                    }
+                    1 => mangled.insert(at, mangled[at].clone()),
+                    2 => {
+                        let other = rng.usize(..mangled.len());
+                        mangled.swap(at, other);
+                    }
+                    _ => {
+                        let line = &mut mangled[at];
+                        let cut: String = line.chars().take(rng.usize(..=line.len())).collect();
+                        *line = cut;
+                    }
+                }
+                if mangled.is_empty() {
+                    break;
+                }
+            }
+            let text = mangled.join("\n");
+            let module = read(&text);
+            for name in kernels(&module).map(str::to_string).collect::<Vec<_>>() {
+                let launch = Launch {
+                    block: [64, 1, 1],
+                    params: &[],
+                    bank: BankConfig::default(),
+                    reuse_loads: true,
+                };
+                let _ = run(&module, &name, &launch, &[]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_block_larger_than_cuda_allows_is_not_run() {
+        let listing = kernel("mov.u32 %r1, %tid.x;\nret;");
+        let run = run_block(&listing, [1024, 1024, 1], &[]);
+        assert!(run.instructions.is_empty());
+        assert_eq!(run.gaps, [Gap::TooManyThreads(1 << 20)]);
+    }
+
+    #[test]
     fn a_call_that_was_not_inlined_is_named() {
         let listing = kernel("call.uni (retval0), _Z6helperv, ();\nret;");
         let run = run_block(&listing, [32, 1, 1], &[]);

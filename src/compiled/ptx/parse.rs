@@ -363,7 +363,7 @@ fn variable(declaration: &str) -> Option<(String, u64)> {
         }
         None => (last, 1),
     };
-    Some((name.to_string(), element * count))
+    Some((name.to_string(), element.saturating_mul(count)))
 }
 
 fn scalar_type(word: &str) -> Option<Type> {
