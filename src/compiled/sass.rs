@@ -361,4 +361,44 @@ mod tests {
         assert_eq!(functions[1].1[0].base, "");
         assert_eq!(functions[1].1[0].offset, 64);
     }
+
+    #[test]
+    fn nvdisasm_listings_are_counted_as_cuobjdump_ones() {
+        let listing = r#"
+	.section	.text._Z7tileSumILi16EEvPf,"ax",@progbits
+.L_x_0:
+        /*0000*/                   S2R R0, SR_TID.X ;
+        /*0010*/                   STS [R0], R2 ;
+.L_x_1:
+        /*0020*/              @!P0 LDS.64 R4, [R0+0x8] ;
+        /*0030*/                   ATOMS.ADD RZ, [R0], R3 ;
+        /*0040*/              @P1 BRA `(.L_x_1) ;
+        /*0050*/              @P2 BRA `(.L_x_2) ;
+.L_x_2:
+        /*0060*/                   EXIT ;
+.L_x_3:
+        /*0070*/                   BRA `(.L_x_3);
+        /*0080*/                   NOP;
+	.section	.text._ZN5tiles8loadRowsEPKf,"ax",@progbits
+        /*0000*/                   LDSM.16.M88.4 R4, [R2] ;
+        /*0010*/                   LDSTS R4, [R2] ;
+"#;
+        assert_eq!(
+            nvdisasm_kernels(listing),
+            [
+                KernelCode {
+                    name: "tileSum".to_string(),
+                    instructions: 8,
+                    shared: 3,
+                    loops: 1,
+                },
+                KernelCode {
+                    name: "loadRows".to_string(),
+                    instructions: 2,
+                    shared: 1,
+                    loops: 0,
+                },
+            ]
+        );
+    }
 }
