@@ -327,3 +327,37 @@ fn compiled_figures_are_the_pinned_nvccs_and_equal_nsight_on_49_of_53_launches()
         .count();
     assert_eq!(within_a_tenth, 51);
 }
+
+/// A file of a compilation database is compiled with its build's `-D`, `-I` and `-arch`.
+#[test]
+fn the_compiled_view_uses_the_builds_flags_from_the_compilation_database() {
+    let Some(nvcc) = real_nvcc() else { return };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir_all(dir.path().join("inc")).expect("a directory");
+    std::fs::write(dir.path().join("inc/tile.cuh"), "#define PAD 0\n").expect("writes");
+    std::fs::write(
+        dir.path().join("k.cu"),
+        "#include <tile.cuh>\n__global__ void k(float *o)\n{\n    __shared__ float s[TILE][TILE + PAD];\n    \
+         s[threadIdx.x][0] = o[threadIdx.x];\n    __syncthreads();\n    o[threadIdx.x] = s[0][threadIdx.x];\n}\n\
+         int main() { k<<<1, TILE>>>(nullptr); }\n",
+    )
+    .expect("writes");
+    let database = format!(
+        r#"[{{"directory": "{dir}", "file": "{dir}/k.cu", "arguments": ["nvcc", "-arch=sm_80", "-DTILE=32", "-I", "{dir}/inc", "-c", "k.cu"]}}]"#,
+        dir = dir.path().display()
+    );
+    std::fs::write(dir.path().join("compile_commands.json"), database).expect("writes");
+    let db = dir.path().join("compile_commands.json");
+    let report = check(
+        &nvcc,
+        &dir.path().join("cache"),
+        &["--compile-commands", &db.to_string_lossy()],
+        &[&dir.path().join("k.cu")],
+    );
+    assert_eq!(report["files"][0].get("compiled_error"), None, "{report}");
+    let compiled = compiled(kernel(&report, "k"));
+    assert_eq!(compiled["arch"], "sm_80");
+    // s[t][0]: 32 lanes in bank 0.
+    assert_eq!(compiled["store_excess_wavefronts"], 31);
+    assert_eq!(compiled["load_excess_wavefronts"], 0);
+}

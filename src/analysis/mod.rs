@@ -34,6 +34,9 @@ pub struct Options {
     pub policy: crate::rules::FilePolicy,
     /// The build's flags per file (`--compile-commands`), applied by `pipeline`.
     pub compile_db: Arc<crate::compile_db::CompileDb>,
+    /// The architecture the build compiles for (its `-arch`/`-gencode`, from the
+    /// compilation database), which the compiled view compiles for too.
+    pub arch: Option<String>,
     /// `--config PATH`: the `bankwise.toml` for every file, instead of the nearest one.
     pub config_file: Option<PathBuf>,
     /// Whose affine analyses the result keeps ([`KeepAffine`]).
@@ -81,6 +84,7 @@ impl Default for Options {
             pre_includes: Vec::new(),
             policy: Default::default(),
             compile_db: Arc::default(),
+            arch: None,
             config_file: None,
             keep_affine: KeepAffine::Every,
             skipped: Arc::default(),

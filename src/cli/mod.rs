@@ -161,6 +161,7 @@ impl AnalysisArgs {
                 ),
                 None => Default::default(),
             },
+            arch: None,
             config_file: match &self.config {
                 Some(path) if !path.is_file() => {
                     return Err(format!("--config {}: no such file", path.display()))

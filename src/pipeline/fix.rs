@@ -118,6 +118,7 @@ fn fix_compiled(
     let arch = options
         .arch
         .clone()
+        .or_else(|| options.analysis.arch.clone())
         .unwrap_or_else(|| crate::compiled::DEFAULT_ARCH.to_string());
     let include_dirs = super::compile_include_dirs(path, &options.analysis);
     let flags = crate::compiled::Flags {

@@ -365,6 +365,9 @@ fn with_build_flags(input: &Path, options: &mut Options) {
     options
         .pre_includes
         .extend(flags.pre_includes.iter().cloned());
+    if options.arch.is_none() {
+        options.arch = flags.arch.clone();
+    }
 }
 
 /// The configuration of `input` and the fix options under it: the one way `fix` reads
@@ -513,9 +516,9 @@ mod rewrite_tests;
 mod testdata_tests;
 
 /// The compiled view of an analysed file: each kernel whose block shape is known, run as
-/// nvcc compiled `text` for `arch` (the analysis's include directories, then the project
-/// directories it looks in with no flags, definitions and pre-included files), in the
-/// analysis's bank model.
+/// nvcc compiled `text` for the build's architecture, else `arch` (the analysis's include
+/// directories, then the project directories it looks in with no flags, definitions and
+/// pre-included files), in the analysis's bank model.
 pub fn compiled_view(
     analysed: &AnalysedFile,
     text: &str,
@@ -523,9 +526,13 @@ pub fn compiled_view(
     compiler: &crate::compiled::Compiler,
     arch: &str,
 ) -> Result<crate::compiled::CompiledFile, crate::compiled::CompileError> {
+    // The file's own settings (its `bankwise.toml`, the build's flags for it), as its
+    // analysis had them; a configuration that cannot be read was reported by the analysis.
+    let file_options = for_analysis(&analysed.path, options).map(|(o, _)| o);
+    let options = file_options.as_ref().unwrap_or(options);
     let include_dirs = compile_include_dirs(&analysed.path, options);
     let flags = crate::compiled::Flags {
-        arch,
+        arch: options.arch.as_deref().unwrap_or(arch),
         include_dirs: &include_dirs,
         defines: &options.defines,
         pre_includes: &options.pre_includes,
