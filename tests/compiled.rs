@@ -110,8 +110,22 @@ __global__ void inner(float *out)
     out[threadIdx.x] = TILE(threadIdx.x, 1);
 }
 
+#define FETCH_FLOAT4(p) (reinterpret_cast<float4 *>(&(p))[0])
+
+__global__ void sgemmTile(float *A, float *C)
+{
+    __shared__ float Bs[8][128];
+    int t = threadIdx.x;
+    int r = t / 32, c = (t % 32) * 4;
+    FETCH_FLOAT4(Bs[r][c]) = FETCH_FLOAT4(A[r * 128 + c]);
+    __syncthreads();
+    float4 v = FETCH_FLOAT4(Bs[r][c]);
+    C[t] = v.x + v.y + v.z + v.w;
+}
+
 int main()
 {
+    sgemmTile<<<1, 256>>>(nullptr, nullptr);
     hoisted<<<1, 32>>>(nullptr, nullptr);
     pairs<<<1, 128>>>(nullptr, nullptr);
     records<<<1, 64>>>(nullptr, nullptr);
@@ -166,6 +180,13 @@ fn the_compiled_view_counts_what_nvcc_made_of_each_access() {
         assert_eq!(instruction["bytes"], 16, "{instruction}");
     }
 
+    // The float4 view through a macro: the JSON findings say what the text does.
+    let findings = report["files"][0]["findings"].as_array().expect("findings");
+    let view: Vec<&Value> = findings.iter().filter(|f| f["line"] == 62).collect();
+    assert_eq!(view.len(), 1, "{findings:?}");
+    assert_eq!(view[0]["severity"], "note");
+    assert_eq!(view[0]["rule"], Value::Null);
+
     // A typed pointer carved out of `extern __shared__`: stride-2 floats, 2-way, as nvcc
     // addresses it.
     let carved = kernel(&report, "carved");
@@ -206,7 +227,25 @@ fn the_text_report_notes_the_compiled_figures_as_the_guide_shows_them() {
     assert!(stdout.contains(
         "mechanisms.cu:14:1: note: kernel `pairs` as nvcc 13.5 compiles it for sm_90: 0 excess"
     ));
-    assert_eq!(stdout.matches(": note: kernel `").count(), 5);
+    assert_eq!(stdout.matches(": note: kernel `").count(), 6);
+    // Conflicts nvcc's code does not have are notes, not warnings: the merged neighbours,
+    // and a float4 view written through a macro (one 16-byte access, where the source model
+    // reads a 4-byte one).
+    for (line, col, bytes) in [(20, 24, 8), (20, 45, 8), (62, 18, 16), (64, 29, 16)] {
+        let note = stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("mechanisms.cu:{line}:{col}: ")))
+            .unwrap_or_default();
+        assert!(
+            note.contains(": note: ")
+                && note.ends_with(&format!(
+                    "but nvcc 13.5 makes it a conflict-free {bytes}-byte access for sm_90: no \
+                     excess wavefront in the code the GPU runs"
+                )),
+            "{line}:{col}: {note}"
+        );
+    }
+    assert!(stdout.contains("mechanisms.cu:10:16: warning: 32-way bank conflict"));
     // The record copy, attributed to its one access per line.
     assert!(stdout.contains(
         "mechanisms.cu:31:5: note: nvcc's code has 16 excess wavefronts per block at this \

@@ -8,7 +8,7 @@ use bankwise::analysis::{AnalysedFile, KeepAffine, Options};
 use bankwise::compiled::{CompileError, CompiledFile, Compiler, DEFAULT_ARCH};
 use bankwise::parse::LaunchSite;
 use bankwise::pipeline::{self, FileFix, FixError, FixOptions};
-use bankwise::report::finding::{shown_findings, Selection, Shown};
+use bankwise::report::finding::{reconcile_with_compiled, shown_findings, Selection, Shown};
 use bankwise::report::{self, sarif};
 use bankwise::settings::Settings;
 use clap::ValueEnum;
@@ -57,6 +57,11 @@ pub struct CheckArgs {
     analysis: AnalysisArgs,
     #[command(flatten)]
     run: RunArgs,
+}
+
+/// The compiled view that judges a file's conflicts: one that compiled.
+fn judged(compiled: Option<&Result<CompiledFile, CompileError>>) -> Option<&CompiledFile> {
+    compiled.and_then(|c| c.as_ref().ok())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -151,13 +156,17 @@ pub fn run(args: CheckArgs) -> ExitCode {
     // analysis without what no report reads.
     let rendered_early = args.format == CheckFormat::Text;
     let kernels_asked = !options.blocks.per_kernel.is_empty();
-    let render = |analysed: &AnalysedFile, text: &str| {
+    let render = |analysed: &AnalysedFile, text: &str, compiled: Option<&CompiledFile>| {
+        let mut findings = shown_findings(analysed, &shown);
+        if let Some(compiled) = compiled {
+            reconcile_with_compiled(&mut findings, analysed, compiled);
+        }
         if snippets {
-            report::snippets(&[(analysed, text)], &shown, color)
+            report::text::snippets_of(analysed, text, findings, color)
         } else {
             let mut out = Vec::new();
             // Into memory: it cannot fail.
-            let _ = report::write_text(&mut out, std::slice::from_ref(analysed), &shown);
+            let _ = report::text::write_findings(&mut out, analysed, findings);
             String::from_utf8_lossy(&out).into_owned()
         }
     };
@@ -176,10 +185,14 @@ pub fn run(args: CheckArgs) -> ExitCode {
             DEFAULT_ARCH,
         ))
     };
-    let render_with_notes = |analysed: &AnalysedFile, text: &str| {
-        let mut rendered = render(analysed, text);
-        match compiled_view(analysed, text) {
-            Some(Ok(compiled)) => rendered.push_str(&report::compiled_notes(analysed, &compiled)),
+    // A file's text report as the compiled view (when there is one) judges its conflicts,
+    // with the view's notes.
+    let text_of = |analysed: &AnalysedFile,
+                   text: &str,
+                   compiled: Option<&Result<CompiledFile, CompileError>>| {
+        let mut rendered = render(analysed, text, judged(compiled));
+        match compiled {
+            Some(Ok(compiled)) => rendered.push_str(&report::compiled_notes(analysed, compiled)),
             // Said only where there is shared memory to count.
             Some(Err(error)) if analysed.reported().any(|r| !r.function.arrays.is_empty()) => {
                 rendered.push_str(&format!(
@@ -205,9 +218,15 @@ pub fn run(args: CheckArgs) -> ExitCode {
         let headers = analysed.parsed.headers.clone();
         let failed = analysed.failed();
         let report = if rendered_early && !pipeline::may_be_launched_elsewhere(&analysed) {
+            let compiled = compiled_view(&analysed, &checked.text);
             Report::Rendered {
-                text: render_with_notes(&analysed, &checked.text),
-                tally: Tally::of(&analysed, &shown, checked.fix.as_ref()),
+                text: text_of(&analysed, &checked.text, compiled.as_ref()),
+                tally: Tally::of(
+                    &analysed,
+                    &shown,
+                    checked.fix.as_ref(),
+                    judged(compiled.as_ref()),
+                ),
                 kernels: if kernels_asked {
                     kernel_names(&analysed)
                 } else {
@@ -319,11 +338,22 @@ pub fn run(args: CheckArgs) -> ExitCode {
             );
         }
     }
-    let tally = files
+    // The compiled view of each file analysed whole (once all launches are known).
+    let compiled: Vec<Option<Result<CompiledFile, CompileError>>> = files
         .iter()
         .map(|file| match file {
+            Report::Whole { analysed, text, .. } => compiled_view(analysed, text),
+            Report::Rendered { .. } => None,
+        })
+        .collect();
+    let tally = files
+        .iter()
+        .zip(&compiled)
+        .map(|(file, compiled)| match file {
             Report::Rendered { tally, .. } => tally.clone(),
-            Report::Whole { analysed, fix, .. } => Tally::of(analysed, &shown, fix.as_ref()),
+            Report::Whole { analysed, fix, .. } => {
+                Tally::of(analysed, &shown, fix.as_ref(), judged(compiled.as_ref()))
+            }
         })
         .fold(Tally::default(), Tally::add);
     let files_count = files.len();
@@ -332,11 +362,11 @@ pub fn run(args: CheckArgs) -> ExitCode {
     let conflicts = tally.conflicts > 0 || tally.errors > 0;
     let written = match args.format {
         CheckFormat::Text => write_stdout_with(|out| {
-            for file in &files {
+            for (file, compiled) in files.iter().zip(&compiled) {
                 match file {
                     Report::Rendered { text, .. } => out.write_all(text.as_bytes())?,
                     Report::Whole { analysed, text, .. } => {
-                        out.write_all(render_with_notes(analysed, text).as_bytes())?
+                        out.write_all(text_of(analysed, text, compiled.as_ref()).as_bytes())?
                     }
                 }
             }
@@ -344,17 +374,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         }),
         // Every file is whole for JSON and SARIF.
         CheckFormat::Json => {
-            let (analysed, texts): (Vec<AnalysedFile>, Vec<String>) = files
+            let analysed: Vec<AnalysedFile> = files
                 .into_iter()
                 .filter_map(|file| match file {
-                    Report::Whole { analysed, text, .. } => Some((*analysed, text)),
+                    Report::Whole { analysed, .. } => Some(*analysed),
                     Report::Rendered { .. } => None,
                 })
-                .unzip();
-            let compiled: Vec<Option<Result<CompiledFile, CompileError>>> = analysed
-                .iter()
-                .zip(&texts)
-                .map(|(file, text)| compiled_view(file, text))
                 .collect();
             json_to_stdout(&report::json(&analysed, &shown, &compiled))
         }
@@ -450,8 +475,18 @@ struct Tally {
 impl Tally {
     /// The findings of `file` that `shown` shows (notes on clean accesses are no finding).
     /// With `fix`, the fix planned for the file (an error: none is fixable).
-    fn of(file: &AnalysedFile, shown: &Shown, fix: Option<&Result<FileFix, FixError>>) -> Tally {
+    /// With `compiled`, the conflicts as the compiled view judges them.
+    fn of(
+        file: &AnalysedFile,
+        shown: &Shown,
+        fix: Option<&Result<FileFix, FixError>>,
+        compiled: Option<&CompiledFile>,
+    ) -> Tally {
         let mut tally = Tally::default();
+        let mut findings = shown_findings(file, shown);
+        if let Some(compiled) = compiled {
+            reconcile_with_compiled(&mut findings, file, compiled);
+        }
         let rewritten: Option<Vec<(String, &str, bankwise::parse::Location)>> =
             fix.map(|fix| match fix {
                 Ok(fix) => fix
@@ -462,7 +497,7 @@ impl Tally {
                     .collect(),
                 Err(_) => Vec::new(),
             });
-        for finding in shown_findings(file, shown) {
+        for finding in findings {
             let Some(rule) = finding.rule else {
                 continue;
             };

@@ -200,6 +200,66 @@ pub fn shown_findings(file: &AnalysedFile, shown: &Shown) -> Vec<Finding> {
     kept
 }
 
+/// The compiled view's verdict on each conflict of `findings` (of `file`) it can attribute:
+/// nvcc's code has instructions for the access's array on its line, and the view counted
+/// all of its kernel's accesses. A conflict nvcc's code does not have there (neighbours
+/// merged into one wide access, a view through a macro) becomes a note that says so; one it
+/// has in another amount says that too, when it is the only access of its array on the
+/// line.
+pub fn reconcile_with_compiled(
+    findings: &mut [Finding],
+    file: &AnalysedFile,
+    compiled: &crate::compiled::CompiledFile,
+) {
+    for finding in findings.iter_mut() {
+        let Some(conflict) = &finding.conflict else {
+            continue;
+        };
+        let Some(function) = file.parsed.functions.get(conflict.array.function) else {
+            continue;
+        };
+        let Some(array) = function.arrays.get(conflict.array.array) else {
+            continue;
+        };
+        let name = function.display_name();
+        let Some(kernel) = compiled
+            .kernels
+            .iter()
+            .find(|k| k.name == name && k.counts_all())
+        else {
+            continue;
+        };
+        let line = finding.at.line;
+        let alone = array.accesses.iter().filter(|a| a.at.line == line).count() == 1;
+        let share = u32::try_from(line)
+            .ok()
+            .and_then(|line| kernel.share(&array.name, line))
+            .filter(|share| share.executions > 0);
+        let Some(share) = share else { continue };
+        let source = conflict.figures.excess_wavefronts;
+        // None on the line is none for each of the line's accesses of the array; another
+        // figure is this access's only when it is the line's only one.
+        if share.excess() == 0 {
+            finding.message = format!(
+                "{}; but nvcc {} makes it a conflict-free {}-byte access for {}: no excess \
+                 wavefront in the code the GPU runs",
+                finding.message, compiled.nvcc, share.bytes, compiled.arch
+            );
+            finding.rule = None;
+            finding.severity = Severity::Note;
+            finding.conflict = None;
+        } else if alone && share.excess() != source {
+            finding.message = format!(
+                "{}; in nvcc {}'s code for {}: {} excess wavefronts per block",
+                finding.message,
+                compiled.nvcc,
+                compiled.arch,
+                share.excess()
+            );
+        }
+    }
+}
+
 /// Gives each array that `file` (the fix of `analysed`) rewrites its fix, on the array's
 /// first finding. Fixes that `fix` would not apply (unsafe without `--unsafe-fixes`,
 /// display-only) are left out.

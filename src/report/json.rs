@@ -280,10 +280,14 @@ fn file_report<'a>(
         _ => None,
     };
     let compiled = compiled.and_then(|c| c.as_ref().ok());
+    let mut findings = shown_findings(file, shown);
+    if let Some(compiled) = compiled {
+        super::finding::reconcile_with_compiled(&mut findings, file, compiled);
+    }
     FileReport {
         path: file.path.display().to_string(),
         compiled_error,
-        findings: shown_findings(file, shown)
+        findings: findings
             .into_iter()
             .map(|f| FindingReport {
                 rule: f.rule.map(|r| r.id()),

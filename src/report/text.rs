@@ -14,20 +14,30 @@ use std::io::{self, Write};
 /// report of a large file is tens of megabytes that need not be held at once.
 pub fn write_text(out: &mut impl Write, files: &[AnalysedFile], shown: &Shown) -> io::Result<()> {
     for file in files {
-        // The path rendered once per file.
-        let path = file.path.display().to_string();
-        for finding in shown_findings(file, shown) {
-            write!(
-                out,
-                "{path}:{}: {}: {}",
-                finding.at,
-                finding.severity.as_str(),
-                finding.message
-            )?;
-            match finding.rule {
-                Some(rule) => writeln!(out, " [{}]", rule.id())?,
-                None => writeln!(out)?,
-            }
+        write_findings(out, file, shown_findings(file, shown))?;
+    }
+    Ok(())
+}
+
+/// Writes the text line of each of `findings` (of `file`).
+pub fn write_findings(
+    out: &mut impl Write,
+    file: &AnalysedFile,
+    findings: Vec<Finding>,
+) -> io::Result<()> {
+    // The path rendered once per file.
+    let path = file.path.display().to_string();
+    for finding in findings {
+        write!(
+            out,
+            "{path}:{}: {}: {}",
+            finding.at,
+            finding.severity.as_str(),
+            finding.message
+        )?;
+        match finding.rule {
+            Some(rule) => writeln!(out, " [{}]", rule.id())?,
+            None => writeln!(out)?,
         }
     }
     Ok(())
@@ -119,7 +129,8 @@ pub fn compiled_notes(file: &AnalysedFile, compiled: &CompiledFile) -> String {
                     continue;
                 };
                 let source = cost.wavefronts - cost.ideal_wavefronts;
-                if share.excess() == source {
+                // A conflict of the source model has its finding, which says this itself.
+                if share.excess() == source || source > 0 {
                     continue;
                 }
                 let _ = writeln!(
@@ -146,19 +157,25 @@ pub fn compiled_notes(file: &AnalysedFile, compiled: &CompiledFile) -> String {
 /// The findings of `files` (each with its text) with their source lines: the form a terminal
 /// shows. `color` adds ANSI styles.
 pub fn snippets(files: &[(&AnalysedFile, &str)], shown: &Shown, color: bool) -> String {
+    files
+        .iter()
+        .map(|(file, text)| snippets_of(file, text, shown_findings(file, shown), color))
+        .collect()
+}
+
+/// [`snippets`] of `findings` (of `file`, whose text is `text`).
+pub fn snippets_of(file: &AnalysedFile, text: &str, findings: Vec<Finding>, color: bool) -> String {
     let renderer = if color {
         Renderer::styled()
     } else {
         Renderer::plain()
     };
     let mut out = String::new();
-    for (file, text) in files {
-        let path = file.path.display().to_string();
-        let lines = LineIndex::new(text);
-        for finding in shown_findings(file, shown) {
-            let rendered = render(&renderer, &path, text, &lines, &finding);
-            let _ = writeln!(out, "{rendered}\n");
-        }
+    let path = file.path.display().to_string();
+    let lines = LineIndex::new(text);
+    for finding in findings {
+        let rendered = render(&renderer, &path, text, &lines, &finding);
+        let _ = writeln!(out, "{rendered}\n");
     }
     out
 }
