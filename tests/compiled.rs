@@ -400,3 +400,33 @@ fn the_compiled_view_uses_the_builds_flags_from_the_compilation_database() {
     assert_eq!(compiled["store_excess_wavefronts"], 31);
     assert_eq!(compiled["load_excess_wavefronts"], 0);
 }
+
+/// SARIF carries what the text report warns of: the conflicts nvcc's code does not have are
+/// no result (a code-scanning alert closes), the others stay.
+#[test]
+fn sarif_leaves_out_the_conflicts_nvccs_code_does_not_have() {
+    let Some(nvcc) = real_nvcc() else { return };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join("mechanisms.cu"), MECHANISMS).expect("writes");
+    let sarif = |nvcc: &Path| {
+        let output = Command::new(env!("CARGO_BIN_EXE_bankwise"))
+            .current_dir(dir.path())
+            .env("BANKWISE_NVCC", nvcc)
+            .env("BANKWISE_CACHE_DIR", dir.path().join("cache"))
+            .args(["check", "--format", "sarif", "mechanisms.cu"])
+            .output()
+            .expect("bankwise runs");
+        let log: Value = serde_json::from_slice(&output.stdout).expect("SARIF");
+        let mut lines: Vec<u64> = log["runs"][0]["results"]
+            .as_array()
+            .expect("results")
+            .iter()
+            .filter(|r| r["ruleId"] == "BW001" || r["ruleId"] == "BW002")
+            .filter_map(|r| r["locations"][0]["physicalLocation"]["region"]["startLine"].as_u64())
+            .collect();
+        lines.sort_unstable();
+        lines
+    };
+    assert_eq!(sarif(Path::new("")), [10, 20, 20, 40, 42, 62, 64]);
+    assert_eq!(sarif(&nvcc), [10, 40, 42]);
+}

@@ -170,11 +170,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
             String::from_utf8_lossy(&out).into_owned()
         }
     };
-    // The compiled view runs for the text and JSON reports, where nvcc is at hand.
-    let compiler = match args.format {
-        CheckFormat::Json | CheckFormat::Text => Compiler::find(),
-        CheckFormat::Sarif => None,
-    };
+    // The compiled view runs where nvcc is at hand.
+    let compiler = Compiler::find();
     let compiled_view = |analysed: &AnalysedFile, text: &str| {
         let compiler = compiler.as_ref()?;
         Some(pipeline::compiled_view(
@@ -386,7 +383,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         CheckFormat::Sarif => {
             let files: Vec<sarif::SarifFile> = files
                 .iter()
-                .filter_map(|file| match file {
+                .zip(&compiled)
+                .filter_map(|(file, compiled)| match file {
                     Report::Whole {
                         analysed,
                         text,
@@ -395,6 +393,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
                         analysed,
                         text,
                         fix: fix.as_ref().and_then(|fix| fix.as_ref().ok()),
+                        compiled: judged(compiled.as_ref()),
                     }),
                     Report::Rendered { .. } => None,
                 })

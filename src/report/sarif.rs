@@ -22,11 +22,13 @@ const REPOSITORY: &str = env!("CARGO_PKG_REPOSITORY");
 /// The base every artifact URI is relative to: the directory `check` ran in.
 const SOURCE_ROOT: &str = "%SRCROOT%";
 
-/// One analysed file with its text (for columns) and, when `fix` could plan it, its fixes.
+/// One analysed file with its text (for columns) and, when `fix` could plan it, its fixes;
+/// with the compiled view, where nvcc compiled it, which judges its conflicts.
 pub struct SarifFile<'a> {
     pub analysed: &'a AnalysedFile,
     pub text: &'a str,
     pub fix: Option<&'a FileFix>,
+    pub compiled: Option<&'a crate::compiled::CompiledFile>,
 }
 
 // The log as typed structs (SARIF 2.1.0's names, in camelCase): the schema's shape is the
@@ -241,6 +243,9 @@ pub fn sarif(files: &[SarifFile], root: &Path, shown: &Shown) -> Log {
 fn file_results(file: &SarifFile, root: &Path, shown: &Shown) -> Vec<SarifResult> {
     let place = Place::new(file.text, &file.analysed.path, root);
     let mut findings = shown_findings(file.analysed, shown);
+    if let Some(compiled) = file.compiled {
+        super::finding::reconcile_with_compiled(&mut findings, file.analysed, compiled);
+    }
     if let Some(fix) = file.fix {
         attach_fixes(&mut findings, file.analysed, fix);
     }
