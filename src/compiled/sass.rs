@@ -40,17 +40,9 @@ pub(crate) fn kernels(listing: &str) -> Vec<KernelCode> {
                 .map(|t| t.trim_end_matches([' ', ';']))
                 .and_then(|t| u64::from_str_radix(t, 16).ok());
             // The branch to itself after the last EXIT is no loop.
-            if target.is_some_and(|t| t < address) {
-                kernel.loops += 1;
-            }
+            kernel.loops += u32::from(target.is_some_and(|t| t < address));
         }
-        if opcode.starts_with("NOP") {
-            continue;
-        }
-        kernel.instructions += 1;
-        if is_shared(opcode) {
-            kernel.shared += 1;
-        }
+        kernel.count(opcode);
     }
     kernels
 }
@@ -146,19 +138,23 @@ pub(crate) fn nvdisasm_kernels(listing: &str) -> Vec<KernelCode> {
                 .nth(1)
                 .and_then(|label| labels.iter().find(|(l, _)| l == label))
                 .map(|(_, at)| *at);
-            if target.is_some_and(|t| t < address) {
-                kernel.loops += 1;
-            }
+            // The branch to itself after the last EXIT is no loop.
+            kernel.loops += u32::from(target.is_some_and(|t| t < address));
         }
-        if opcode.starts_with("NOP") {
-            continue;
-        }
-        kernel.instructions += 1;
-        if is_shared(opcode) {
-            kernel.shared += 1;
-        }
+        kernel.count(opcode);
     }
     kernels
+}
+
+impl KernelCode {
+    /// Counts one instruction of the listing (NOPs are no instruction).
+    fn count(&mut self, opcode: &str) {
+        if opcode.starts_with("NOP") {
+            return;
+        }
+        self.instructions += 1;
+        self.shared += u32::from(is_shared(opcode));
+    }
 }
 
 /// `LDS*`, `STS*`, `ATOMS*`, `LDSM*`.

@@ -200,6 +200,20 @@ pub fn shown_findings(file: &AnalysedFile, shown: &Shown) -> Vec<Finding> {
     kept
 }
 
+/// nvcc's instructions for `array` on the line of its access `access`
+/// ([`crate::compiled::CompiledKernel::share`]), and whether that access is the array's only
+/// one on the line (then the share is the access's own).
+pub(crate) fn compiled_share(
+    kernel: &crate::compiled::CompiledKernel,
+    array: &SharedArray,
+    access: &Access,
+) -> Option<(crate::compiled::CompiledShare, bool)> {
+    let line = access.at.line;
+    let alone = array.accesses.iter().filter(|a| a.at.line == line).count() == 1;
+    let share = kernel.share(&array.name, u32::try_from(line).ok()?)?;
+    Some((share, alone))
+}
+
 /// The compiled view's verdict on each conflict of `findings` (of `file`) it can attribute:
 /// nvcc's code has instructions for the access's array on its line, and the view counted
 /// all of its kernel's accesses. A conflict nvcc's code does not have there (neighbours
@@ -229,13 +243,13 @@ pub fn reconcile_with_compiled(
         else {
             continue;
         };
-        let line = finding.at.line;
-        let alone = array.accesses.iter().filter(|a| a.at.line == line).count() == 1;
-        let share = u32::try_from(line)
-            .ok()
-            .and_then(|line| kernel.share(&array.name, line))
-            .filter(|share| share.executions > 0);
-        let Some(share) = share else { continue };
+        let Some(access) = array.accesses.iter().find(|a| a.at.line == finding.at.line) else {
+            continue;
+        };
+        let share = compiled_share(kernel, array, access).filter(|(s, _)| s.executions > 0);
+        let Some((share, alone)) = share else {
+            continue;
+        };
         let source = conflict.figures.excess_wavefronts;
         // None on the line is none for each of the line's accesses of the array; another
         // figure is this access's only when it is the line's only one.

@@ -401,16 +401,10 @@ fn array_report<'a>(
             .map(|(i, access)| {
                 let site = affine.and_then(|(f, a)| Some((f, f.sites[a][i].as_ref()?)));
                 let mut report = access_report(access, site, &costs[i]);
-                let alone = array
-                    .accesses
-                    .iter()
-                    .filter(|a| a.at.line == access.at.line)
-                    .count()
-                    == 1;
                 report.compiled = compiled
-                    .filter(|_| alone)
-                    .and_then(|k| k.share(&array.name, u32::try_from(access.at.line).ok()?))
-                    .map(|share| AccessShareReport {
+                    .and_then(|k| super::finding::compiled_share(k, array, access))
+                    .filter(|(_, alone)| *alone)
+                    .map(|(share, _)| AccessShareReport {
                         bytes: share.bytes,
                         executions: share.executions,
                         wavefronts: share.wavefronts,

@@ -114,17 +114,8 @@ pub fn compiled_notes(file: &AnalysedFile, compiled: &CompiledFile) -> String {
         // Each access alone on its line for its array, where nvcc's code there differs.
         for (array, costs) in reported.function.arrays.iter().zip(reported.costs) {
             for (access, cost) in array.accesses.iter().zip(costs) {
-                let alone = array
-                    .accesses
-                    .iter()
-                    .filter(|a| a.at.line == access.at.line)
-                    .count()
-                    == 1;
                 let Ok(cost) = cost else { continue };
-                let Some(share) = u32::try_from(access.at.line)
-                    .ok()
-                    .filter(|_| alone)
-                    .and_then(|line| kernel.share(&array.name, line))
+                let Some((share, true)) = super::finding::compiled_share(kernel, array, access)
                 else {
                     continue;
                 };
