@@ -37,6 +37,35 @@ pub struct CompiledKernel {
     pub other_excess: u64,
     pub instructions: Vec<CompiledInstruction>,
     pub gaps: Vec<CompiledGap>,
+    pub executed: Executed,
+}
+
+/// What block 0 of the compiled kernel executed, per warp and summed over the block: what
+/// the time model weighs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Executed {
+    /// Warp-level instructions issued, of every kind.
+    pub instructions: u64,
+    /// Of them, shared-memory loads, stores and atomics (Nsight's
+    /// `smsp__sass_inst_executed_op_shared_{ld,st}` and atomics).
+    pub shared_instructions: u64,
+    /// Of them, global and local memory instructions.
+    pub global_instructions: u64,
+    /// Shared-memory wavefronts, conflicts included (an access whose address depends on
+    /// data at one wavefront).
+    pub shared_wavefronts: u64,
+}
+
+impl Executed {
+    /// The figures of two instances of one kernel, together.
+    pub fn plus(&self, other: &Executed) -> Executed {
+        Executed {
+            instructions: self.instructions + other.instructions,
+            shared_instructions: self.shared_instructions + other.shared_instructions,
+            global_instructions: self.global_instructions + other.global_instructions,
+            shared_wavefronts: self.shared_wavefronts + other.shared_wavefronts,
+        }
+    }
 }
 
 impl CompiledKernel {
@@ -49,8 +78,15 @@ impl CompiledKernel {
             other_excess: 0,
             instructions: Vec::new(),
             gaps: run.gaps.into_iter().map(CompiledGap).collect(),
+            executed: Executed {
+                instructions: run.issued.all,
+                shared_instructions: run.issued.shared,
+                global_instructions: run.issued.global,
+                shared_wavefronts: 0,
+            },
         };
         for figures in run.instructions {
+            kernel.executed.shared_wavefronts += figures.wavefronts + figures.data_dependent;
             let excess = figures.excess();
             match figures.access {
                 Access::Load => kernel.load_excess += excess,
@@ -111,6 +147,13 @@ impl CompiledKernel {
             kept.ideal_wavefronts += instruction.ideal_wavefronts;
         }
         share
+    }
+
+    /// Whether block 0 ran to its end: its executed figures are the whole block's.
+    pub fn ran_to_end(&self) -> bool {
+        self.gaps
+            .iter()
+            .all(|g| !matches!(g.0, Gap::StoppedAfter(_) | Gap::TooManyThreads(_)))
     }
 
     /// Whether every shared access of the run was simulated: no address depended on data,

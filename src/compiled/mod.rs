@@ -8,11 +8,13 @@ mod cache;
 mod figures;
 mod ptx;
 mod sass;
+mod time;
 
 pub use figures::{
-    CompiledFile, CompiledGap, CompiledInstruction, CompiledKernel, CompiledShare, Kernel,
+    CompiledFile, CompiledGap, CompiledInstruction, CompiledKernel, CompiledShare, Executed, Kernel,
 };
 pub use sass::KernelCode;
+pub use time::{Weights, MAX_PREDICTED_PER_MILLE};
 
 use figures::{instance_symbol, nvcc_release};
 
@@ -59,6 +61,24 @@ pub enum Regression {
         compiled_before: u64,
         compiled_after: u64,
     },
+    /// The time model predicts the rewritten kernel no faster than the margin allows.
+    PredictedSlower {
+        before: ExecutedFigures,
+        after: ExecutedFigures,
+        /// Excess wavefronts removed, in nvcc's code where it counted all, else in the source.
+        removed: u64,
+        weights_fitted_on: String,
+        per_mille: u64,
+    },
+}
+
+/// What block 0 of a kernel (all its instances) executed, and its cost in issue slots.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutedFigures {
+    pub instructions: u64,
+    pub shared_wavefronts: u64,
+    pub global_instructions: u64,
+    pub cost: u64,
 }
 
 impl fmt::Display for Regression {
@@ -86,6 +106,30 @@ impl fmt::Display for Regression {
                  sees, where the source model counts {source_removed} removed (nvcc merges or \
                  hoists those accesses)"
             ),
+            Regression::PredictedSlower {
+                before,
+                after,
+                removed,
+                weights_fitted_on,
+                per_mille,
+            } => write!(
+                f,
+                "is predicted to take {}.{:03} times its time after the rewrite: block 0 \
+                 executes {} warp instructions where it executed {} and {} shared-memory \
+                 wavefronts where it had {}, removing {removed} excess wavefronts (time model \
+                 fitted on {weights_fitted_on}: {} issue slots before, {} after); a rewrite \
+                 must be predicted at most {}.{:03} times",
+                per_mille / 1000,
+                per_mille % 1000,
+                after.instructions,
+                before.instructions,
+                after.shared_wavefronts,
+                before.shared_wavefronts,
+                before.cost,
+                after.cost,
+                MAX_PREDICTED_PER_MILLE / 1000,
+                MAX_PREDICTED_PER_MILLE % 1000,
+            ),
             Regression::LoopRolled { before, after } => {
                 let loops = if *after == 1 { "loop" } else { "loops" };
                 write!(
@@ -98,19 +142,33 @@ impl fmt::Display for Regression {
     }
 }
 
-/// How the rewrite of kernel `name` (all its instances), removing `removed` excess
-/// wavefronts in the source model, changed its code from `before` to `after`, where that
-/// costs more than it saves. `compiled` is the kernel's excess in nvcc's code before and
-/// after, where the compiled view counted all of it: then that is what the rewrite removes.
+/// What the compiled view says of one kernel (all its instances) before and after a
+/// rewrite that removes `source_removed` excess wavefronts in the source model.
+pub struct KernelChange<'a> {
+    pub name: &'a str,
+    pub source_removed: u64,
+    /// The kernel's excess wavefronts in nvcc's code, where the compiled view counted all.
+    pub compiled_excess: Option<(u64, u64)>,
+    /// What block 0 executed, where the compiled view ran it to its end.
+    pub executed: Option<(Executed, Executed)>,
+}
+
+/// How the rewrite changed a kernel's code from `before` to `after`, where that costs more
+/// than it saves: a loop nvcc no longer unrolls; no conflict removed in nvcc's code; a time
+/// predicted no better than the margin, where block 0 ran before and after; else, more
+/// shared instructions than the wavefronts removed pay for.
 pub fn regression(
     before: &[KernelCode],
     after: &[KernelCode],
-    name: &str,
-    removed: u64,
-    compiled: Option<(u64, u64)>,
+    change: &KernelChange,
+    arch: &str,
 ) -> Option<Regression> {
     let total = |kernels: &[KernelCode], count: fn(&KernelCode) -> u32| -> u32 {
-        kernels.iter().filter(|k| k.name == name).map(count).sum()
+        kernels
+            .iter()
+            .filter(|k| k.name == change.name)
+            .map(count)
+            .sum()
     };
     let loops = (total(before, |k| k.loops), total(after, |k| k.loops));
     if loops.1 > loops.0 {
@@ -119,17 +177,35 @@ pub fn regression(
             after: loops.1,
         });
     }
-    let removed = match compiled {
+    let removed = match change.compiled_excess {
         Some((compiled_before, compiled_after)) if compiled_after >= compiled_before => {
             return Some(Regression::RemovesNoCompiledConflicts {
-                source_removed: removed,
+                source_removed: change.source_removed,
                 compiled_before,
                 compiled_after,
             });
         }
         Some((compiled_before, compiled_after)) => compiled_before - compiled_after,
-        None => removed,
+        None => change.source_removed,
     };
+    if let Some((was, is)) = &change.executed {
+        let weights = time::weights(arch);
+        let figures = |executed: &Executed| ExecutedFigures {
+            instructions: executed.instructions,
+            shared_wavefronts: executed.shared_wavefronts,
+            global_instructions: executed.global_instructions,
+            cost: time::cost(executed, &weights),
+        };
+        let (before, after) = (figures(was), figures(is));
+        let per_mille = time::per_mille(before.cost, after.cost);
+        return (per_mille > MAX_PREDICTED_PER_MILLE).then(|| Regression::PredictedSlower {
+            before,
+            after,
+            removed,
+            weights_fitted_on: weights.fitted_on.to_string(),
+            per_mille,
+        });
+    }
     let (was, is) = (total(before, |k| k.shared), total(after, |k| k.shared));
     let added = u64::from(is.saturating_sub(was));
     (removed < added * MIN_WAVEFRONTS_PER_ADDED_SHARED_INSTRUCTION).then_some(
@@ -558,12 +634,24 @@ mod tests {
         }
     }
 
+    fn change(name: &str, source_removed: u64, compiled: Option<(u64, u64)>) -> KernelChange<'_> {
+        KernelChange {
+            name,
+            source_removed,
+            compiled_excess: compiled,
+            executed: None,
+        }
+    }
+
     #[test]
     fn a_rewrite_regresses_when_a_loop_rolls_or_its_shared_instructions_do_not_pay() {
         let before = [code("k", 114, 0), code("other", 5, 1)];
+        let regression = |before: &[KernelCode], after: &[KernelCode], change: KernelChange| {
+            regression(before, after, &change, "sm_90")
+        };
         // 46 instructions more for 301 wavefronts: 6.5 each, under 8.
         assert_eq!(
-            regression(&before, &[code("k", 160, 0)], "k", 301, None),
+            regression(&before, &[code("k", 160, 0)], change("k", 301, None)),
             Some(Regression::MoreSharedInstructions {
                 before: 114,
                 after: 160,
@@ -572,16 +660,16 @@ mod tests {
         );
         // The same for 368 wavefronts pays (8 each); fewer instructions always do.
         assert_eq!(
-            regression(&before, &[code("k", 160, 0)], "k", 368, None),
+            regression(&before, &[code("k", 160, 0)], change("k", 368, None)),
             None
         );
         assert_eq!(
-            regression(&before, &[code("k", 100, 0)], "k", 0, None),
+            regression(&before, &[code("k", 100, 0)], change("k", 0, None)),
             None
         );
         // A loop rolled again regresses whatever the wavefronts.
         assert_eq!(
-            regression(&before, &[code("k", 114, 2)], "k", 100_000, None),
+            regression(&before, &[code("k", 114, 2)], change("k", 100_000, None)),
             Some(Regression::LoopRolled {
                 before: 0,
                 after: 2
@@ -593,17 +681,18 @@ mod tests {
             regression(
                 &instances,
                 &[code("t", 11, 0), code("t", 10, 0)],
-                "t",
-                8,
-                None
+                change("t", 8, None)
             ),
             None
         );
-        assert_eq!(regression(&before, &before, "missing", 0, None), None);
+        assert_eq!(
+            regression(&before, &before, change("missing", 0, None)),
+            None
+        );
         // Counted in nvcc's code, the rewrite removes what the GPU sees: none here, 301 of
         // the source model's are merged accesses; 400 removed there pays for 46 more.
         assert_eq!(
-            regression(&before, &before, "k", 301, Some((0, 0))),
+            regression(&before, &before, change("k", 301, Some((0, 0)))),
             Some(Regression::RemovesNoCompiledConflicts {
                 source_removed: 301,
                 compiled_before: 0,
@@ -611,17 +700,92 @@ mod tests {
             })
         );
         assert_eq!(
-            regression(&before, &[code("k", 160, 0)], "k", 301, Some((400, 0))),
+            regression(
+                &before,
+                &[code("k", 160, 0)],
+                change("k", 301, Some((400, 0)))
+            ),
             None
         );
         assert_eq!(
-            regression(&before, &[code("k", 160, 0)], "k", 3000, Some((100, 0))),
+            regression(
+                &before,
+                &[code("k", 160, 0)],
+                change("k", 3000, Some((100, 0)))
+            ),
             Some(Regression::MoreSharedInstructions {
                 before: 114,
                 after: 160,
                 removed: 100
             })
         );
+    }
+
+    fn executed(instructions: u64, shared_wavefronts: u64, global: u64) -> Executed {
+        Executed {
+            instructions,
+            shared_instructions: 0,
+            global_instructions: global,
+            shared_wavefronts,
+        }
+    }
+
+    #[test]
+    fn where_block_0_ran_before_and_after_the_time_model_decides() {
+        let before = [code("k", 190, 0)];
+        // nwUpperLeft as the compiled view ran it: 547 → 3,423 warp instructions to turn
+        // 610 shared wavefronts into 190 (420 excess removed).
+        let skew = KernelChange {
+            executed: Some((executed(547, 610, 35), executed(3423, 190, 35))),
+            ..change("k", 420, Some((420, 0)))
+        };
+        let refused = regression(&before, &before, &skew, "sm_90");
+        assert_eq!(
+            refused,
+            Some(Regression::PredictedSlower {
+                before: ExecutedFigures {
+                    instructions: 547,
+                    shared_wavefronts: 610,
+                    global_instructions: 35,
+                    cost: 4107
+                },
+                after: ExecutedFigures {
+                    instructions: 3423,
+                    shared_wavefronts: 190,
+                    global_instructions: 35,
+                    cost: 5303
+                },
+                removed: 420,
+                weights_fitted_on: "sm_90".to_string(),
+                per_mille: 1291,
+            })
+        );
+        assert_eq!(
+            refused.map(|r| r.to_string()).as_deref(),
+            Some(
+                "is predicted to take 1.291 times its time after the rewrite: block 0 \
+                 executes 3423 warp instructions where it executed 547 and 190 shared-memory \
+                 wavefronts where it had 610, removing 420 excess wavefronts (time model \
+                 fitted on sm_90: 4107 issue slots before, 5303 after); a rewrite must be \
+                 predicted at most 0.970 times"
+            )
+        );
+        // A transpose's rewrite pays, although it adds instructions and shared instructions
+        // (the shared-instruction rule alone would refuse it); another architecture uses
+        // sm_90's weights.
+        let transpose = KernelChange {
+            executed: Some((executed(472, 1056, 64), executed(592, 64, 64))),
+            ..change("k", 992, Some((992, 0)))
+        };
+        assert_eq!(
+            regression(&before, &[code("k", 400, 0)], &transpose, "sm_80"),
+            None
+        );
+        // A rolled loop is refused before the time model is asked.
+        assert!(matches!(
+            regression(&before, &[code("k", 190, 1)], &transpose, "sm_90"),
+            Some(Regression::LoopRolled { .. })
+        ));
     }
 
     #[test]

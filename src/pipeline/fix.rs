@@ -104,6 +104,14 @@ pub fn fix_source(path: &Path, text: String, options: &FixOptions) -> Result<Fil
 /// with `compiler`: the arrays of a kernel whose compiled code got worse than its conflicts
 /// were worth ([`crate::compiled::regression`]) are left alone, and the file is fixed again
 /// without them, until the output's code holds.
+/// One kernel of the compiled view, its instances together.
+#[derive(Clone)]
+struct CompiledSummary {
+    name: String,
+    excess: Option<u64>,
+    executed: Option<crate::compiled::Executed>,
+}
+
 fn fix_compiled(
     path: &Path,
     text: String,
@@ -144,25 +152,31 @@ fn fix_compiled(
     let (Ok(Ok(before)), Ok(analysed)) = (before, analysed) else {
         return Ok(fixed);
     };
-    // The conflicts of nvcc's code, per kernel, where the compiled view counts all of them:
-    // what a rewrite removes on the GPU.
-    let compiled_excess = |compiled: &crate::compiled::Compiled| -> Vec<(String, u64)> {
+    // Per kernel (its instances together): the conflicts of nvcc's code, where the
+    // compiled view counts all of them (what a rewrite removes on the GPU), and what block 0
+    // executed, where it ran to its end (what the time model weighs).
+    let compiled_kernels = |compiled: &crate::compiled::Compiled| -> Vec<CompiledSummary> {
         let file = super::compiled_figures(&analysed, compiled, &options.analysis);
-        let mut kernels: Vec<(String, Option<u64>)> = Vec::new();
+        let mut kernels: Vec<CompiledSummary> = Vec::new();
         for kernel in &file.kernels {
-            let figure = kernel.counts_all().then(|| kernel.excess());
+            let excess = kernel.counts_all().then(|| kernel.excess());
+            let executed = kernel.ran_to_end().then_some(kernel.executed);
             let name = base_name(&kernel.name).to_string();
-            match kernels.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, total)) => *total = total.zip(figure).map(|(a, b)| a + b),
-                None => kernels.push((name, figure)),
+            match kernels.iter_mut().find(|k| k.name == name) {
+                Some(kept) => {
+                    kept.excess = kept.excess.zip(excess).map(|(a, b)| a + b);
+                    kept.executed = kept.executed.zip(executed).map(|(a, b)| a.plus(&b));
+                }
+                None => kernels.push(CompiledSummary {
+                    name,
+                    excess,
+                    executed,
+                }),
             }
         }
         kernels
-            .into_iter()
-            .filter_map(|(name, figure)| Some((name, figure?)))
-            .collect()
     };
-    let compiled_before = compiled_excess(&before);
+    let compiled_before = compiled_kernels(&before);
     let mut after = Some(first);
     // Each round refuses at least one array not refused before: the rounds end.
     while fixed.changed() {
@@ -194,22 +208,30 @@ fn fix_compiled(
                 .map(|(function, array)| (function, array, Reason::DoesNotCompile(why.to_string())))
                 .collect(),
             Ok(output) => {
-                let compiled_after = compiled_excess(&output);
-                let compiled_in = |kernel: &str| -> Option<(u64, u64)> {
-                    let find = |kernels: &[(String, u64)]| {
-                        kernels.iter().find(|(n, _)| n == kernel).map(|(_, e)| *e)
-                    };
-                    Some((find(&compiled_before)?, find(&compiled_after)?))
+                let compiled_after = compiled_kernels(&output);
+                let summary = |kernels: &'_ [CompiledSummary], name: &str| {
+                    kernels.iter().find(|k| k.name == name).cloned()
                 };
                 rewritten
                     .into_iter()
                     .filter_map(|(function, array)| {
+                        let both = summary(&compiled_before, &function)
+                            .zip(summary(&compiled_after, &function));
+                        let change = crate::compiled::KernelChange {
+                            name: &function,
+                            source_removed: removed_in(&function),
+                            compiled_excess: both
+                                .as_ref()
+                                .and_then(|(was, is)| was.excess.zip(is.excess)),
+                            executed: both
+                                .as_ref()
+                                .and_then(|(was, is)| was.executed.zip(is.executed)),
+                        };
                         let regression = crate::compiled::regression(
                             before.code(),
                             output.code(),
-                            &function,
-                            removed_in(&function),
-                            compiled_in(&function),
+                            &change,
+                            &arch,
                         )?;
                         let reason = Reason::Compiled {
                             kernel: function.clone(),

@@ -103,6 +103,16 @@ struct CompiledReport<'a> {
     other_excess_wavefronts: u64,
     instructions: Vec<CompiledInstructionReport<'a>>,
     gaps: Vec<String>,
+    executed: ExecutedReport,
+}
+
+/// What block 0 executed, in warp-level instructions and shared wavefronts.
+#[derive(Serialize)]
+struct ExecutedReport {
+    instructions: u64,
+    shared_instructions: u64,
+    global_instructions: u64,
+    shared_wavefronts: u64,
 }
 
 #[derive(Serialize)]
@@ -152,6 +162,12 @@ fn compiled_report<'a>(file: &'a CompiledFile, kernel: &'a CompiledKernel) -> Co
             })
             .collect(),
         gaps: kernel.gaps.iter().map(ToString::to_string).collect(),
+        executed: ExecutedReport {
+            instructions: kernel.executed.instructions,
+            shared_instructions: kernel.executed.shared_instructions,
+            global_instructions: kernel.executed.global_instructions,
+            shared_wavefronts: kernel.executed.shared_wavefronts,
+        },
     }
 }
 

@@ -155,6 +155,17 @@ pub(crate) struct Run {
     /// By instruction, in program order; only instructions that ran.
     pub instructions: Vec<InstructionFigures>,
     pub gaps: Vec<Gap>,
+    pub issued: Issued,
+}
+
+/// Warp-level instructions the block issued: for each warp and instruction, the most
+/// times one lane ran it in a barrier interval, so both sides of a divergent branch count.
+/// Accesses ptxas merged into a wider one, and loads it reuses, issue once.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Issued {
+    pub all: u64,
+    pub shared: u64,
+    pub global: u64,
 }
 
 /// Instructions one block may run before the evaluation stops (about a second).
@@ -213,6 +224,103 @@ struct Block<'a> {
     assumed_branches: u64,
     calls: Vec<String>,
     steps: u64,
+    issue: IssueCounts,
+}
+
+/// What [`Issued`] is counted with: one lane's counts, folded into its warp's when the lane
+/// reaches a barrier, and the warps' added to the totals when the interval ends.
+struct IssueCounts {
+    body: usize,
+    lane: Vec<u32>,
+    lane_touched: Vec<usize>,
+    warp: Vec<u32>,
+    warp_touched: Vec<usize>,
+    class: Vec<IssueClass>,
+    totals: Issued,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum IssueClass {
+    Shared,
+    Global,
+    Other,
+    /// Issues with the access ptxas merged it into.
+    Merged,
+}
+
+impl IssueCounts {
+    fn new(function: &Function, merges: &HashMap<usize, Merge>, warps: usize) -> IssueCounts {
+        let class = function
+            .body
+            .iter()
+            .enumerate()
+            .map(
+                |(pc, instruction)| match (merges.get(&pc), instruction.op) {
+                    (Some(Merge::Follower), _) => IssueClass::Merged,
+                    (
+                        _,
+                        Op::Load { space, .. } | Op::Store { space, .. } | Op::Atomic { space, .. },
+                    ) => match space {
+                        Space::Shared => IssueClass::Shared,
+                        Space::Global | Space::Generic => IssueClass::Global,
+                        // A local array ptxas keeps in registers once it unrolls the loops
+                        // that index it: it costs what other instructions do.
+                        Space::Local | Space::Param | Space::Const => IssueClass::Other,
+                    },
+                    (_, Op::Matrix { .. } | Op::CopyAsync) => IssueClass::Shared,
+                    _ => IssueClass::Other,
+                },
+            )
+            .collect();
+        IssueCounts {
+            body: function.body.len(),
+            lane: vec![0; function.body.len()],
+            lane_touched: Vec::new(),
+            warp: vec![0; function.body.len() * warps],
+            warp_touched: Vec::new(),
+            class,
+            totals: Issued::default(),
+        }
+    }
+
+    fn count(&mut self, pc: usize) {
+        if self.class[pc] == IssueClass::Merged {
+            return;
+        }
+        if self.lane[pc] == 0 {
+            self.lane_touched.push(pc);
+        }
+        self.lane[pc] += 1;
+    }
+
+    /// A load the thread reuses from a register: not issued.
+    fn uncount(&mut self, pc: usize) {
+        self.lane[pc] = self.lane[pc].saturating_sub(1);
+    }
+
+    fn end_lane(&mut self, warp: usize) {
+        for pc in self.lane_touched.drain(..) {
+            let slot = warp * self.body + pc;
+            if self.warp[slot] == 0 {
+                self.warp_touched.push(slot);
+            }
+            self.warp[slot] = self.warp[slot].max(self.lane[pc]);
+            self.lane[pc] = 0;
+        }
+    }
+
+    fn end_interval(&mut self) {
+        for slot in self.warp_touched.drain(..) {
+            let count = u64::from(self.warp[slot]);
+            self.warp[slot] = 0;
+            self.totals.all += count;
+            match self.class[slot % self.body] {
+                IssueClass::Shared => self.totals.shared += count,
+                IssueClass::Global => self.totals.global += count,
+                IssueClass::Other | IssueClass::Merged => {}
+            }
+        }
+    }
 }
 
 const WINDOW_BITS: u32 = 24;
@@ -236,6 +344,15 @@ pub(crate) fn run(
         .chain(&module.shared)
         .map(|(name, _)| name.as_str())
         .collect();
+    let [x, y, z] = launch.block;
+    let count = u64::from(x.max(1)) * u64::from(y.max(1)) * u64::from(z.max(1));
+    if count > MAX_THREADS {
+        return Run {
+            instructions: Vec::new(),
+            gaps: vec![Gap::TooManyThreads(count)],
+            issued: Issued::default(),
+        };
+    }
     let mut block = Block {
         function,
         merges,
@@ -249,15 +366,8 @@ pub(crate) fn run(
         assumed_branches: 0,
         calls: Vec::new(),
         steps: 0,
+        issue: IssueCounts::new(function, merges, count.div_ceil(32) as usize),
     };
-    let [x, y, z] = launch.block;
-    let count = u64::from(x.max(1)) * u64::from(y.max(1)) * u64::from(z.max(1));
-    if count > MAX_THREADS {
-        return Run {
-            instructions: Vec::new(),
-            gaps: vec![Gap::TooManyThreads(count)],
-        };
-    }
     let mut threads: Vec<Thread> = (0..count as u32)
         .map(|id| Thread {
             id,
@@ -274,13 +384,16 @@ pub(crate) fn run(
     'intervals: loop {
         for thread in threads.iter_mut() {
             if thread.state == State::Running {
-                if let Err(gap) = block.step_until_barrier(thread) {
+                let stepped = block.step_until_barrier(thread);
+                block.issue.end_lane((thread.id / 32) as usize);
+                if let Err(gap) = stepped {
                     gaps.push(gap);
                     break 'intervals;
                 }
             }
         }
         block.cost_requests();
+        block.issue.end_interval();
         let waiting = threads
             .iter()
             .filter(|t| t.state == State::AtBarrier)
@@ -296,6 +409,7 @@ pub(crate) fn run(
         }
     }
     block.cost_requests();
+    block.issue.end_interval();
     if block.assumed_branches > 0 {
         gaps.insert(0, Gap::AssumedBranches(block.assumed_branches));
     }
@@ -307,6 +421,7 @@ pub(crate) fn run(
     Run {
         instructions: instructions.into_iter().map(|(_, f)| f).collect(),
         gaps,
+        issued: block.issue.totals,
     }
 }
 
@@ -327,6 +442,7 @@ impl<'a> Block<'a> {
             }
             let pc = thread.pc;
             thread.pc += 1;
+            self.issue.count(pc);
             let guard = instruction.guard.map(|(register, negated)| {
                 let value = thread.registers[register];
                 (value.exact(), (value.bits & 1 == 1) != negated)
@@ -605,6 +721,7 @@ impl<'a> Block<'a> {
                         .loaded
                         .insert((address.bits.wrapping_add(offset), bytes * count));
                 let shared = if reused {
+                    self.issue.uncount(pc);
                     true
                 } else {
                     self.record_merged(
