@@ -96,9 +96,17 @@ fn fix_keys_apply_beneath_the_command_line() {
     let plain = "__shared__ float tile[TILE_DIM][TILE_DIM];";
     let padded = "__shared__ float tile[TILE_DIM][TILE_DIM + 1];";
     let (_root, kernel) = project("[fix]\nstrategy = \"padding\"\n");
-    // Padding grows the tile beyond its own footprint: unsafe, so not applied.
-    assert_eq!(fixed_declaration(&kernel, &[]), plain);
-    assert_eq!(fixed_declaration(&kernel, &["--unsafe-fixes"]), padded);
+    // Within the default budget (the bytes that keep the kernel's occupancy) padding is safe;
+    // beyond a budget given, unsafe, so applied only on request.
+    assert_eq!(fixed_declaration(&kernel, &[]), padded);
+    assert_eq!(
+        fixed_declaration(&kernel, &["--smem-budget", "4096"]),
+        plain
+    );
+    assert_eq!(
+        fixed_declaration(&kernel, &["--smem-budget", "4096", "--unsafe-fixes"]),
+        padded
+    );
     assert_eq!(
         fixed_declaration(&kernel, &["--smem-budget", "8192"]),
         padded

@@ -17,7 +17,8 @@ pub struct NvccArgs {
     /// Use one family for every array instead of the solvers' choice (default: auto).
     #[arg(long, value_parser = strategy_parser())]
     strategy: Option<StrategySetting>,
-    /// Shared memory each kernel may use, in bytes (default: what it declares).
+    /// Shared memory each kernel may use, in bytes (default: what it declares, plus what it
+    /// may grow by without losing occupancy on the build's architecture).
     #[arg(long, value_name = "BYTES")]
     smem_budget: Option<u64>,
     /// Leave an array alone when its map adds more than N ALU instructions per excess

@@ -815,6 +815,17 @@ mod tests {
         }
     }
 
+    /// Options that keep each kernel's `footprint` bytes: maps, never padding.
+    fn keeping(footprint: u64, options: FixOptions) -> FixOptions {
+        FixOptions {
+            strategy: Strategy {
+                smem_budget: Some(footprint),
+                ..options.strategy
+            },
+            ..options
+        }
+    }
+
     fn fixed(text: &str, options: &FixOptions) -> FileFix {
         fix_text(Path::new("t.cu"), text, options, &ConfigBlocks::default()).expect("fixes")
     }
@@ -941,11 +952,13 @@ mod tests {
 
     #[test]
     fn padding_grows_memory_so_it_needs_consent() {
+        // The tile's own 4,096 bytes: no room to grow (the default budget would have some).
         let forced = FixOptions {
             strategy: Strategy {
                 forced: Some(Family::Padding),
-                smem_budget: None,
+                smem_budget: Some(4096),
                 max_alu_per_wavefront: None,
+                arch: None,
             },
             ..FixOptions::default()
         };
@@ -975,6 +988,7 @@ mod tests {
                 forced: None,
                 smem_budget: Some(4096 + 128),
                 max_alu_per_wavefront: None,
+                arch: None,
             },
             ..FixOptions::default()
         };
@@ -1068,7 +1082,7 @@ mod tests {
 
     #[test]
     fn a_device_function_a_pointer_is_passed_to_is_copied_for_the_map() {
-        let file = fixed(HELPER, &unpriced());
+        let file = fixed(HELPER, &keeping(256, unpriced()));
         let s = outcome(&file, "s");
         assert_eq!(s.action, Action::Rewritten);
         assert_eq!((s.excess_before, s.excess_after), (Some(2), Some(0)));
@@ -1098,7 +1112,7 @@ mod tests {
         assert!(!fixed(file.output(), &FixOptions::default()).changed());
         // With the first element in every call, the copy keeps its subscripts.
         let first = HELPER.replace("    put(s + 1, threadIdx.x);\n", "");
-        let file = fixed(&first, &unpriced());
+        let file = fixed(&first, &keeping(256, unpriced()));
         assert!(file.output().contains(
             "__device__ void put_bankwise_s(float *d, int i)\n{\n    d[bankwise_s(2 * i)] = 1;"
         ));
@@ -1121,7 +1135,7 @@ mod tests {
         };
         let helper = "__device__ void put(float *d, int i)\n{\n    d[2 * i] = 1;\n}\n";
         let text = format!("{helper}{}{}", kernel("k1", false), kernel("k2", false));
-        let file = fixed(&text, &unpriced());
+        let file = fixed(&text, &keeping(256, unpriced()));
         let actions: Vec<Action> = file.arrays.iter().map(|a| a.action).collect();
         assert_eq!(actions, vec![Action::Rewritten; 2]);
         assert_eq!(file.output().matches("int bankwise_s(int i)").count(), 1);
@@ -1237,6 +1251,7 @@ mod tests {
                 forced: Some(Family::Padding),
                 smem_budget: None,
                 max_alu_per_wavefront: None,
+                arch: None,
             },
             unsafe_fixes: true,
             ..FixOptions::default()
@@ -1335,7 +1350,7 @@ mod tests {
             a[threadIdx.y][threadIdx.x] = o[0];\n    \
             b[64 * threadIdx.y + 2 * threadIdx.x] = o[1];\n    \
             o[2] = a[threadIdx.x][threadIdx.y] + b[64 * threadIdx.y + 2 * threadIdx.x];\n}\n";
-        let file = fixed(text, &FixOptions::default());
+        let file = fixed(text, &keeping(4096 + 8192, FixOptions::default()));
         let actions: Vec<(&str, Action)> = file
             .arrays
             .iter()
@@ -1371,6 +1386,7 @@ mod tests {
                 forced: Some(Family::Rap),
                 smem_budget: None,
                 max_alu_per_wavefront: None,
+                arch: None,
             },
             ..FixOptions::default()
         };

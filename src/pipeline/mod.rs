@@ -337,6 +337,10 @@ pub fn fix_options(config: &Config, options: &FixOptions, input: &Path) -> FixOp
         .max_alu_per_wavefront
         .or(options.strategy.max_alu_per_wavefront);
     effective.unsafe_fixes = settings.unsafe_fixes.unwrap_or(options.unsafe_fixes);
+    effective.strategy.arch = effective
+        .arch
+        .clone()
+        .or_else(|| effective.analysis.arch.clone());
     effective
 }
 
@@ -438,7 +442,7 @@ pub fn settings_text(input: &Path, options: &FixOptions) -> Result<String, Confi
 "
         )),
         None => out.push_str(
-            "# smem_budget: none (each kernel keeps its footprint)
+            "# smem_budget: default (each kernel may grow by what keeps its occupancy)
 ",
         ),
     }

@@ -1,12 +1,14 @@
 //! The decisions: what happens to each shared array of a file, all or nothing: every access
 //! of the array goes through the one map chosen for it, or the array is left as it is with
 //! the reason. Arrays without conflicts are left alone silently.
+mod budget;
 mod price;
 mod reason;
 mod rewrite_form;
 
 pub use reason::{Caution, Reason};
 
+pub use budget::DefaultBudget;
 pub use price::{RewritePrice, MAX_ALU_PER_WAVEFRONT};
 use rewrite_form::{form, pointer_made_at, Names};
 
@@ -37,12 +39,14 @@ use std::collections::{HashMap, HashSet};
 pub struct Strategy {
     /// A family to use for every array (`fix --strategy`); `None` lets the solvers choose.
     pub forced: Option<Family>,
-    /// The shared memory each kernel may use, in bytes (`--smem-budget`); `None` keeps every
-    /// kernel's declared footprint.
+    /// The shared memory each kernel may use, in bytes (`--smem-budget`); `None`: what keeps
+    /// each kernel's occupancy (`budget::default_budget`), none where that is not known.
     pub smem_budget: Option<u64>,
     /// The most ALU instructions a map may add per excess wavefront it removes
     /// (`--max-alu-per-wavefront`); `None`: [`price::MAX_ALU_PER_WAVEFRONT`].
     pub max_alu_per_wavefront: Option<u64>,
+    /// The build's architecture (`-arch`), which bounds the default budget.
+    pub arch: Option<String>,
 }
 
 /// What became of an array.
@@ -133,6 +137,8 @@ pub struct ArrayOutcome {
     /// What the chosen map gives, applied or not.
     pub excess_with_map: Option<u64>,
     pub extra_bytes: u64,
+    /// The budget those bytes come from, when no `--smem-budget` was given.
+    pub default_budget: Option<DefaultBudget>,
     /// The values a rewrite rests on, each with its guard in the source.
     pub assumptions: Vec<Assumption>,
     pub accesses: Vec<AccessOutcome>,
@@ -183,6 +189,8 @@ struct Candidate {
     map: Box<dyn AddressMap>,
     strategy: Family,
     per_site: Vec<u64>,
+    /// The default budget its extra bytes come from.
+    budget: Option<Box<DefaultBudget>>,
 }
 
 impl Candidate {
@@ -193,6 +201,7 @@ impl Candidate {
             map: best.map,
             strategy: result.strategy,
             per_site: best.score.per_site,
+            budget: None,
         })
     }
 
@@ -443,6 +452,8 @@ struct KernelPlanner<'a> {
     bank: &'a BankConfig,
     /// Bytes the kernel's arrays may grow by, or why the budget cannot be met.
     allowance: Result<u64, String>,
+    /// Without `--smem-budget`: what the kernel may grow by at no cost in occupancy.
+    default_budget: Option<budget::DefaultBudget>,
     decisions: Vec<Decision>,
     /// Arrays still to choose a map for: (array, its choice).
     pending: Vec<(usize, Choice)>,
@@ -502,17 +513,31 @@ impl<'a> KernelPlanner<'a> {
             .iter()
             .filter_map(|a| a.bytes())
             .sum();
+        let default_budget = match strategy.smem_budget {
+            Some(_) => None,
+            None => kernel_default_budget(file, function, strategy.arch.as_deref()),
+        };
         KernelPlanner {
             file,
             function,
             strategy,
             bank,
-            allowance: allowance(strategy.smem_budget, footprint),
+            allowance: match &default_budget {
+                Some(budget) => Ok(budget.bytes),
+                None => allowance(strategy.smem_budget, footprint),
+            },
+            default_budget,
             decisions: Vec::new(),
             pending: Vec::new(),
             shared_names,
             declarations: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Whether the kernel's arrays share bytes to grow by: one choice for all of them.
+    fn budgeted(&self) -> bool {
+        self.strategy.smem_budget.is_some()
+            || self.default_budget.as_ref().is_some_and(|b| b.bytes > 0)
     }
 
     /// Decides array `a` from its [`Self::problem`].
@@ -526,7 +551,7 @@ impl<'a> KernelPlanner<'a> {
     ) {
         let decision = match problem.and_then(|problem| self.choice(a, problem, cache)) {
             Ok(choice) => {
-                if self.strategy.forced.is_none() && self.strategy.smem_budget.is_some() {
+                if self.strategy.forced.is_none() && self.budgeted() {
                     self.pending.push((a, choice));
                     Decision::Clean
                 } else {
@@ -784,6 +809,10 @@ impl<'a> KernelPlanner<'a> {
         } else {
             template_dependence(function, array, rewrite.proven_dims.as_deref())
         };
+        let mut candidate = candidate;
+        if rewrite.extra_bytes > 0 && rewrite.extra_bytes <= allowed {
+            candidate.budget = self.default_budget.clone().map(Box::new);
+        }
         Decision::Rewrite(candidate, Box::new(rewrite), caution)
     }
 
@@ -800,12 +829,31 @@ impl<'a> KernelPlanner<'a> {
                     return self.decisions.into_iter().enumerate().collect();
                 }
             };
-            let (arrays, choices): (Vec<usize>, Vec<Choice>) = pending.into_iter().unzip();
+            let (arrays, mut choices): (Vec<usize>, Vec<Choice>) = pending.into_iter().unzip();
+            if self.default_budget.is_some() {
+                choices
+                    .iter_mut()
+                    .for_each(keep_size_unless_growth_is_cheaper);
+            }
             match choose_kernel(&choices, extra, TIE_BREAK_LAMBDA) {
                 Ok(picked) => {
                     for ((a, choice), family) in arrays.into_iter().zip(choices).zip(picked.picks) {
                         let family = earliest_equal(&choice, family);
-                        self.decisions[a] = self.build(a, choice, family, source, names);
+                        // A grown array that cannot be written (a pointer made with the old
+                        // row pitch) takes the best map that keeps its size instead.
+                        let in_place = (self.default_budget.is_some() && grows(&choice, family))
+                            .then(|| best_in_place(&choice))
+                            .flatten();
+                        let fallback = in_place.map(|f| (f, choice.clone()));
+                        let decision = self.build(a, choice, family, source, names);
+                        self.decisions[a] = match fallback {
+                            Some((family, choice))
+                                if !matches!(decision, Decision::Rewrite(..)) =>
+                            {
+                                self.build(a, choice, family, source, names)
+                            }
+                            _ => decision,
+                        };
                     }
                 }
                 Err(why) => {
@@ -817,6 +865,36 @@ impl<'a> KernelPlanner<'a> {
         }
         self.decisions.into_iter().enumerate().collect()
     }
+}
+
+/// The default budget of kernel `function`: none unless its block shape was resolved (not
+/// assumed) and every shared array of the file has a known size (an `extern` one is sized
+/// by the launch). The arrays of every other non-kernel function and of the file's scope
+/// count toward its footprint, as a kernel may call them.
+fn kernel_default_budget(
+    file: &dyn PlanInput,
+    function: usize,
+    arch: Option<&str>,
+) -> Option<budget::DefaultBudget> {
+    let block = file.analysis(function).block.as_ref().ok()?;
+    if block.is_assumed() {
+        return None;
+    }
+    let functions = &file.parsed().functions;
+    let mut footprint = 0;
+    for (f, other) in functions.iter().enumerate() {
+        if f != function && other.kind == crate::parse::FunctionKind::Kernel {
+            continue;
+        }
+        for array in &other.arrays {
+            if array.is_extern {
+                return None;
+            }
+            footprint += array.bytes()?;
+        }
+    }
+    let threads = block.shape.iter().map(|&d| u64::from(d.max(1))).product();
+    budget::default_budget(threads, footprint, arch)
 }
 
 fn applicability(caution: &Option<Caution>) -> Applicability {
@@ -847,6 +925,56 @@ fn template_dependence(
         param: parameter.0.clone(),
         instance: function.display_name(),
     })
+}
+
+/// Under the default budget, an array grows only where that is cheaper than any map that
+/// keeps its size: fewer excess wavefronts, or fewer ALU instructions than such a map's
+/// where it needs more than one. A swizzle of one XOR costs what a padded row's address
+/// does, and leaves the bytes to the kernel; the growing candidates are dropped.
+fn keep_size_unless_growth_is_cheaper(choice: &mut Choice) {
+    let Some(in_place) = best_in_place(choice) else {
+        return;
+    };
+    let figures = |choice: &Choice, i: usize| {
+        let best = choice.families[i].best.as_ref()?;
+        (!best.score.worsens).then(|| (best.score.total, best.map.alu_ops()))
+    };
+    let Some((excess, alu)) = figures(choice, in_place) else {
+        return;
+    };
+    for i in 0..choice.families.len() {
+        if !grows(choice, i) {
+            continue;
+        }
+        let cheaper = figures(choice, i).is_some_and(|(grown_excess, grown_alu)| {
+            grown_excess < excess || (grown_excess == excess && alu > 1 && grown_alu < alu)
+        });
+        if !cheaper {
+            choice.families[i].best = None;
+        }
+    }
+}
+
+/// Whether family `family` of `choice` grows the array.
+fn grows(choice: &Choice, family: usize) -> bool {
+    choice.families[family]
+        .extra_bytes(choice.elem_bytes)
+        .is_some_and(|bytes| bytes > 0)
+}
+
+/// The best family of `choice` that keeps the array's size: fewest excess wavefronts, then
+/// fewest ALU operations, then the earliest.
+fn best_in_place(choice: &Choice) -> Option<usize> {
+    (0..choice.families.len())
+        .filter(|&i| !grows(choice, i))
+        .filter_map(|i| {
+            let f = &choice.families[i];
+            let best = f.best.as_ref().filter(|b| !b.score.worsens)?;
+            f.extra_bytes(choice.elem_bytes)?;
+            Some((best.score.total, best.map.alu_ops(), i))
+        })
+        .min()
+        .map(|(_, _, i)| i)
 }
 
 /// The ILP may pick any of several equal candidates: take the earliest family with the same
@@ -928,6 +1056,7 @@ fn outcome(file: &dyn PlanInput, f: usize, a: usize, decision: &Decision) -> Arr
         excess_after: None,
         excess_with_map: None,
         extra_bytes: 0,
+        default_budget: None,
         assumptions: Vec::new(),
         accesses: array
             .accesses
@@ -971,6 +1100,7 @@ fn outcome(file: &dyn PlanInput, f: usize, a: usize, decision: &Decision) -> Arr
             outcome.excess_after = Some(candidate.per_site.iter().sum());
             outcome.excess_with_map = outcome.excess_after;
             outcome.extra_bytes = rewrite.extra_bytes;
+            outcome.default_budget = candidate.budget.as_deref().cloned();
             outcome.assumptions = rewrite.assumptions.clone();
             for ((access, new), after) in outcome
                 .accesses

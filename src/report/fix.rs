@@ -38,10 +38,10 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
             array.form.map_or("?", |f| f.describe()),
             map.unwrap_or("?"),
             alu_text(array),
-            if array.extra_bytes > 0 {
-                format!(", {} more bytes", array.extra_bytes)
-            } else {
-                String::new()
+            match (array.extra_bytes, &array.default_budget) {
+                (0, _) => String::new(),
+                (bytes, Some(budget)) => format!(", {bytes} more bytes, within {budget}"),
+                (bytes, None) => format!(", {bytes} more bytes"),
             },
             assumes_clause(&array.assumptions),
         ),
@@ -130,9 +130,23 @@ struct ArrayEntry<'a> {
     excess_after: Option<u64>,
     excess_with_map: Option<u64>,
     extra_bytes: u64,
+    /// Where no `--smem-budget` was given: the bytes the kernel may grow by at no cost in
+    /// occupancy, which `extra_bytes` come from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    default_budget: Option<BudgetEntry<'a>>,
     assumptions: Vec<AssumptionEntry<'a>>,
     alu_per_access: Option<f64>,
     accesses: Vec<AccessEntry<'a>>,
+}
+
+#[derive(Serialize)]
+struct BudgetEntry<'a> {
+    bytes: u64,
+    /// The architecture whose occupancy binds it.
+    binding: &'a str,
+    blocks_per_sm: u64,
+    /// The build's architecture, where known (else every one bankwise has limits for).
+    arch: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -208,6 +222,12 @@ fn array_entry(array: &ArrayOutcome) -> ArrayEntry<'_> {
         excess_after: array.excess_after,
         excess_with_map: array.excess_with_map,
         extra_bytes: array.extra_bytes,
+        default_budget: array.default_budget.as_ref().map(|b| BudgetEntry {
+            bytes: b.bytes,
+            binding: &b.binding,
+            blocks_per_sm: b.blocks_per_sm,
+            arch: b.arch.as_deref(),
+        }),
         assumptions: array.assumptions.iter().map(assumption_entry).collect(),
         alu_per_access: (array.action == Action::Rewritten).then(|| mean_alu(array)),
         accesses: array

@@ -38,8 +38,8 @@ pub struct KernelChoice {
 }
 
 /// Chooses one allowed candidate per array (never one that makes a site worse) so that the
-/// arrays grow by at most `extra_bytes` in all (`--smem-budget` minus the declared footprint;
-/// 0 by default, so padding must earn its bytes elsewhere), minimising excess wavefronts plus
+/// arrays grow by at most `extra_bytes` in all (`--smem-budget` minus the declared footprint,
+/// or the default budget of `plan`), minimising excess wavefronts plus
 /// `lambda` times ALU operations per access.
 pub fn choose_kernel(
     choices: &[Choice],
