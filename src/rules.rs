@@ -104,9 +104,10 @@ impl Rule {
             Rule::Escape => {
                 "A pointer to the array leaves what the analysis follows (a cast to another \
                  type, a call to a function this file does not define, a store to memory, \
-                 inline assembly). Accesses through it are not simulated, and `bankwise fix` \
-                 never rewrites the array, since it could not prove that every access moves \
-                 with the map."
+                 inline assembly, an element passed to a function-like macro whose body \
+                 takes its address or casts it, such as `FETCH_FLOAT4(Bs[r][c])`). Accesses \
+                 through it are not simulated, and `bankwise fix` never rewrites the array, \
+                 since it could not prove that every access moves with the map."
             }
             Rule::UnknownBlock => {
                 "No launch, `__launch_bounds__`, `--block` or `bankwise.toml` gives the \

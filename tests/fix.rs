@@ -444,6 +444,50 @@ fn padding_within_the_default_budget_is_chosen_where_it_is_cheaper() {
     );
 }
 
+/// `FETCH_FLOAT4(Bs[r][c])` reads 16 bytes at `&Bs[r][c]`: a map applied to that subscript
+/// would move the group's first element but not the three after it, and misalign the
+/// float4. The element escapes through the macro, so the array is left alone (before, it
+/// was read as a 4-byte load, reported 4-way, and rewritten). A macro that only reads its
+/// argument (`MAX2`) is a load of it.
+#[test]
+fn an_element_passed_to_a_macro_that_takes_its_address_is_never_rewritten() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kernel = dir.path().join("sgemm.cu");
+    std::fs::write(
+        &kernel,
+        "#define FETCH_FLOAT4(p) (reinterpret_cast<float4 *>(&(p))[0])\n\
+         #define MAX2(a, b) ((a) > (b) ? (a) : (b))\n\
+         __global__ void sgemmTile(float *A, float *C)\n{\n    \
+         __shared__ float Bs[8][128];\n    __shared__ float Cs[32][32];\n    \
+         int t = threadIdx.x;\n    int r = t / 32, c = (t % 32) * 4;\n    \
+         FETCH_FLOAT4(Bs[r][c]) = FETCH_FLOAT4(A[r * 128 + c]);\n    \
+         Cs[t % 32][t / 32] = A[t];\n    __syncthreads();\n    \
+         float4 v = FETCH_FLOAT4(Bs[r][c]);\n    \
+         C[t] = v.x + v.w + MAX2(Cs[t / 32][t % 32], Cs[0][t % 32]);\n}\n\
+         int main() { sgemmTile<<<1, 256>>>(nullptr, nullptr); }\n",
+    )
+    .expect("written");
+    let path = kernel.to_string_lossy().into_owned();
+    let check = bankwise(&["check", "--format", "json", &path]);
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).expect("JSON");
+    let arrays = &report["files"][0]["kernels"][0]["arrays"];
+    assert_eq!(arrays[0]["name"], "Bs");
+    assert_eq!(arrays[0]["accesses"].as_array().map(Vec::len), Some(0));
+    assert_eq!(arrays[0]["escapes"][0]["kind"], "macro-argument");
+    // `Cs`, stored by columns, read through `MAX2`: its loads are loads.
+    assert_eq!(arrays[1]["name"], "Cs");
+    assert_eq!(arrays[1]["accesses"].as_array().map(Vec::len), Some(3));
+    let fixed = bankwise(&["fix", "--diff", &path]);
+    assert_eq!(fixed.status.code(), Some(0), "{}", stderr(&fixed));
+    let diff = stdout(&fixed);
+    assert!(diff.contains("-    Cs[t % 32][t / 32] = A[t];"), "{diff}");
+    assert!(
+        !diff.contains("-    __shared__ float Bs[8][128];"),
+        "{diff}"
+    );
+    assert!(!diff.contains("FETCH_FLOAT4(Bs[bankwise"), "{diff}");
+}
+
 /// Two loads at a word stride of 2: 4 excess wavefronts per block, which a 3-instruction XOR
 /// map removes at 24 ALU instructions, 6 per wavefront: not worth it by default, applied under
 /// a limit of 6, from the command line or from `bankwise.toml`.

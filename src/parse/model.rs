@@ -432,6 +432,10 @@ pub enum EscapeKind {
     Cast(String),
     Asm,
     MacroBody(String),
+    /// An element passed to a function-like macro whose body takes its address or casts it
+    /// (`FETCH_FLOAT4(s[i])` for `(reinterpret_cast<float4 *>(&(p))[0])`): the access is
+    /// the macro's, of a width and kind bankwise does not read from the source.
+    MacroArgument(String),
     Returned,
     UsedAsPointer,
     /// An element bound to a reference (`float &r = a[i];`): writes through `r` are unseen.
@@ -486,6 +490,7 @@ impl EscapeKind {
             EscapeKind::Cast(_) => "cast",
             EscapeKind::Asm => "asm",
             EscapeKind::MacroBody(_) => "macro-body",
+            EscapeKind::MacroArgument(_) => "macro-argument",
             EscapeKind::Returned => "returned",
             EscapeKind::UsedAsPointer => "used-as-pointer",
             EscapeKind::BoundToReference(_) => "bound-to-reference",
@@ -536,6 +541,11 @@ impl Escape {
             EscapeKind::MacroBody(name) => {
                 write!(f, "used inside the body of macro `{name}` (line {line})")
             }
+            EscapeKind::MacroArgument(name) => write!(
+                f,
+                "an element passed at line {line} to macro `{name}`, which takes its address or \
+                 casts it (`{text}`)"
+            ),
             EscapeKind::Returned => write!(f, "returned at line {line} (`{text}`)"),
             EscapeKind::UsedAsPointer => write!(f, "used as a pointer at line {line} (`{text}`)"),
             EscapeKind::AssignedAsWhole => write!(

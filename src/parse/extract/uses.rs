@@ -199,6 +199,14 @@ impl<'s> Extractor<'s> {
                     .escapes
                     .push(self.escape(EscapeKind::BoundToReference(var), site, None));
             }
+            "argument_list" if self.address_taking_macro(lineage, user).is_some() => {
+                let name = self.address_taking_macro(lineage, user).unwrap_or_default();
+                // No pointer for the affine stage to follow: the expansion is not in the tree.
+                let call = lineage.parent(user + 1).unwrap_or(parent);
+                array
+                    .escapes
+                    .push(self.escape(EscapeKind::MacroArgument(name), call, None));
+            }
             // `Ref r{a[i][j]}`, `Ref r = Ref(a[i][j])` is a call the affine stage follows.
             "argument_list" | "initializer_list" => match self.constructed_object(lineage, user) {
                 Some(var) => {
@@ -218,6 +226,27 @@ impl<'s> Extractor<'s> {
             },
             _ => array.accesses.push(access(AccessKind::Load, None)),
         }
+    }
+
+    /// The function-like macro the argument at `level` is passed to, where its body takes
+    /// that parameter's address (`&(p)`) or casts anything (`reinterpret_cast`, `(T *)`):
+    /// the expansion accesses the element in a way the source does not show.
+    fn address_taking_macro(&self, lineage: &Lineage, level: usize) -> Option<String> {
+        let arguments = lineage.parent(level)?;
+        let call = lineage
+            .parent(level + 1)
+            .filter(|c| c.kind() == "call_expression")?;
+        let callee = child(call, FIELDS.function)?;
+        let name = self.text(callee);
+        let mac = self.env.macro_named(name)?;
+        let params = mac.params.as_ref()?;
+        let position = (0..arguments.named_child_count())
+            .position(|i| arguments.named_child(i) == Some(lineage.node(level)))?;
+        let param = params.get(position)?;
+        let casts = ["reinterpret_cast", "static_cast", "const_cast", "*)", "&)"]
+            .iter()
+            .any(|cast| mac.body.contains(cast));
+        (casts || address_of_parameter(&mac.body, param)).then(|| name.to_string())
     }
 
     /// The variable of class type that the argument at `level` initializes
@@ -345,6 +374,19 @@ impl<'s> Extractor<'s> {
 }
 
 /// Whether `callee` names one of CUDA's atomic functions (`atomicAdd`, `::atomicCAS`, ...).
+/// Whether `body` applies `&` to `param` (through parentheses: `&(p)`, `& p`), not `&&`.
+fn address_of_parameter(body: &str, param: &str) -> bool {
+    let bytes = body.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    body.match_indices(param).any(|(at, _)| {
+        let end = at + param.len();
+        let whole =
+            (at == 0 || !is_word(bytes[at - 1])) && (end == bytes.len() || !is_word(bytes[end]));
+        let before = body[..at].trim_end_matches(|c: char| c == '(' || c.is_whitespace());
+        whole && before.ends_with('&') && !before.ends_with("&&")
+    })
+}
+
 pub fn is_atomic(callee: &str) -> bool {
     callee.starts_with("atomic") || callee.starts_with("::atomic")
 }
