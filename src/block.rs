@@ -56,6 +56,9 @@ pub enum BlockSource {
     /// A launch in another file of the same run (`bankwise check DIR`).
     LaunchElsewhere(PathBuf, Location),
     LaunchBounds,
+    /// `__launch_bounds__(N)` as the thread count of a launch whose dimensions are partly
+    /// known or written alike (`dim3(t, t)` with `__launch_bounds__(256)` is 16x16): how.
+    LaunchBoundsShaped(String),
     Callers(Vec<String>),
     /// No launch, bound or hint: a shape the code suggests. Findings under it are reported,
     /// and fixes resting on it are unsafe.
@@ -83,6 +86,9 @@ impl fmt::Display for BlockSource {
                 write!(f, "launch at {}:{}", path.display(), at.line)
             }
             BlockSource::LaunchBounds => write!(f, "__launch_bounds__ (upper bound)"),
+            BlockSource::LaunchBoundsShaped(how) => {
+                write!(f, "__launch_bounds__ (upper bound), {how}")
+            }
             BlockSource::Callers(names) => write!(f, "called from {}", names.join(", ")),
             BlockSource::Assumed(assumed) => write!(f, "assumed: {}", assumed.basis),
         }
@@ -407,6 +413,27 @@ fn resolve_direct(
         return found;
     }
     if let Some(threads) = function.launch_bounds {
+        // The launch's shape with the bound's threads: `dim3(t, t)` is square, not 1-D.
+        let partial: Vec<[Option<u32>; 3]> = sites.iter().filter_map(|l| l.known_dims).collect();
+        let square = sites.iter().any(|l| l.square)
+            && sites.iter().all(|l| l.square || l.known_dims.is_none());
+        let shaped = match partial.first() {
+            Some(dims) if partial.iter().all(|d| d == dims) => {
+                with_known_dims(*dims, square, threads)
+            }
+            _ => None,
+        };
+        if let Some((shape, _)) = shaped {
+            let how = if square && partial[0][0].is_none() {
+                "square as the launch writes it".to_string()
+            } else {
+                "the launch's dimensions as far as they are known".to_string()
+            };
+            return Ok(Block {
+                shape,
+                source: BlockSource::LaunchBoundsShaped(how),
+            });
+        }
         if let Ok(shape) = parse_block_shape(&threads.to_string()) {
             return Ok(Block {
                 shape,
@@ -452,7 +479,9 @@ fn resolve_direct(
             *shape,
             format!("the most `{by}` returns, whatever its run-time arguments"),
         )),
-        (_, Some(dims)) if partial.iter().all(|d| d == dims) => with_known_dims(*dims, square),
+        (_, Some(dims)) if partial.iter().all(|d| d == dims) => {
+            with_known_dims(*dims, square, ASSUMED_THREADS)
+        }
         _ => None,
     }
     .unwrap_or_else(|| assumed_shape(function));
@@ -548,20 +577,26 @@ const ASSUMED_THREADS: u32 = 256;
 /// [`ASSUMED_THREADS`] threads in all, an unknown x a warp's 32 when y is unknown too (an
 /// unknown z is 1), or x = y when the launch writes them alike (`square`: `dim3(t, t)` is
 /// 16x16). `None` when that is no valid shape.
-fn with_known_dims(dims: [Option<u32>; 3], square: bool) -> Option<([u32; 3], String)> {
+fn with_known_dims(
+    dims: [Option<u32>; 3],
+    square: bool,
+    threads: u32,
+) -> Option<([u32; 3], String)> {
     // `dim3(threads, 1, 1)` says no more than `threads`: the one-dimensional hints decide.
     if dims == [None, Some(1), Some(1)] {
         return None;
     }
     let z = dims[2].unwrap_or(1);
-    let rest = |known: u32| (ASSUMED_THREADS / known.saturating_mul(z).max(1)).max(1);
+    let rest = |known: u32| (threads / known.saturating_mul(z).max(1)).max(1);
     let (x, y) = match (dims[0], dims[1]) {
         (Some(x), Some(y)) => (x, y),
         (Some(x), None) => (x, rest(x)),
         (None, Some(y)) => (rest(y), y),
+        // The widest power-of-two side within the threads: 16 for 256 or 512, 32 for 1024.
         (None, None) if square => {
-            let side = (1..=ASSUMED_THREADS)
-                .take_while(|s| s * s * z <= ASSUMED_THREADS)
+            let side = (0..16)
+                .map(|k| 1u32 << k)
+                .take_while(|s| s * s * z <= threads)
                 .last()
                 .unwrap_or(1);
             (side, side)
@@ -671,7 +706,7 @@ void run(float *o, int t, int u) {
                     .filter(|l| l.kernel == f.name)
                     .collect();
                 let partial = sites[0].known_dims.expect("partly known");
-                with_known_dims(partial, sites[0].square)
+                with_known_dims(partial, sites[0].square, ASSUMED_THREADS)
                     .expect("a shape")
                     .0
             })

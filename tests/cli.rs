@@ -2183,3 +2183,74 @@ fn a_launch_in_another_program_gives_no_block_shape() {
         stdout(&text)
     );
 }
+
+/// `__launch_bounds__(N)` gives the thread count, the launch the shape: `dim3(t, t)` is
+/// square, so 256 threads are 16x16 (not 256x1, which `dim3(t, t)` cannot be), 1024 are
+/// 32x32, and 512 the widest power-of-two square within them, 16x16. A launch written
+/// `<<<g, t>>>` keeps the bound as one dimension.
+#[test]
+fn launch_bounds_take_the_shape_the_launch_writes() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let file = dir.path().join("bounded.cu");
+    let kernel = |name: &str, bound: u32| {
+        format!(
+            "__global__ void __launch_bounds__({bound}) {name}(float *o)\n{{\n    \
+             __shared__ float tile[32][32];\n    \
+             tile[threadIdx.y][threadIdx.x] = o[threadIdx.x];\n    __syncthreads();\n    \
+             o[threadIdx.y] = tile[threadIdx.x][threadIdx.y];\n}}\n"
+        )
+    };
+    std::fs::write(
+        &file,
+        format!(
+            "{}{}{}{}void run(float *o, int t)\n{{\n    dim3 block(t, t);\n    \
+             sq256<<<1, block>>>(o);\n    sq1024<<<1, block>>>(o);\n    \
+             sq512<<<1, block>>>(o);\n    flat<<<1, t>>>(o);\n}}\n",
+            kernel("sq256", 256),
+            kernel("sq1024", 1024),
+            kernel("sq512", 512),
+            kernel("flat", 256)
+        ),
+    )
+    .expect("written");
+    let output = bankwise(&["check", "--format", "json", &file.to_string_lossy()]);
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let shapes: Vec<(String, serde_json::Value, String)> = report["files"][0]["kernels"]
+        .as_array()
+        .expect("kernels")
+        .iter()
+        .map(|k| {
+            (
+                k["name"].as_str().unwrap_or("").to_string(),
+                k["block"].clone(),
+                k["block_source"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let square = "__launch_bounds__ (upper bound), square as the launch writes it";
+    assert_eq!(
+        shapes,
+        [
+            (
+                "sq256".to_string(),
+                serde_json::json!([16, 16, 1]),
+                square.to_string()
+            ),
+            (
+                "sq1024".to_string(),
+                serde_json::json!([32, 32, 1]),
+                square.to_string()
+            ),
+            (
+                "sq512".to_string(),
+                serde_json::json!([16, 16, 1]),
+                square.to_string()
+            ),
+            (
+                "flat".to_string(),
+                serde_json::json!([256, 1, 1]),
+                "__launch_bounds__ (upper bound)".to_string()
+            ),
+        ]
+    );
+}
