@@ -142,6 +142,36 @@ impl fmt::Display for Regression {
     }
 }
 
+/// What the time model predicts of a kernel whose block 0 executed `before` and then
+/// `after`, compiled for `arch`.
+pub fn predicted_time(before: &Executed, after: &Executed, arch: &str) -> PredictedTime {
+    let weights = time::weights(arch);
+    PredictedTime {
+        per_mille: time::per_mille(time::cost(before, &weights), time::cost(after, &weights)),
+        arch: arch.to_string(),
+    }
+}
+
+/// The time a rewritten kernel is predicted to take, in thousandths of the original's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PredictedTime {
+    pub per_mille: u64,
+    /// The architecture it was compiled for.
+    pub arch: String,
+}
+
+impl fmt::Display for PredictedTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "predicted {}.{:03} times the kernel's time (compiled for {})",
+            self.per_mille / 1000,
+            self.per_mille % 1000,
+            self.arch
+        )
+    }
+}
+
 /// What the compiled view says of one kernel (all its instances) before and after a
 /// rewrite that removes `source_removed` excess wavefronts in the source model.
 pub struct KernelChange<'a> {

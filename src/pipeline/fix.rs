@@ -177,7 +177,12 @@ fn fix_compiled(
         kernels
     };
     let compiled_before = compiled_kernels(&before);
+    let summary = |kernels: &'_ [CompiledSummary], name: &str| {
+        kernels.iter().find(|k| k.name == name).cloned()
+    };
     let mut after = Some(first);
+    // What block 0 of each kernel executed in the last compile of the output.
+    let mut compiled_last: Vec<CompiledSummary> = Vec::new();
     // Each round refuses at least one array not refused before: the rounds end.
     while fixed.changed() {
         let output = match after.take() {
@@ -209,9 +214,7 @@ fn fix_compiled(
                 .collect(),
             Ok(output) => {
                 let compiled_after = compiled_kernels(&output);
-                let summary = |kernels: &'_ [CompiledSummary], name: &str| {
-                    kernels.iter().find(|k| k.name == name).cloned()
-                };
+                compiled_last.clone_from(&compiled_after);
                 rewritten
                     .into_iter()
                     .filter_map(|(function, array)| {
@@ -253,6 +256,19 @@ fn fix_compiled(
         }
         options.refused.extend(new);
         fixed = fix_owned(path, text.clone(), &options, config)?;
+        compiled_last.clear();
+    }
+    // Each rewrite kept says what the time model predicts of its kernel.
+    for array in fixed
+        .arrays
+        .iter_mut()
+        .filter(|a| a.action == Action::Rewritten)
+    {
+        let kernel = base_name(&array.function);
+        let both = summary(&compiled_before, kernel).zip(summary(&compiled_last, kernel));
+        if let Some((was, is)) = both.and_then(|(was, is)| was.executed.zip(is.executed)) {
+            array.predicted_time = Some(crate::compiled::predicted_time(&was, &is, &arch));
+        }
     }
     Ok(fixed)
 }

@@ -139,6 +139,8 @@ pub struct ArrayOutcome {
     pub extra_bytes: u64,
     /// The budget those bytes come from, when no `--smem-budget` was given.
     pub default_budget: Option<DefaultBudget>,
+    /// With nvcc: what the time model predicts of the rewritten kernel.
+    pub predicted_time: Option<crate::compiled::PredictedTime>,
     /// The values a rewrite rests on, each with its guard in the source.
     pub assumptions: Vec<Assumption>,
     pub accesses: Vec<AccessOutcome>,
@@ -1057,6 +1059,7 @@ fn outcome(file: &dyn PlanInput, f: usize, a: usize, decision: &Decision) -> Arr
         excess_with_map: None,
         extra_bytes: 0,
         default_budget: None,
+        predicted_time: None,
         assumptions: Vec::new(),
         accesses: array
             .accesses

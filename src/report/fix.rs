@@ -31,7 +31,7 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
     let map = array.map.as_ref().map(|m| m.description.as_str());
     match array.action {
         Action::Rewritten => format!(
-            "{}: {name}: {} -> {} excess wavefronts; {} by {}; {}{}{}",
+            "{}: {name}: {} -> {} excess wavefronts; {} by {}; {}{}{}{}",
             if dry_run { "would fix" } else { "fixed" },
             figure(array.excess_before),
             figure(array.excess_after),
@@ -43,6 +43,10 @@ fn describe(array: &ArrayOutcome, dry_run: bool) -> String {
                 (bytes, Some(budget)) => format!(", {bytes} more bytes, within {budget}"),
                 (bytes, None) => format!(", {bytes} more bytes"),
             },
+            array
+                .predicted_time
+                .as_ref()
+                .map_or(String::new(), |p| format!("; {p}")),
             assumes_clause(&array.assumptions),
         ),
         Action::NotApplied => format!(
@@ -134,6 +138,9 @@ struct ArrayEntry<'a> {
     /// occupancy, which `extra_bytes` come from.
     #[serde(skip_serializing_if = "Option::is_none")]
     default_budget: Option<BudgetEntry<'a>>,
+    /// With nvcc: the rewritten kernel's predicted time over the original's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    predicted_time: Option<f64>,
     assumptions: Vec<AssumptionEntry<'a>>,
     alu_per_access: Option<f64>,
     accesses: Vec<AccessEntry<'a>>,
@@ -228,6 +235,10 @@ fn array_entry(array: &ArrayOutcome) -> ArrayEntry<'_> {
             blocks_per_sm: b.blocks_per_sm,
             arch: b.arch.as_deref(),
         }),
+        predicted_time: array
+            .predicted_time
+            .as_ref()
+            .map(|p| p.per_mille as f64 / 1000.0),
         assumptions: array.assumptions.iter().map(assumption_entry).collect(),
         alu_per_access: (array.action == Action::Rewritten).then(|| mean_alu(array)),
         accesses: array
