@@ -274,9 +274,14 @@ fn every_marked_line_rewritten(
         .into_iter()
         .filter(|name| {
             let marker = format!("// bankwise: `{name}` ");
+            // A padded declaration moves every element of every configuration with it: its
+            // accesses keep their text.
+            let padded = format!("{marker}is padded");
+            let only_padded = output.matches(&marker).count() == output.matches(&padded).count();
             // Lines are matched to arrays by name: a name declared twice (a shadowed array,
             // another kernel's) says nothing of which array a line names.
             output.contains(&marker)
+                && !only_padded
                 && !input.contains(&marker)
                 && !declared_twice_in_a_function(input, name)
         })
@@ -343,22 +348,43 @@ fn every_marked_line_rewritten(
                 && names_subscript(code_of(input_lines[d]), name)
         });
         let rewritten_here = declaration.is_some_and(|d| {
-            // The rewrite puts its marker above the declaration, or changes the declaration;
-            // identical declarations (one per kernel) pair up in order.
-            let occurrence = input_lines[..d]
-                .iter()
-                .filter(|l| **l == input_lines[d])
-                .count();
-            match output_lines
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| **l == input_lines[d])
-                .nth(occurrence)
-            {
-                Some((k, _)) => {
-                    k > 0 && output_lines[k - 1].contains(&format!("// bankwise: `{name}` "))
+            // The rewrite puts its marker above the declaration, and may change it. The
+            // declaration is looked for in the output from its function's first line on (a
+            // kernel's header, identical headers paired in order); without one, identical
+            // declarations (one per kernel) pair up in order.
+            let marker = format!("// bankwise: `{name}` ");
+            let marked = |k: usize| k > 0 && output_lines[k - 1].contains(&marker);
+            let header = (0..d)
+                .rev()
+                .take_while(|&h| blocks[h] == blocks[d])
+                .find(|&h| input_lines[h].contains("__global__"));
+            let nth_equal = |text: &str, before: usize| {
+                let occurrence = input_lines[..before].iter().filter(|l| **l == text).count();
+                output_lines
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| **l == text)
+                    .nth(occurrence)
+                    .map(|(k, _)| k)
+            };
+            match header {
+                Some(h) => {
+                    let Some(start) = nth_equal(input_lines[h], h) else {
+                        return true;
+                    };
+                    output_lines
+                        .iter()
+                        .enumerate()
+                        .skip(start)
+                        .find(|(k, l)| {
+                            **l == input_lines[d]
+                                || (marked(*k)
+                                    && l.contains("__shared__")
+                                    && names_subscript(l, name))
+                        })
+                        .is_none_or(|(k, _)| marked(k))
                 }
-                None => true,
+                None => nth_equal(input_lines[d], d).is_none_or(marked),
             }
         });
         // A statement that only names a row (`cube[i];` on a three-dimensional cube) reads

@@ -1346,3 +1346,50 @@ fn a_template_head_with_a_line_continuation_keeps_the_map_function_above_it() {
         "{out}"
     );
 }
+
+/// Fuzz input 13805 of seed 3: `fix` split `s0` into a struct of arrays, dropping a member,
+/// which freed shared memory, and `fix` on that output then had room to pad `s2`: not a fixed
+/// point. A kernel that holds an array bankwise rewrote gets no default budget: fixing the
+/// output changes nothing.
+#[test]
+fn the_default_budget_does_not_grow_on_fixs_own_output() {
+    let text = r#"struct Rec { float v; int k; };
+struct FuzzRef { float &v; __device__ FuzzRef(float &x) : v(x) {} };
+#define TILE 17
+#define ROWS 8
+#define IDX(a, b) ((a) * TILE + (b))
+#define DEVQ inline __device__
+#define RQ __restrict__
+#define APIQ
+APIQ void host_note(const char *text);
+template <typename E, int W>
+DEVQ void put(E *p, int i, E v) { p[(i * W) % 16] = v; }
+namespace nsf {
+template <typename E, int W>
+DEVQ void put2(E *p, int i, E v) { p[(i * W) % 16] = v; }
+}
+// bankwise: block=256x2
+__global__ void k(float *out, const float * RQ in, int n)
+{
+    __shared__ Rec s0[TILE][TILE + 1][TILE];
+    __shared__ double s1[ROWS][8][TILE + 1];
+    __shared__ Rec s2[64];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    float acc = 0;
+    { int v = tx;
+        while (v > 3) v >>= 1;
+        s1[(tx) % (ROWS)][(tx) % (8)][(((v | v) * (v & 48))) % (TILE + 1)] = 1.0; }
+    put<Rec, 32>(&s2[0], tx, Rec{1.0f, 2});
+    for (int j = 0; j < 8; j += 1)
+        s1[((int)in[tx]) % (ROWS)][(4) % (8)][(((j >> 1) + j)) % (TILE + 1)] = 1.0;
+    acc += (float)s2[(IDX(ty, tx)) % (64)].v;
+    acc += (float)s2[(((ty + IDX(ty, tx)) + tx)) % (64)].v;
+    acc += (float)s0[((43 + (tx >> 2))) % (TILE)][((tx & (tx | 23))) % (TILE + 1)][(tx) % (TILE)].v;
+    out[blockIdx.x * blockDim.x + tx] = acc;
+}
+"#;
+    let (said, once) = fixed_into_file("budget.cu", text, &[]);
+    assert!(said.contains("fixed: `s0` in `k`: 40 -> 20"), "{said}");
+    let (again, twice) = fixed_into_file("budget.cu", &once, &[]);
+    assert_eq!(once, twice, "{again}");
+}

@@ -309,13 +309,14 @@ impl<'t> Planner<'t> {
             let source = &self.source;
             let shared_names = &self.shared_names;
             let problems = crate::parallel::map(batch.len(), 1, |i| {
-                let kernel = KernelPlanner::new(input, batch[i], strategy, bank, shared_names);
+                let kernel =
+                    KernelPlanner::new(input, batch[i], strategy, bank, shared_names, source);
                 (0..input.parsed().functions[batch[i]].arrays.len())
                     .map(|a| kernel.problem(a, source))
                     .collect::<Vec<_>>()
             });
             for (&f, problems) in batch.iter().zip(problems) {
-                let mut kernel = KernelPlanner::new(input, f, strategy, bank, shared_names);
+                let mut kernel = KernelPlanner::new(input, f, strategy, bank, shared_names, source);
                 for (a, problem) in problems.into_iter().enumerate() {
                     kernel.decide(a, problem, source, &mut self.names, &mut self.cache);
                 }
@@ -509,6 +510,7 @@ impl<'a> KernelPlanner<'a> {
         strategy: &'a Strategy,
         bank: &'a BankConfig,
         shared_names: &'a HashSet<String>,
+        source: &Source,
     ) -> Self {
         let footprint = file.parsed().functions[function]
             .arrays
@@ -517,7 +519,7 @@ impl<'a> KernelPlanner<'a> {
             .sum();
         let default_budget = match strategy.smem_budget {
             Some(_) => None,
-            None => kernel_default_budget(file, function, strategy.arch.as_deref()),
+            None => kernel_default_budget(file, function, strategy.arch.as_deref(), source),
         };
         KernelPlanner {
             file,
@@ -872,14 +874,22 @@ impl<'a> KernelPlanner<'a> {
 /// The default budget of kernel `function`: none unless its block shape was resolved (not
 /// assumed) and every shared array of the file has a known size (an `extern` one is sized
 /// by the launch). The arrays of every other non-kernel function and of the file's scope
-/// count toward its footprint, as a kernel may call them.
+/// count toward its footprint, as a kernel may call them. None either for a kernel that
+/// holds an array bankwise rewrote: its footprint is no longer the one its budget was
+/// computed from (a struct of arrays may have dropped members), and `fix` on its own
+/// output must change nothing.
 fn kernel_default_budget(
     file: &dyn PlanInput,
     function: usize,
     arch: Option<&str>,
+    source: &Source,
 ) -> Option<budget::DefaultBudget> {
     let block = file.analysis(function).block.as_ref().ok()?;
     if block.is_assumed() {
+        return None;
+    }
+    let arrays = &file.parsed().functions[function].arrays;
+    if arrays.iter().any(|array| already_rewritten(source, array)) {
         return None;
     }
     let functions = &file.parsed().functions;
