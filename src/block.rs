@@ -412,11 +412,13 @@ fn resolve_direct(
     if let Some(found) = elsewhere.block_of(function) {
         return found;
     }
+    // The dimensions the launches give where they agree, and whether they write x and y
+    // alike: with a bound's threads, or else an assumed count, they shape the block.
+    let partial: Vec<[Option<u32>; 3]> = sites.iter().filter_map(|l| l.known_dims).collect();
+    let square =
+        sites.iter().any(|l| l.square) && sites.iter().all(|l| l.square || l.known_dims.is_none());
     if let Some(threads) = function.launch_bounds {
         // The launch's shape with the bound's threads: `dim3(t, t)` is square, not 1-D.
-        let partial: Vec<[Option<u32>; 3]> = sites.iter().filter_map(|l| l.known_dims).collect();
-        let square = sites.iter().any(|l| l.square)
-            && sites.iter().all(|l| l.square || l.known_dims.is_none());
         let shaped = match partial.first() {
             Some(dims) if partial.iter().all(|d| d == dims) => {
                 with_known_dims(*dims, square, threads)
@@ -454,9 +456,6 @@ fn resolve_direct(
         .unwrap_or_else(|| "no launch, __launch_bounds__ or hint seen".to_string());
     // Silence helps no one: analyse under the shape the code suggests, and say so (the
     // analysis may narrow it: see `analysis`).
-    let partial: Vec<[Option<u32>; 3]> = sites.iter().filter_map(|l| l.known_dims).collect();
-    let square =
-        sites.iter().any(|l| l.square) && sites.iter().all(|l| l.square || l.known_dims.is_none());
     let bounded: Vec<&([u32; 3], String)> =
         sites.iter().filter_map(|l| l.bounded.as_ref()).collect();
     let from_callers: Vec<&([u32; 3], String)> = sites

@@ -57,6 +57,17 @@ pub struct Executed {
 }
 
 impl Executed {
+    /// Figures with no shared instruction counted: what the time model's tests need.
+    #[cfg(test)]
+    pub(crate) fn weighed(instructions: u64, shared_wavefronts: u64, global: u64) -> Executed {
+        Executed {
+            instructions,
+            shared_instructions: 0,
+            global_instructions: global,
+            shared_wavefronts,
+        }
+    }
+
     /// The figures of two instances of one kernel, together.
     pub fn plus(&self, other: &Executed) -> Executed {
         Executed {

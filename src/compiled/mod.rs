@@ -751,22 +751,16 @@ mod tests {
         );
     }
 
-    fn executed(instructions: u64, shared_wavefronts: u64, global: u64) -> Executed {
-        Executed {
-            instructions,
-            shared_instructions: 0,
-            global_instructions: global,
-            shared_wavefronts,
-        }
-    }
-
     #[test]
     fn where_block_0_ran_before_and_after_the_time_model_decides() {
         let before = [code("k", 190, 0)];
         // nwUpperLeft as the compiled view ran it: 547 → 3,423 warp instructions to turn
         // 610 shared wavefronts into 190 (420 excess removed).
         let skew = KernelChange {
-            executed: Some((executed(547, 610, 35), executed(3423, 190, 35))),
+            executed: Some((
+                Executed::weighed(547, 610, 35),
+                Executed::weighed(3423, 190, 35),
+            )),
             ..change("k", 420, Some((420, 0)))
         };
         let refused = regression(&before, &before, &skew, "sm_90");
@@ -804,7 +798,10 @@ mod tests {
         // (the shared-instruction rule alone would refuse it); another architecture uses
         // sm_90's weights.
         let transpose = KernelChange {
-            executed: Some((executed(472, 1056, 64), executed(592, 64, 64))),
+            executed: Some((
+                Executed::weighed(472, 1056, 64),
+                Executed::weighed(592, 64, 64),
+            )),
             ..change("k", 992, Some((992, 0)))
         };
         assert_eq!(

@@ -151,21 +151,12 @@ mod tests {
         );
     }
 
-    fn executed(instructions: u64, shared_wavefronts: u64, global: u64) -> Executed {
-        Executed {
-            instructions,
-            shared_instructions: 0,
-            global_instructions: global,
-            shared_wavefronts,
-        }
-    }
-
     #[test]
     fn a_transpose_that_loses_its_conflicts_is_predicted_twice_as_fast() {
         // transposeCoalesced, 32x8, as the compiled view counts block 0 before and after.
         let weights = weights("sm_90");
-        let before = cost(&executed(472, 1056, 64), &weights);
-        let after = cost(&executed(592, 64, 64), &weights);
+        let before = cost(&Executed::weighed(472, 1056, 64), &weights);
+        let after = cost(&Executed::weighed(592, 64, 64), &weights);
         assert_eq!((before, after), (6744, 2896));
         assert_eq!(per_mille(before, after), 429);
     }
@@ -174,8 +165,8 @@ mod tests {
     fn a_skew_that_multiplies_the_instructions_is_predicted_slower() {
         // nwUpperLeft: `% 17` on every access of a 16-thread sweep.
         let weights = weights("sm_90");
-        let before = cost(&executed(547, 610, 35), &weights);
-        let after = cost(&executed(3423, 190, 35), &weights);
+        let before = cost(&Executed::weighed(547, 610, 35), &weights);
+        let after = cost(&Executed::weighed(3423, 190, 35), &weights);
         assert_eq!(per_mille(before, after), 1291);
         assert!(per_mille(before, after) > MAX_PREDICTED_PER_MILLE);
     }

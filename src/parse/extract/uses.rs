@@ -171,6 +171,17 @@ impl<'s> Extractor<'s> {
             array.accesses.push(access(AccessKind::Load, None));
             return;
         };
+        let macro_taking_address = (parent.kind() == "argument_list")
+            .then(|| self.address_taking_macro(lineage, user))
+            .flatten();
+        if let Some(name) = macro_taking_address {
+            // No pointer for the affine stage to follow: the expansion is not in the tree.
+            let call = lineage.parent(user + 1).unwrap_or(parent);
+            array
+                .escapes
+                .push(self.escape(EscapeKind::MacroArgument(name), call, None));
+            return;
+        }
         let operator = parent
             .child_by_field_id(FIELDS.operator)
             .map_or("", |op| self.text(op));
@@ -198,14 +209,6 @@ impl<'s> Extractor<'s> {
                 array
                     .escapes
                     .push(self.escape(EscapeKind::BoundToReference(var), site, None));
-            }
-            "argument_list" if self.address_taking_macro(lineage, user).is_some() => {
-                let name = self.address_taking_macro(lineage, user).unwrap_or_default();
-                // No pointer for the affine stage to follow: the expansion is not in the tree.
-                let call = lineage.parent(user + 1).unwrap_or(parent);
-                array
-                    .escapes
-                    .push(self.escape(EscapeKind::MacroArgument(name), call, None));
             }
             // `Ref r{a[i][j]}`, `Ref r = Ref(a[i][j])` is a call the affine stage follows.
             "argument_list" | "initializer_list" => match self.constructed_object(lineage, user) {
