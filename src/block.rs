@@ -595,7 +595,7 @@ fn with_known_dims(
         (None, None) if square => {
             let side = (0..16)
                 .map(|k| 1u32 << k)
-                .take_while(|s| s * s * z <= threads)
+                .take_while(|&s| u64::from(s) * u64::from(s) * u64::from(z) <= u64::from(threads))
                 .last()
                 .unwrap_or(1);
             (side, side)
@@ -711,6 +711,12 @@ void run(float *o, int t, int u) {
             })
             .collect();
         assert_eq!(shapes, [[16, 16, 1], [32, 8, 1]]);
+        // A bound of 2^32 - 1 threads and a depth of 64 square no launchable block, and the
+        // search for the side does not overflow.
+        assert_eq!(
+            with_known_dims([None, None, Some(64)], true, u32::MAX),
+            None
+        );
     }
 
     #[test]

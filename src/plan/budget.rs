@@ -150,8 +150,12 @@ fn growth(limits: &Limits, threads: u64, footprint: u64) -> Option<(u64, u64)> {
     if warps_threads == 0 || warps_threads > limits.threads_per_sm {
         return None;
     }
-    let per_block =
-        |bytes: u64| bytes.div_ceil(limits.unit) * limits.unit + limits.reserved_per_block;
+    let per_block = |bytes: u64| {
+        bytes
+            .div_ceil(limits.unit)
+            .saturating_mul(limits.unit)
+            .saturating_add(limits.reserved_per_block)
+    };
     let by_threads = limits
         .blocks_per_sm
         .min(limits.threads_per_sm / warps_threads);
@@ -213,6 +217,9 @@ mod tests {
         // more (the 48 KiB static limit binds on sm_70, sm_75, sm_86 and sm_89).
         let budget = default_budget(64, 40_000, None).expect("a budget");
         assert_eq!((budget.bytes, budget.binding.as_str()), (960, "sm_80"));
+        // A footprint no SM holds (sizes near 2^64 from a hostile extent): no budget, no
+        // overflow.
+        assert_eq!(default_budget(256, u64::MAX, None), None);
         // A block of more threads than an SM holds is never resident: no budget.
         assert_eq!(default_budget(2048, 0, Some("sm_75")), None);
         // An architecture the table does not have takes the tightest of all.

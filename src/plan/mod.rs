@@ -893,7 +893,7 @@ fn kernel_default_budget(
         return None;
     }
     let functions = &file.parsed().functions;
-    let mut footprint = 0;
+    let mut footprint: u64 = 0;
     for (f, other) in functions.iter().enumerate() {
         if f != function && other.kind == crate::parse::FunctionKind::Kernel {
             continue;
@@ -902,7 +902,9 @@ fn kernel_default_budget(
             if array.is_extern {
                 return None;
             }
-            footprint += array.bytes()?;
+            footprint = array
+                .bytes()
+                .and_then(|bytes| footprint.checked_add(bytes))?;
         }
     }
     let threads = block.shape.iter().map(|&d| u64::from(d.max(1))).product();
